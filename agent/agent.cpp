@@ -1,0 +1,329 @@
+#include "agent/agent.hpp"
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "common/log.hpp"
+
+namespace jetsweep::agent {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+const char* state_name(AgentState s) {
+  switch (s) {
+    case AgentState::kDisconnected: return "disconnected";
+    case AgentState::kConnecting: return "connecting";
+    case AgentState::kRegistering: return "registering";
+    case AgentState::kIdle: return "idle";
+    case AgentState::kRunning: return "running";
+    case AgentState::kDraining: return "draining";
+    case AgentState::kStopped: return "stopped";
+  }
+  return "?";
+}
+
+// One WebSocket connection attempt; callbacks check they still belong to the current connection.
+struct Agent::Connection {
+  explicit Connection(asio::io_context& ioc) : resolver(ioc), ws(ioc) {}
+  tcp::resolver resolver;
+  websocket::stream<beast::tcp_stream> ws;
+  beast::flat_buffer buffer;
+  bool open = false;
+};
+
+// Forwards results from the training thread to the io thread, in order.
+class Agent::PostingSink final : public ResultSink {
+ public:
+  explicit PostingSink(std::shared_ptr<Agent> agent) : agent_(std::move(agent)) {}
+  void emit(proto::Body body) override {
+    asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable { a->enqueue_result(std::move(b)); });
+  }
+
+ private:
+  std::shared_ptr<Agent> agent_;
+};
+
+Agent::Agent(asio::io_context& ioc, AgentOptions options)
+    : ioc_(ioc),
+      options_(std::move(options)),
+      reconnect_timer_(ioc),
+      heartbeat_timer_(ioc),
+      drain_timer_(ioc),
+      backoff_(options_.backoff_initial),
+      rng_(std::random_device{}()),
+      executor_(options_.root) {}
+
+Agent::~Agent() {
+  cancel_ = true;
+  if (training_thread_.joinable()) training_thread_.join();
+}
+
+void Agent::set_state(AgentState s) {
+  if (s == state_) return;
+  JS_LOG_INFO << "agent " << options_.name << ": " << state_name(state_) << " -> " << state_name(s);
+  state_ = s;
+}
+
+void Agent::start() {
+  if (!executor_.has_power_sensor())
+    JS_LOG_WARN << "agent " << options_.name << ": no power sensor readable; energy will be reported as null";
+  connect();
+}
+
+void Agent::connect() {
+  if (shutting_down_) return;
+  set_state(AgentState::kConnecting);
+  auto c = std::make_shared<Connection>(ioc_);
+  conn_ = c;
+  auto self = shared_from_this();
+  c->resolver.async_resolve(options_.host, options_.port, [self, c](beast::error_code ec, tcp::resolver::results_type r) {
+    if (ec) return self->conn_ == c ? self->drop_connection("resolve: " + ec.message()) : void();
+    if (self->conn_ != c) return;
+    beast::get_lowest_layer(c->ws).expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(c->ws).async_connect(r, [self, c](beast::error_code ec, const tcp::endpoint&) {
+      if (self->conn_ != c) return;
+      if (ec) return self->drop_connection("connect: " + ec.message());
+      beast::get_lowest_layer(c->ws).expires_never();
+      c->ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10), websocket::stream_base::none(), false});
+      c->ws.read_message_max(proto::kMaxFrameBytes);
+      const std::string host = self->options_.host + ":" + self->options_.port;
+      c->ws.async_handshake(host, self->options_.target, [self, c](beast::error_code ec) {
+        if (self->conn_ != c) return;
+        if (ec) return self->drop_connection("websocket handshake: " + ec.message());
+        self->on_connected(c);
+      });
+    });
+  });
+}
+
+void Agent::on_connected(std::shared_ptr<Connection> c) {
+  c->open = true;
+  last_rx_ = std::chrono::steady_clock::now();
+  set_state(AgentState::kRegistering);
+  proto::Register reg;
+  reg.name = options_.name;
+  reg.facts = options_.facts;
+  reg.current_run = current_run_;
+  send_now(reg);
+  read_next(c);
+}
+
+void Agent::read_next(std::shared_ptr<Connection> c) {
+  auto self = shared_from_this();
+  c->ws.async_read(c->buffer, [self, c](beast::error_code ec, std::size_t) {
+    if (self->conn_ != c) return;
+    if (ec) return self->drop_connection("read: " + ec.message());
+    std::string frame = beast::buffers_to_string(c->buffer.data());
+    c->buffer.consume(c->buffer.size());
+    self->last_rx_ = std::chrono::steady_clock::now();
+    self->on_frame(c, frame);
+    if (self->conn_ == c && c->open) self->read_next(c);
+  });
+}
+
+void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame) {
+  auto env = proto::decode(frame);
+  if (!env) {
+    JS_LOG_WARN << "agent " << options_.name << ": rejected frame from controller: " << env.status().message();
+    send_now(proto::Error{"protocol_error", env.status().message(), std::nullopt});
+    return;
+  }
+  handle(c, env.value());
+}
+
+void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env) {
+  if (const auto* m = std::get_if<proto::Registered>(&env.body)) {
+    agent_id_ = m->agent_id;
+    heartbeat_interval_ = std::chrono::milliseconds(m->heartbeat_interval_ms);
+    backoff_ = options_.backoff_initial;
+    JS_LOG_INFO << "agent " << options_.name << ": registered as agent " << agent_id_ << ", resending "
+                << unacked_.size() << " unacknowledged result messages";
+    set_state(shutting_down_ ? AgentState::kDraining : current_run_ ? AgentState::kRunning : AgentState::kIdle);
+    for (const auto& [id, frame] : unacked_) write_frame(frame);
+    start_heartbeat();
+    maybe_finish_drain();
+  } else if (const auto* m = std::get_if<proto::AssignRun>(&env.body)) {
+    if (state_ == AgentState::kRegistering) {
+      send_now(proto::Error{"protocol_error", "assign_run before registered", env.id});
+    } else if (current_run_ || shutting_down_) {
+      JS_LOG_WARN << "agent " << options_.name << ": refusing run " << m->run_id << " (busy or shutting down)";
+      send_now(proto::Error{"busy", "agent is busy with run " + std::to_string(current_run_.value_or(0)), env.id});
+    } else {
+      start_run(*m);
+    }
+  } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
+    while (!unacked_.empty() && unacked_.front().first <= m->up_to) unacked_.pop_front();
+    maybe_finish_drain();
+  } else if (std::holds_alternative<proto::Heartbeat>(env.body)) {
+    // last_rx_ already updated.
+  } else if (const auto* m = std::get_if<proto::Error>(&env.body)) {
+    JS_LOG_WARN << "agent " << options_.name << ": controller reported " << m->code << ": " << m->message;
+  } else {
+    JS_LOG_WARN << "agent " << options_.name << ": unexpected message '" << proto::type_name(env.body)
+                << "' from controller";
+    send_now(proto::Error{"protocol_error", "unexpected message type '" + std::string(proto::type_name(env.body)) + "'",
+                          env.id});
+  }
+}
+
+void Agent::drop_connection(const std::string& why) {
+  if (!conn_) return;
+  auto c = conn_;
+  conn_.reset();
+  writing_ = false;
+  write_queue_.clear();
+  heartbeat_timer_.cancel();
+  if (c->open) {
+    c->open = false;
+    beast::error_code ignored;
+    beast::get_lowest_layer(c->ws).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(c->ws).socket().close(ignored);
+  }
+  if (shutting_down_ && state_ == AgentState::kStopped) return;
+  JS_LOG_WARN << "agent " << options_.name << ": connection lost (" << why << "); " << unacked_.size()
+              << " result messages kept for resend";
+  set_state(AgentState::kDisconnected);
+  if (shutting_down_ && !current_run_) return stop_now();
+  schedule_reconnect();
+}
+
+void Agent::schedule_reconnect() {
+  // Capped exponential backoff with full jitter.
+  std::uniform_int_distribution<int64_t> jitter(backoff_.count() / 2, backoff_.count());
+  auto wait = std::chrono::milliseconds(jitter(rng_));
+  backoff_ = std::min(options_.backoff_max, backoff_ * 2);
+  JS_LOG_INFO << "agent " << options_.name << ": reconnecting in " << wait.count() << " ms";
+  reconnect_timer_.expires_after(wait);
+  auto self = shared_from_this();
+  reconnect_timer_.async_wait([self](beast::error_code ec) {
+    if (ec) return;  // cancelled
+    self->connect();
+  });
+}
+
+void Agent::send_now(proto::Body body) {
+  if (!conn_ || !conn_->open) return;
+  write_frame(proto::encode(proto::Envelope{0, std::move(body)}));
+}
+
+void Agent::enqueue_result(proto::Body body) {
+  const uint64_t id = next_id_++;
+  std::string frame = proto::encode(proto::Envelope{id, std::move(body)});
+  unacked_.emplace_back(id, frame);
+  // Only after registration: frames sent before it would be re-sent again on Registered.
+  if (conn_ && conn_->open && state_ != AgentState::kRegistering && state_ != AgentState::kConnecting)
+    write_frame(std::move(frame));
+}
+
+void Agent::write_frame(std::string frame) {
+  write_queue_.push_back(std::move(frame));
+  if (!writing_) write_next();
+}
+
+void Agent::write_next() {
+  if (write_queue_.empty() || !conn_ || !conn_->open) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  auto c = conn_;
+  auto self = shared_from_this();
+  c->ws.text(true);
+  c->ws.async_write(asio::buffer(write_queue_.front()), [self, c](beast::error_code ec, std::size_t) {
+    if (self->conn_ != c) return;
+    if (ec) return self->drop_connection("write: " + ec.message());
+    self->write_queue_.pop_front();
+    self->write_next();
+  });
+}
+
+void Agent::start_heartbeat() {
+  heartbeat_timer_.expires_after(heartbeat_interval_);
+  auto self = shared_from_this();
+  auto c = conn_;
+  heartbeat_timer_.async_wait([self, c](beast::error_code ec) {
+    if (ec || self->conn_ != c) return;
+    const auto silent = std::chrono::steady_clock::now() - self->last_rx_;
+    if (silent > self->heartbeat_interval_ * 5 + std::chrono::seconds(2))
+      return self->drop_connection("no message from the controller for " +
+                                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+                                   " ms");
+    self->send_now(proto::Heartbeat{state_name(self->state_), self->current_run_});
+    self->start_heartbeat();
+  });
+}
+
+void Agent::start_run(const proto::AssignRun& assign) {
+  if (training_thread_.joinable()) training_thread_.join();
+  current_run_ = assign.run_id;
+  cancel_ = false;
+  set_state(AgentState::kRunning);
+  JS_LOG_INFO << "agent " << options_.name << ": starting run " << assign.run_id << " (" << assign.config.model << "/"
+              << assign.config.dataset << " bs " << assign.config.batch_size << " w " << assign.config.workers << ")";
+  auto self = shared_from_this();
+  training_thread_ = std::thread([self, assign] {
+    PostingSink sink(self);
+    self->executor_.execute(assign.run_id, assign.config, sink, self->cancel_);
+    asio::post(self->ioc_, [self, id = assign.run_id] { self->on_run_finished(id); });
+  });
+}
+
+void Agent::on_run_finished(int64_t run_id) {
+  if (training_thread_.joinable()) training_thread_.join();
+  current_run_.reset();
+  JS_LOG_INFO << "agent " << options_.name << ": run " << run_id << " finished";
+  if (shutting_down_) {
+    set_state(AgentState::kDraining);
+    maybe_finish_drain();
+    if (!conn_) stop_now();
+  } else if (state_ == AgentState::kRunning) {
+    set_state(AgentState::kIdle);
+    send_now(proto::Heartbeat{"idle", std::nullopt});
+  }
+}
+
+void Agent::shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  JS_LOG_INFO << "agent " << options_.name << ": shutting down (" << unacked_.size() << " unacknowledged messages"
+              << (current_run_ ? ", cancelling run " + std::to_string(*current_run_) : std::string()) << ")";
+  cancel_ = true;
+  reconnect_timer_.cancel();
+  if (!conn_ || !conn_->open) {
+    if (!current_run_) stop_now();
+    return;
+  }
+  if (!current_run_) set_state(AgentState::kDraining);
+  drain_timer_.expires_after(options_.drain_timeout);
+  auto self = shared_from_this();
+  drain_timer_.async_wait([self](beast::error_code ec) {
+    if (ec) return;
+    JS_LOG_WARN << "agent " << self->options_.name << ": drain timed out with " << self->unacked_.size()
+                << " unacknowledged messages";
+    self->stop_now();
+  });
+  maybe_finish_drain();
+}
+
+void Agent::maybe_finish_drain() {
+  if (shutting_down_ && !current_run_ && unacked_.empty() && state_ != AgentState::kStopped) stop_now();
+}
+
+void Agent::stop_now() {
+  if (state_ == AgentState::kStopped) return;
+  set_state(AgentState::kStopped);
+  drain_timer_.cancel();
+  heartbeat_timer_.cancel();
+  reconnect_timer_.cancel();
+  cancel_ = true;
+  if (conn_ && conn_->open) {
+    auto c = conn_;
+    conn_.reset();
+    c->open = false;
+    c->ws.async_close(websocket::close_code::normal, [c](beast::error_code) {});
+  }
+}
+
+}  // namespace jetsweep::agent

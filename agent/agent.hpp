@@ -1,0 +1,95 @@
+// Agent: owns the connection to the controller (Boost.Beast WebSocket client), the explicit state machine
+// Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped, the outbox of
+// result messages kept until the controller acks them (resent after every reconnect), heartbeats, and the
+// training thread. All members are touched only on the io_context's single thread; the training thread
+// talks to it through asio::post.
+#pragma once
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "agent/run_executor.hpp"
+#include "common/protocol.hpp"
+
+namespace jetsweep::agent {
+
+enum class AgentState { kDisconnected, kConnecting, kRegistering, kIdle, kRunning, kDraining, kStopped };
+const char* state_name(AgentState s);
+
+struct AgentOptions {
+  std::string host = "127.0.0.1";
+  std::string port = "8420";
+  std::string target = "/agent";
+  std::string name;
+  std::string root = "/";           // procfs/sysfs root for telemetry
+  proto::DeviceFacts facts;
+  std::chrono::milliseconds backoff_initial{200};
+  std::chrono::milliseconds backoff_max{10000};
+  std::chrono::milliseconds drain_timeout{10000};   // how long shutdown waits for acks
+};
+
+class Agent : public std::enable_shared_from_this<Agent> {
+ public:
+  Agent(boost::asio::io_context& ioc, AgentOptions options);
+  ~Agent();
+  void start();
+  // Cancels a running run, waits (bounded) for outstanding results to be acked, closes and stops.
+  void shutdown();
+  AgentState state() const { return state_; }
+
+ private:
+  struct Connection;
+  class PostingSink;
+
+  void set_state(AgentState s);
+  void connect();
+  void on_connected(std::shared_ptr<Connection> c);
+  void read_next(std::shared_ptr<Connection> c);
+  void on_frame(std::shared_ptr<Connection> c, const std::string& frame);
+  void handle(std::shared_ptr<Connection> c, const proto::Envelope& env);
+  void drop_connection(const std::string& why);
+  void schedule_reconnect();
+  void send_now(proto::Body body);                 // control messages: not kept across reconnects
+  void enqueue_result(proto::Body body);           // data messages: kept until acked
+  void write_frame(std::string frame);
+  void write_next();
+  void start_heartbeat();
+  void start_run(const proto::AssignRun& assign);
+  void on_run_finished(int64_t run_id);
+  void maybe_finish_drain();
+  void stop_now();
+
+  boost::asio::io_context& ioc_;
+  AgentOptions options_;
+  AgentState state_ = AgentState::kDisconnected;
+  std::shared_ptr<Connection> conn_;
+  boost::asio::steady_timer reconnect_timer_;
+  boost::asio::steady_timer heartbeat_timer_;
+  boost::asio::steady_timer drain_timer_;
+  std::chrono::milliseconds backoff_;
+  std::mt19937_64 rng_;
+  std::chrono::milliseconds heartbeat_interval_{1000};
+  std::chrono::steady_clock::time_point last_rx_;
+  int64_t agent_id_ = 0;
+
+  uint64_t next_id_ = 1;
+  std::deque<std::pair<uint64_t, std::string>> unacked_;   // result frames not yet committed by the controller
+  std::deque<std::string> write_queue_;                    // frames queued on the current connection
+  bool writing_ = false;
+  bool shutting_down_ = false;
+
+  RunExecutor executor_;
+  std::thread training_thread_;
+  std::optional<int64_t> current_run_;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace jetsweep::agent

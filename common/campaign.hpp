@@ -1,0 +1,35 @@
+// Campaign matrix language: parses experiments/*.yaml, validates every key and value with
+// FILE:LINE:COL errors, and expands the Cartesian product into RunConfigs. Pure functions; any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/run_config.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep {
+
+struct Campaign {
+  std::string name;
+  std::string description;
+  int64_t repetitions = 1;
+  std::vector<std::string> axes;   // keys given as lists, in file order (for the report)
+  std::vector<RunConfig> runs;     // expanded, deterministic order
+};
+
+// Largest matrix accepted in one campaign.
+inline constexpr int64_t kMaxRunsPerCampaign = 2'000'000;
+
+// `file_name` is used only in error messages ("demo.yaml:4:15: ...").
+Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name);
+Result<Campaign> load_campaign_file(const std::string& path);
+
+// A single-run spec for `jetsweep-agent run --spec`: the same keys as a campaign's matrix, all scalars.
+Result<RunConfig> parse_run_spec(std::string_view yaml_text, const std::string& file_name);
+Result<RunConfig> load_run_spec_file(const std::string& path);
+
+Result<std::string> read_text_file(const std::string& path);
+
+}  // namespace jetsweep

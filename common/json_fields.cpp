@@ -1,0 +1,163 @@
+#include "common/json_fields.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace jetsweep::json {
+
+const char* kind_name(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null: return "null";
+    case boost::json::kind::bool_: return "boolean";
+    case boost::json::kind::int64:
+    case boost::json::kind::uint64: return "integer";
+    case boost::json::kind::double_: return "number";
+    case boost::json::kind::string: return "string";
+    case boost::json::kind::array: return "array";
+    case boost::json::kind::object: return "object";
+  }
+  return "?";
+}
+
+std::optional<int64_t> as_integer(const boost::json::value& v) {
+  if (v.is_int64()) return v.get_int64();
+  if (v.is_uint64()) {
+    if (v.get_uint64() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(v.get_uint64());
+  }
+  if (v.is_double()) {
+    double d = v.get_double();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> as_number(const boost::json::value& v) {
+  if (v.is_double()) return v.get_double();
+  if (v.is_int64()) return static_cast<double>(v.get_int64());
+  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
+  return std::nullopt;
+}
+
+boost::json::value optional_number(const std::optional<double>& v) {
+  if (v && std::isfinite(*v)) return *v;
+  return nullptr;
+}
+
+void FieldReader::fail(const char* name, const std::string& what) {
+  if (!status_.is_ok()) return;
+  status_ = protocol_error(where_ + " field '" + name + "': " + what);
+}
+
+const boost::json::value* FieldReader::find(const char* name, bool required) {
+  auto it = obj_.find(name);
+  if (it == obj_.end() || (it->value().is_null() && !required)) {
+    if (required) fail(name, "missing");
+    return nullptr;
+  }
+  return &it->value();
+}
+
+int64_t FieldReader::integer(const char* name) {
+  auto v = opt_integer(name);
+  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
+  if (!v && obj_.find(name) != obj_.end() && obj_.at(name).is_null()) fail(name, "expected an integer, got null");
+  return v.value_or(0);
+}
+
+std::optional<int64_t> FieldReader::opt_integer(const char* name) {
+  const auto* v = find(name, false);
+  if (!v) return std::nullopt;
+  auto i = as_integer(*v);
+  if (!i) fail(name, std::string("expected an integer, got ") + kind_name(*v));
+  return i;
+}
+
+double FieldReader::number(const char* name) {
+  auto v = opt_number(name);
+  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
+  if (!v && obj_.find(name) != obj_.end() && obj_.at(name).is_null()) fail(name, "expected a number, got null");
+  return v.value_or(0.0);
+}
+
+std::optional<double> FieldReader::opt_number(const char* name) {
+  const auto* v = find(name, false);
+  if (!v) return std::nullopt;
+  auto d = as_number(*v);
+  if (!d) fail(name, std::string("expected a number, got ") + kind_name(*v));
+  return d;
+}
+
+std::string FieldReader::string(const char* name) {
+  auto v = opt_string(name);
+  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
+  return v.value_or(std::string());
+}
+
+std::optional<std::string> FieldReader::opt_string(const char* name) {
+  const auto* v = find(name, false);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    fail(name, std::string("expected a string, got ") + kind_name(*v));
+    return std::nullopt;
+  }
+  return std::string(v->get_string());
+}
+
+bool FieldReader::boolean(const char* name) {
+  auto v = opt_boolean(name);
+  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
+  return v.value_or(false);
+}
+
+std::optional<bool> FieldReader::opt_boolean(const char* name) {
+  const auto* v = find(name, false);
+  if (!v) return std::nullopt;
+  if (!v->is_bool()) {
+    fail(name, std::string("expected a boolean, got ") + kind_name(*v));
+    return std::nullopt;
+  }
+  return v->get_bool();
+}
+
+std::vector<double> FieldReader::number_array(const char* name) {
+  std::vector<double> out;
+  const auto* v = find(name, true);
+  if (!v) return out;
+  if (!v->is_array()) {
+    fail(name, std::string("expected an array, got ") + kind_name(*v));
+    return out;
+  }
+  out.reserve(v->get_array().size());
+  for (const auto& e : v->get_array()) {
+    auto d = as_number(e);
+    if (!d) {
+      fail(name, std::string("expected an array of numbers, found ") + kind_name(e));
+      return {};
+    }
+    out.push_back(*d);
+  }
+  return out;
+}
+
+const boost::json::object* FieldReader::object(const char* name) {
+  const auto* v = find(name, true);
+  if (!v) return nullptr;
+  if (!v->is_object()) {
+    fail(name, std::string("expected an object, got ") + kind_name(*v));
+    return nullptr;
+  }
+  return &v->get_object();
+}
+
+const boost::json::array* FieldReader::array(const char* name) {
+  const auto* v = find(name, true);
+  if (!v) return nullptr;
+  if (!v->is_array()) {
+    fail(name, std::string("expected an array, got ") + kind_name(*v));
+    return nullptr;
+  }
+  return &v->get_array();
+}
+
+}  // namespace jetsweep::json

@@ -1,0 +1,52 @@
+// Typed, error-reporting access to the fields of a Boost.JSON object.
+// FieldReader owns nothing (views an object); use from one thread at a time.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+
+namespace jetsweep::json {
+
+// Reads fields of one JSON object; the first failure is kept and names `where` and the field.
+// Example error: "message 'epoch_result' field 'epoch': expected an integer, got string".
+class FieldReader {
+ public:
+  FieldReader(const boost::json::object& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  int64_t integer(const char* name);
+  std::optional<int64_t> opt_integer(const char* name);
+  double number(const char* name);
+  std::optional<double> opt_number(const char* name);
+  std::string string(const char* name);
+  std::optional<std::string> opt_string(const char* name);
+  bool boolean(const char* name);
+  std::optional<bool> opt_boolean(const char* name);
+  std::vector<double> number_array(const char* name);
+  const boost::json::object* object(const char* name);
+  const boost::json::array* array(const char* name);
+
+  const Status& status() const { return status_; }
+  bool ok() const { return status_.is_ok(); }
+  void fail(const char* name, const std::string& what);
+  const std::string& where() const { return where_; }
+
+ private:
+  const boost::json::value* find(const char* name, bool required);
+
+  const boost::json::object& obj_;
+  std::string where_;
+  Status status_;
+};
+
+const char* kind_name(const boost::json::value& v);
+// Integral value of a JSON number (int64, uint64 or an integral double).
+std::optional<int64_t> as_integer(const boost::json::value& v);
+std::optional<double> as_number(const boost::json::value& v);
+boost::json::value optional_number(const std::optional<double>& v);
+
+}  // namespace jetsweep::json

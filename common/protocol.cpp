@@ -1,0 +1,302 @@
+#include "common/protocol.hpp"
+
+#include <boost/json.hpp>
+
+#include "common/json_fields.hpp"
+
+namespace jetsweep::proto {
+namespace bj = boost::json;
+using json::FieldReader;
+
+namespace {
+
+template <class T>
+struct Tag;
+#define JS_PROTO_TAG(T, name) \
+  template <>                 \
+  struct Tag<T> {             \
+    static constexpr const char* kName = name; \
+  };
+JS_PROTO_TAG(Register, "register")
+JS_PROTO_TAG(Registered, "registered")
+JS_PROTO_TAG(Heartbeat, "heartbeat")
+JS_PROTO_TAG(AssignRun, "assign_run")
+JS_PROTO_TAG(MinibatchChunk, "minibatches")
+JS_PROTO_TAG(EpochResult, "epoch_result")
+JS_PROTO_TAG(SampleChunk, "samples")
+JS_PROTO_TAG(RunFinished, "run_finished")
+JS_PROTO_TAG(Ack, "ack")
+JS_PROTO_TAG(Error, "error")
+#undef JS_PROTO_TAG
+
+bj::array to_array(const std::vector<double>& v) {
+  bj::array a;
+  a.reserve(v.size());
+  for (double d : v) a.emplace_back(d);
+  return a;
+}
+
+template <class T>
+void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
+  if (v) o[k] = *v;
+  else o[k] = nullptr;
+}
+
+// ---- encoders: fill the envelope object with the body's fields ----
+void fill(bj::object& o, const Register& m) {
+  o["name"] = m.name;
+  bj::object f;
+  f["hostname"] = m.facts.hostname;
+  f["cpus"] = m.facts.cpus;
+  f["mem_bytes"] = m.facts.mem_bytes;
+  f["backend"] = m.facts.backend;
+  f["device_class"] = m.facts.device_class;
+  f["kernel"] = m.facts.kernel;
+  f["torch_version"] = m.facts.torch_version;
+  f["compiler"] = m.facts.compiler;
+  f["git_sha"] = m.facts.git_sha;
+  o["facts"] = std::move(f);
+  put_opt(o, "current_run", m.current_run);
+}
+void fill(bj::object& o, const Registered& m) {
+  o["agent_id"] = m.agent_id;
+  o["heartbeat_interval_ms"] = m.heartbeat_interval_ms;
+}
+void fill(bj::object& o, const Heartbeat& m) {
+  o["state"] = m.state;
+  put_opt(o, "run_id", m.run_id);
+}
+void fill(bj::object& o, const AssignRun& m) {
+  o["run_id"] = m.run_id;
+  o["config"] = to_json(m.config);
+}
+void fill(bj::object& o, const MinibatchChunk& m) {
+  o["run_id"] = m.run_id;
+  o["epoch"] = m.epoch;
+  o["first_index"] = m.first_index;
+  o["stall_s"] = to_array(m.stall_s);
+  o["compute_s"] = to_array(m.compute_s);
+}
+void fill(bj::object& o, const EpochResult& m) {
+  o["run_id"] = m.run_id;
+  o["epoch"] = m.epoch;
+  o["e2e_s"] = m.e2e_s;
+  o["stall_s"] = m.stall_s;
+  o["compute_s"] = m.compute_s;
+  o["minibatches"] = m.minibatches;
+  o["energy_j"] = json::optional_number(m.energy_j);
+  o["mean_power_w"] = json::optional_number(m.mean_power_w);
+  o["loss"] = m.loss;
+}
+void fill(bj::object& o, const SampleChunk& m) {
+  o["run_id"] = m.run_id;
+  bj::array rows;
+  rows.reserve(m.samples.size());
+  for (const auto& s : m.samples) {
+    bj::object r;
+    r["t_s"] = s.t_s;
+    r["cpu_util_pct"] = s.cpu_util_pct;
+    r["cpu_freq_mhz"] = json::optional_number(s.cpu_freq_mhz);
+    r["mem_used_kb"] = s.mem_used_kb;
+    r["disk_read_bytes"] = s.disk_read_bytes;
+    r["power_w"] = json::optional_number(s.power_w);
+    rows.emplace_back(std::move(r));
+  }
+  o["samples"] = std::move(rows);
+}
+void fill(bj::object& o, const RunFinished& m) {
+  o["run_id"] = m.run_id;
+  o["status"] = m.status;
+  o["error"] = m.error;
+  o["wall_s"] = m.wall_s;
+}
+void fill(bj::object& o, const Ack& m) { o["up_to"] = m.up_to; }
+void fill(bj::object& o, const Error& m) {
+  o["code"] = m.code;
+  o["message"] = m.message;
+  put_opt(o, "ref_id", m.ref_id);
+}
+
+// ---- decoders ----
+Status parse(const bj::object& o, FieldReader& r, Register& m) {
+  m.name = r.string("name");
+  if (r.ok() && m.name.empty()) r.fail("name", "must not be empty");
+  m.current_run = r.opt_integer("current_run");
+  if (const auto* f = r.object("facts")) {
+    FieldReader fr(*f, r.where() + " field 'facts',");
+    m.facts.hostname = fr.string("hostname");
+    m.facts.cpus = fr.integer("cpus");
+    m.facts.mem_bytes = fr.integer("mem_bytes");
+    m.facts.backend = fr.string("backend");
+    m.facts.device_class = fr.string("device_class");
+    m.facts.kernel = fr.opt_string("kernel").value_or("");
+    m.facts.torch_version = fr.opt_string("torch_version").value_or("");
+    m.facts.compiler = fr.opt_string("compiler").value_or("");
+    m.facts.git_sha = fr.opt_string("git_sha").value_or("");
+    if (!fr.ok()) return fr.status();
+  }
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, Registered& m) {
+  m.agent_id = r.integer("agent_id");
+  m.heartbeat_interval_ms = r.integer("heartbeat_interval_ms");
+  if (r.ok() && m.heartbeat_interval_ms <= 0) r.fail("heartbeat_interval_ms", "must be positive");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
+  m.state = r.string("state");
+  m.run_id = r.opt_integer("run_id");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
+  m.run_id = r.integer("run_id");
+  if (const auto* c = r.object("config")) {
+    auto cfg = run_config_from_json(*c, r.where() + " field 'config',");
+    if (!cfg) return cfg.status();
+    m.config = std::move(cfg).value();
+  }
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, MinibatchChunk& m) {
+  m.run_id = r.integer("run_id");
+  m.epoch = r.integer("epoch");
+  m.first_index = r.integer("first_index");
+  m.stall_s = r.number_array("stall_s");
+  m.compute_s = r.number_array("compute_s");
+  if (r.ok() && m.stall_s.size() != m.compute_s.size())
+    r.fail("compute_s", "has " + std::to_string(m.compute_s.size()) + " values but stall_s has " +
+                            std::to_string(m.stall_s.size()));
+  if (r.ok() && m.stall_s.size() > kMaxMinibatchesPerChunk)
+    r.fail("stall_s", "more than " + std::to_string(kMaxMinibatchesPerChunk) + " minibatches in one chunk");
+  if (r.ok() && (m.epoch < 0 || m.first_index < 0)) r.fail(m.epoch < 0 ? "epoch" : "first_index", "must be >= 0");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
+  m.run_id = r.integer("run_id");
+  m.epoch = r.integer("epoch");
+  m.e2e_s = r.number("e2e_s");
+  m.stall_s = r.number("stall_s");
+  m.compute_s = r.number("compute_s");
+  m.minibatches = r.integer("minibatches");
+  m.energy_j = r.opt_number("energy_j");
+  m.mean_power_w = r.opt_number("mean_power_w");
+  m.loss = r.opt_number("loss").value_or(0.0);
+  if (r.ok() && m.epoch < 0) r.fail("epoch", "must be >= 0");
+  if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
+  m.run_id = r.integer("run_id");
+  const auto* rows = r.array("samples");
+  if (!rows) return r.status();
+  if (rows->size() > kMaxSamplesPerChunk)
+    r.fail("samples", "more than " + std::to_string(kMaxSamplesPerChunk) + " samples in one chunk");
+  for (size_t i = 0; r.ok() && i < rows->size(); ++i) {
+    const auto& v = (*rows)[i];
+    if (!v.is_object()) {
+      r.fail("samples", "element " + std::to_string(i) + " is not an object");
+      break;
+    }
+    FieldReader sr(v.get_object(), r.where() + " field 'samples[" + std::to_string(i) + "]',");
+    Sample s;
+    s.t_s = sr.number("t_s");
+    s.cpu_util_pct = sr.number("cpu_util_pct");
+    s.cpu_freq_mhz = sr.opt_number("cpu_freq_mhz");
+    s.mem_used_kb = sr.integer("mem_used_kb");
+    s.disk_read_bytes = sr.integer("disk_read_bytes");
+    s.power_w = sr.opt_number("power_w");
+    if (!sr.ok()) return sr.status();
+    m.samples.push_back(s);
+  }
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, RunFinished& m) {
+  m.run_id = r.integer("run_id");
+  m.status = r.string("status");
+  m.error = r.opt_string("error").value_or("");
+  m.wall_s = r.opt_number("wall_s").value_or(0.0);
+  if (r.ok() && m.status != "done" && m.status != "failed" && m.status != "cancelled")
+    r.fail("status", "must be 'done', 'failed' or 'cancelled'");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, Ack& m) {
+  auto v = r.integer("up_to");
+  if (r.ok() && v < 0) r.fail("up_to", "must be >= 0");
+  m.up_to = static_cast<uint64_t>(v);
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, Error& m) {
+  m.code = r.string("code");
+  m.message = r.string("message");
+  if (auto ref = r.opt_integer("ref_id")) m.ref_id = static_cast<uint64_t>(*ref);
+  return r.status();
+}
+
+template <class T>
+Result<Body> decode_as(const bj::object& o, const std::string& type) {
+  T m;
+  FieldReader r(o, "message '" + type + "'");
+  Status s = parse(o, r, m);
+  if (!s.is_ok()) return s;
+  return Body(std::move(m));
+}
+
+using Decoder = Result<Body> (*)(const bj::object&, const std::string&);
+
+template <size_t I = 0>
+Decoder decoder_for(std::string_view type) {
+  if constexpr (I == std::variant_size_v<Body>) {
+    return nullptr;
+  } else {
+    using T = std::variant_alternative_t<I, Body>;
+    if (type == Tag<T>::kName) return &decode_as<T>;
+    return decoder_for<I + 1>(type);
+  }
+}
+
+}  // namespace
+
+std::string_view type_name(const Body& body) {
+  return std::visit([](const auto& m) -> std::string_view { return Tag<std::decay_t<decltype(m)>>::kName; }, body);
+}
+
+std::string encode(const Envelope& envelope) {
+  bj::object o;
+  o["type"] = type_name(envelope.body);
+  o["version"] = kVersion;
+  o["id"] = envelope.id;
+  std::visit([&](const auto& m) { fill(o, m); }, envelope.body);
+  return bj::serialize(o);
+}
+
+Result<Envelope> decode(std::string_view frame) {
+  if (frame.size() > kMaxFrameBytes)
+    return protocol_error("frame of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
+                          std::to_string(kMaxFrameBytes));
+  bj::error_code ec;
+  bj::value v = bj::parse(frame, ec);
+  if (ec) return protocol_error("malformed JSON frame: " + ec.message());
+  if (!v.is_object()) return protocol_error(std::string("frame is not a JSON object but ") + json::kind_name(v));
+  const auto& o = v.get_object();
+  FieldReader env(o, "envelope");
+  std::string type = env.string("type");
+  auto version = env.integer("version");
+  auto id = env.integer("id");
+  if (!env.ok()) return env.status();
+  if (version != kVersion)
+    return protocol_error("message '" + type + "': unsupported protocol version " + std::to_string(version) +
+                          " (this build speaks " + std::to_string(kVersion) + ")");
+  if (id < 0) return protocol_error("message '" + type + "' field 'id': must be >= 0");
+  Decoder d = decoder_for(type);
+  if (!d) return protocol_error("unknown message type '" + type + "'");
+  auto body = d(o, type);
+  if (!body) return body.status();
+  return Envelope{static_cast<uint64_t>(id), std::move(body).value()};
+}
+
+bool needs_ack(const Body& body) {
+  return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||
+         std::holds_alternative<SampleChunk>(body) || std::holds_alternative<RunFinished>(body);
+}
+
+}  // namespace jetsweep::proto

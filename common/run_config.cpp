@@ -1,0 +1,103 @@
+#include "common/run_config.hpp"
+
+#include <algorithm>
+
+#include "common/json_fields.hpp"
+
+namespace jetsweep {
+
+const std::vector<std::string>& known_models() {
+  static const std::vector<std::string> kModels = {"lenet5"};
+  return kModels;
+}
+
+const std::vector<std::string>& known_datasets() {
+  static const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist"};
+  return kDatasets;
+}
+
+std::string default_data_path(const std::string& dataset) {
+  if (dataset == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
+  if (dataset == "mnist") return "/usr/share/datasets/mnist";
+  return "";
+}
+
+int64_t known_train_samples(const std::string& dataset) {
+  if (dataset == "fashion-mnist" || dataset == "mnist") return 60000;
+  return 0;
+}
+
+boost::json::object to_json(const RunConfig& c) {
+  boost::json::object o;
+  o["device"] = c.device;
+  o["model"] = c.model;
+  o["dataset"] = c.dataset;
+  o["data"] = c.data;
+  o["batch_size"] = c.batch_size;
+  o["workers"] = c.workers;
+  o["prefetch"] = c.prefetch;
+  o["epochs"] = c.epochs;
+  o["threads"] = c.threads;
+  o["seed"] = c.seed;
+  o["repetition"] = c.repetition;
+  o["drop_caches"] = c.drop_caches;
+  o["sample_hz"] = c.sample_hz;
+  o["max_minibatches"] = c.max_minibatches;
+  return o;
+}
+
+Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where) {
+  json::FieldReader r(o, where);
+  RunConfig c;
+  c.device = r.opt_string("device").value_or(c.device);
+  c.model = r.string("model");
+  c.dataset = r.string("dataset");
+  c.data = r.opt_string("data").value_or("");
+  c.batch_size = r.integer("batch_size");
+  c.workers = r.integer("workers");
+  c.prefetch = r.integer("prefetch");
+  c.epochs = r.integer("epochs");
+  c.threads = r.opt_integer("threads").value_or(c.threads);
+  c.seed = r.opt_integer("seed").value_or(c.seed);
+  c.repetition = r.opt_integer("repetition").value_or(0);
+  c.drop_caches = r.opt_boolean("drop_caches").value_or(false);
+  c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
+  c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
+  if (!r.ok()) return r.status();
+  auto problems = check_ranges(c);
+  if (!problems.empty()) {
+    return protocol_error(where + " field '" + problems.front().key + "': " + problems.front().what);
+  }
+  return c;
+}
+
+namespace {
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+}  // namespace
+
+std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
+  std::vector<ConfigProblem> p;
+  const auto& models = known_models();
+  if (std::find(models.begin(), models.end(), c.model) == models.end())
+    p.push_back({"model", "unknown model '" + c.model + "' (known: " + join(models) + ")"});
+  const auto& datasets = known_datasets();
+  if (std::find(datasets.begin(), datasets.end(), c.dataset) == datasets.end())
+    p.push_back({"dataset", "unknown dataset '" + c.dataset + "' (known: " + join(datasets) + ")"});
+  if (c.batch_size < 1 || c.batch_size > 65536) p.push_back({"batch_size", "must be between 1 and 65536"});
+  if (c.workers < 0 || c.workers > 64) p.push_back({"workers", "must be between 0 and 64"});
+  if (c.prefetch < 1 || c.prefetch > 64) p.push_back({"prefetch", "must be between 1 and 64"});
+  if (c.epochs < 1 || c.epochs > 100000) p.push_back({"epochs", "must be between 1 and 100000"});
+  if (c.threads < 1 || c.threads > 256) p.push_back({"threads", "must be between 1 and 256"});
+  if (c.seed < 0) p.push_back({"seed", "must be >= 0"});
+  if (c.repetition < 0) p.push_back({"repetition", "must be >= 0"});
+  if (!(c.sample_hz > 0.0 && c.sample_hz <= 1000.0)) p.push_back({"sample_hz", "must be in (0, 1000]"});
+  if (c.max_minibatches < 0) p.push_back({"max_minibatches", "must be >= 0"});
+  if (c.device.empty()) p.push_back({"device", "must not be empty"});
+  return p;
+}
+
+}  // namespace jetsweep

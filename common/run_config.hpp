@@ -1,0 +1,51 @@
+// RunConfig: everything that defines one training run, shared by campaigns, the wire protocol and
+// `jetsweep-agent run --spec`. Plain value type; any thread.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+
+namespace jetsweep {
+
+struct RunConfig {
+  std::string device = "any";        // board class the run needs ("any", "host", "agx-xavier", ...)
+  std::string model = "lenet5";      // see known_models()
+  std::string dataset = "fashion-mnist";
+  std::string data;                  // dataset root on the agent; empty = the dataset's default path
+  int64_t batch_size = 16;
+  int64_t workers = 4;               // loader workers; 0 = fetch in the training thread
+  int64_t prefetch = 2;              // minibatches in flight per worker
+  int64_t epochs = 6;
+  int64_t threads = 1;               // LibTorch intra-op threads
+  int64_t seed = 1;                  // shuffle and init seed
+  int64_t repetition = 0;            // index of the repetition this run is (0-based)
+  bool drop_caches = false;          // drop the page cache before the run (needs root on the agent)
+  double sample_hz = 10.0;           // telemetry sampling rate
+  int64_t max_minibatches = 0;       // 0 = whole epoch; else cap per epoch (smoke tests, profiling)
+
+  bool operator==(const RunConfig&) const = default;
+};
+
+const std::vector<std::string>& known_models();
+const std::vector<std::string>& known_datasets();
+// Default location of a dataset on a Debian machine ("" when there is none).
+std::string default_data_path(const std::string& dataset);
+// Number of training samples of a dataset, when it is fixed (Fashion-MNIST/MNIST: 60000).
+int64_t known_train_samples(const std::string& dataset);
+
+boost::json::object to_json(const RunConfig& c);
+// `where` names the place for errors, e.g. "message 'assign_run' field 'config'".
+Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where);
+
+// Range checks shared by the YAML parser and the protocol decoder; returns the offending key + reason.
+struct ConfigProblem {
+  std::string key;
+  std::string what;
+};
+std::vector<ConfigProblem> check_ranges(const RunConfig& c);
+
+}  // namespace jetsweep
