@@ -1,0 +1,232 @@
+#include "controller/agent_session.hpp"
+
+#include "common/log.hpp"
+
+namespace jetsweep::controller {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+
+namespace {
+constexpr int kMaxBadFrames = 20;  // consecutive rejected frames before the connection is closed
+}
+
+AgentSession::AgentSession(asio::ip::tcp::socket&& socket, std::shared_ptr<Controller> controller)
+    : ws_(std::move(socket)), controller_(std::move(controller)), heartbeat_timer_(ws_.get_executor()) {
+  beast::error_code ec;
+  auto ep = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
+  peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+void AgentSession::run(HttpRequest req) {
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  // Frames a little over the protocol limit still reach decode() and get an error message back;
+  // anything far larger is refused by the WebSocket layer itself (and logged on the read error).
+  ws_.read_message_max(proto::kMaxFrameBytes * 2);
+  ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& res) { res.set(beast::http::field::server, "jetsweep-controller"); }));
+  auto self = shared_from_this();
+  ws_.async_accept(req, [self](beast::error_code ec) {
+    if (ec) {
+      JS_LOG_WARN << "agent connection from " << self->peer_ << ": websocket accept failed: " << ec.message();
+      return;
+    }
+    self->open_ = true;
+    self->last_rx_ = std::chrono::steady_clock::now();
+    JS_LOG_INFO << "agent connection from " << self->peer_ << " accepted";
+    self->read_next();
+  });
+}
+
+void AgentSession::read_next() {
+  if (!open_ || reading_) return;
+  if (in_flight_ >= controller_->options().max_ingest_in_flight) return;  // backpressure: resume on ingest_done
+  reading_ = true;
+  auto self = shared_from_this();
+  ws_.async_read(buffer_, [self](beast::error_code ec, std::size_t) {
+    self->reading_ = false;
+    if (ec) {
+      if (ec != websocket::error::closed && ec != asio::error::operation_aborted)
+        JS_LOG_WARN << "agent " << self->agent_id_ << " (" << self->name_ << ", " << self->peer_
+                    << "): read failed: " << ec.message();
+      return self->close("read: " + ec.message());
+    }
+    std::string frame = beast::buffers_to_string(self->buffer_.data());
+    self->buffer_.consume(self->buffer_.size());
+    self->last_rx_ = std::chrono::steady_clock::now();
+    self->on_frame(std::move(frame));
+    self->read_next();
+  });
+}
+
+void AgentSession::reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref) {
+  JS_LOG_WARN << "agent " << agent_id_ << " (" << (name_.empty() ? "unregistered" : name_) << ", " << peer_
+              << "): rejected frame: " << message;
+  send(proto::Error{code, message, ref});
+  if (++bad_frames_ >= kMaxBadFrames) close("too many rejected frames");
+}
+
+void AgentSession::on_frame(std::string frame) {
+  auto env = proto::decode(frame);
+  if (!env) return reject("protocol_error", env.status().message(), std::nullopt);
+  bad_frames_ = 0;
+  const uint64_t id = env->id;
+  auto& body = env->body;
+  if (const auto* reg = std::get_if<proto::Register>(&body)) return on_register(id, *reg);
+  if (!registered()) return reject("not_registered", "first message must be 'register'", id);
+  if (proto::needs_ack(body)) return ingest(id, std::move(body));
+  if (std::holds_alternative<proto::Heartbeat>(body)) return;
+  if (const auto* e = std::get_if<proto::Error>(&body)) {
+    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << ") reported " << e->code << ": " << e->message;
+    if (e->code == "busy" && current_run) {
+      // The agent refused the assignment: give the run back to the queue.
+      const int64_t run = *current_run;
+      current_run.reset();
+      controller_->db().post<Status>(
+          controller_->executor(), [run, a = agent_id_](Store& s) { return s.unclaim_run(run, a); }, [](Status) {});
+    }
+    return;
+  }
+  reject("protocol_error", "message '" + std::string(proto::type_name(body)) + "' is not accepted by the controller", id);
+}
+
+void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
+  if (registered() || registering_) return reject("protocol_error", "already registered", id);
+  registering_ = true;
+  name_ = reg.name;
+  device_class_ = reg.facts.device_class;
+  auto self = shared_from_this();
+  struct Outcome {
+    Status status;
+    int64_t agent_id = 0;
+    int64_t requeued = 0;
+  };
+  controller_->db().post<Result<Outcome>>(
+      controller_->executor(),
+      [reg](Store& s) -> Result<Outcome> {
+        auto id = s.register_agent(reg);
+        if (!id) return id.status();
+        // Runs it held before but no longer executes go back to the queue.
+        auto n = s.requeue_agent_runs(id.value(), reg.current_run, "agent " + reg.name + " re-registered without it");
+        if (!n) return n.status();
+        return Outcome{Status::ok(), id.value(), n.value()};
+      },
+      [self, reg](Result<Outcome> r) {
+        self->registering_ = false;
+        if (!r) {
+          JS_LOG_ERROR << "agent " << reg.name << ": registration failed: " << r.status().to_string();
+          self->send(proto::Error{"registration_failed", r.status().message(), std::nullopt});
+          return self->close("registration failed");
+        }
+        if (!self->open_) return;
+        self->agent_id_ = r->agent_id;
+        self->current_run = reg.current_run;
+        JS_LOG_INFO << "agent " << self->agent_id_ << " (" << reg.name << ", " << reg.facts.device_class << ", "
+                    << reg.facts.hostname << ") registered"
+                    << (reg.current_run ? ", still running run " + std::to_string(*reg.current_run) : std::string())
+                    << (r->requeued ? ", requeued " + std::to_string(r->requeued) + " of its runs" : std::string());
+        self->send(proto::Registered{self->agent_id_, self->controller_->options().heartbeat_interval.count()});
+        self->start_heartbeat();
+        self->controller_->on_agent_registered(self);
+      });
+}
+
+void AgentSession::ingest(uint64_t id, proto::Body body) {
+  ++in_flight_;
+  const std::string type(proto::type_name(body));
+  const int64_t agent = agent_id_;
+  auto self = shared_from_this();
+  std::optional<int64_t> finished;
+  if (const auto* f = std::get_if<proto::RunFinished>(&body)) finished = f->run_id;
+  controller_->db().post<Status>(
+      controller_->executor(),
+      [agent, body = std::move(body)](Store& s) -> Status {
+        return std::visit(
+            [&](const auto& m) -> Status {
+              using T = std::decay_t<decltype(m)>;
+              if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return s.ingest_minibatches(agent, m);
+              else if constexpr (std::is_same_v<T, proto::EpochResult>) return s.ingest_epoch(agent, m);
+              else if constexpr (std::is_same_v<T, proto::SampleChunk>) return s.ingest_samples(agent, m);
+              else if constexpr (std::is_same_v<T, proto::RunFinished>) return s.finish_run(agent, m);
+              else return internal_error("not an ingest message");
+            },
+            body);
+      },
+      [self, id, type, finished](Status s) { self->ingest_done(id, type, s, finished); });
+}
+
+void AgentSession::ingest_done(uint64_t id, const std::string& type, const Status& s,
+                               std::optional<int64_t> finished_run) {
+  --in_flight_;
+  if (!s.is_ok()) {
+    // Permanent failures (bad data) are acked too, or the agent would resend them forever; they are logged
+    // and reported back. Outages never get here: the DbWorker retries those.
+    JS_LOG_ERROR << "agent " << agent_id_ << " (" << name_ << "): ingest of '" << type << "' #" << id
+                 << " failed: " << s.to_string();
+    send(proto::Error{std::string(code_name(s.code())), "ingest of '" + type + "' failed: " + s.message(), id});
+  }
+  send(proto::Ack{id});
+  if (finished_run) {
+    JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << ") finished run " << *finished_run;
+    if (current_run == finished_run) current_run.reset();
+    controller_->try_dispatch(shared_from_this());
+  }
+  read_next();
+}
+
+void AgentSession::send(proto::Body body) {
+  if (!open_) return;
+  if (write_queue_.size() >= controller_->options().max_queued_frames) {
+    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): write queue full ("
+                << write_queue_.size() << " frames); closing slow connection";
+    return close("write queue full");
+  }
+  write_queue_.push_back(proto::encode(proto::Envelope{0, std::move(body)}));
+  if (!writing_) write_next();
+}
+
+void AgentSession::write_next() {
+  if (write_queue_.empty() || !open_) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  ws_.text(true);
+  auto self = shared_from_this();
+  ws_.async_write(asio::buffer(write_queue_.front()), [self](beast::error_code ec, std::size_t) {
+    if (ec) return self->close("write: " + ec.message());
+    self->write_queue_.pop_front();
+    self->write_next();
+  });
+}
+
+void AgentSession::start_heartbeat() {
+  heartbeat_timer_.expires_after(controller_->options().heartbeat_interval);
+  auto self = shared_from_this();
+  heartbeat_timer_.async_wait([self](beast::error_code ec) {
+    if (ec || !self->open_) return;
+    const auto interval = self->controller_->options().heartbeat_interval;
+    const auto silent = std::chrono::steady_clock::now() - self->last_rx_;
+    // While reading is paused for backpressure, silence is ours, not the agent's.
+    if (self->in_flight_ < self->controller_->options().max_ingest_in_flight &&
+        silent > interval * 5 + std::chrono::seconds(2))
+      return self->close("no heartbeat for " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) + " ms");
+    self->send(proto::Heartbeat{"controller", std::nullopt});
+    self->start_heartbeat();
+  });
+}
+
+void AgentSession::close(const std::string& why) {
+  if (!open_) return;
+  open_ = false;
+  heartbeat_timer_.cancel();
+  JS_LOG_INFO << "agent " << agent_id_ << " (" << (name_.empty() ? "unregistered" : name_) << ", " << peer_
+              << ") disconnected: " << why;
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws_).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  beast::get_lowest_layer(ws_).socket().close(ignored);
+  controller_->on_agent_gone(shared_from_this());
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,63 @@
+// AgentSession: one agent's WebSocket connection on the controller. Owns the socket, the bounded write
+// queue, ingest flow control (reading pauses while too many results wait for the database), the ack
+// sequence and the heartbeat watchdog. Its handlers run on the connection's strand (the io thread).
+#pragma once
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/protocol.hpp"
+#include "controller/controller.hpp"
+
+namespace jetsweep::controller {
+
+class AgentSession : public std::enable_shared_from_this<AgentSession> {
+ public:
+  AgentSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<Controller> controller);
+  void run(HttpRequest req);
+  void send(proto::Body body);
+  void close(const std::string& why);
+
+  int64_t agent_id() const { return agent_id_; }
+  const std::string& name() const { return name_; }
+  const std::string& device_class() const { return device_class_; }
+  bool open() const { return open_; }
+  bool registered() const { return agent_id_ != 0; }
+  // Dispatch bookkeeping (owned by the Controller, io thread).
+  std::optional<int64_t> current_run;
+  bool claiming = false;
+
+ private:
+  void read_next();
+  void on_frame(std::string frame);
+  void on_register(uint64_t id, const proto::Register& reg);
+  void ingest(uint64_t id, proto::Body body);
+  void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run);
+  void write_next();
+  void start_heartbeat();
+  void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
+
+  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  std::shared_ptr<Controller> controller_;
+  boost::beast::flat_buffer buffer_;
+  boost::asio::steady_timer heartbeat_timer_;
+  std::chrono::steady_clock::time_point last_rx_;
+  std::deque<std::string> write_queue_;
+  bool writing_ = false;
+  bool open_ = false;
+  bool reading_ = false;
+  bool registering_ = false;
+  size_t in_flight_ = 0;
+  int bad_frames_ = 0;
+  int64_t agent_id_ = 0;
+  std::string name_;
+  std::string device_class_;
+  std::string peer_;
+};
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,311 @@
+#include "controller/cli/cli.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "common/campaign.hpp"
+#include "common/json_fields.hpp"
+
+namespace jetsweep::cli {
+namespace bj = boost::json;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+const char* kUsage =
+    "usage: jetsweep [--controller http://HOST:PORT] COMMAND\n"
+    "  validate FILE                 expand and check a campaign; prints the run count\n"
+    "  submit FILE                   submit a campaign; prints its id\n"
+    "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
+    "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
+    "  agents [--json]               the fleet\n"
+    "The controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420.\n";
+
+Status split_url(const std::string& url, std::string& host, std::string& port) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) return invalid_argument("--controller '" + url + "': must start with http://");
+  std::string rest = url.substr(scheme.size());
+  rest = rest.substr(0, rest.find('/'));
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size())
+    return invalid_argument("--controller '" + url + "': expected http://HOST:PORT");
+  host = rest.substr(0, colon);
+  port = rest.substr(colon + 1);
+  return Status::ok();
+}
+
+std::string num(const bj::value& v, int precision = 3) {
+  auto d = json::as_number(v);
+  if (!d) return "-";
+  std::ostringstream ss;
+  ss << std::fixed << std::setprecision(precision) << *d;
+  return ss.str();
+}
+
+std::string str(const bj::object& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return "-";
+  if (it->value().is_string()) return std::string(it->value().get_string());
+  return bj::serialize(it->value());
+}
+
+int64_t integer(const bj::object& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end()) return 0;
+  return json::as_integer(it->value()).value_or(0);
+}
+
+}  // namespace
+
+Result<HttpResult> http_request(const std::string& base_url, const std::string& method, const std::string& target,
+                                const std::string& body, const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::string host, port;
+  JS_RETURN_IF_ERROR(split_url(base_url, host, port));
+  try {
+    boost::asio::io_context ioc;
+    tcp::resolver resolver(ioc);
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(std::chrono::seconds(30));
+    stream.connect(resolver.resolve(host, port));
+    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, host + ":" + port);
+    req.set(http::field::user_agent, "jetsweep-cli");
+    for (const auto& [k, v] : headers) req.set(k, v);
+    if (!body.empty()) {
+      req.body() = body;
+      req.prepare_payload();
+    }
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    return HttpResult{static_cast<int>(res.result_int()), res.body()};
+  } catch (const boost::system::system_error& e) {
+    return unavailable("controller at " + base_url + " not reachable: " + e.code().message());
+  }
+}
+
+std::string format_status(const bj::object& s, bool progress_bar) {
+  std::ostringstream out;
+  const int64_t total = integer(s, "epochs_total"), done = integer(s, "epochs_done");
+  out << "campaign " << integer(s, "campaign_id") << " (" << str(s, "name") << "): " << integer(s, "runs") << " runs: "
+      << integer(s, "done") << " done, " << integer(s, "running") << " running, " << integer(s, "assigned")
+      << " assigned, " << integer(s, "queued") << " queued, " << integer(s, "failed") << " failed; epochs " << done
+      << "/" << total;
+  if (progress_bar && total > 0) {
+    const int width = 30;
+    int filled = static_cast<int>(std::lround(width * static_cast<double>(done) / static_cast<double>(total)));
+    filled = std::clamp(filled, 0, width);
+    out << "  [" << std::string(static_cast<size_t>(filled), '#') << std::string(static_cast<size_t>(width - filled), '.')
+        << "] " << (100 * done / total) << "%";
+  }
+  return out.str();
+}
+
+std::string format_report(const bj::object& report) {
+  std::ostringstream out;
+  const auto& c = report.at("campaign").as_object();
+  out << "campaign " << integer(c, "id") << " (" << str(c, "name") << ", from " << str(c, "source_file") << ", "
+      << str(c, "created_at") << ")\n";
+  const bool power = report.contains("power_sensor") && report.at("power_sensor").is_bool() &&
+                     report.at("power_sensor").get_bool();
+  if (!power) out << "energy: no power sensor on these agents (energy is null, never estimated)\n";
+  out << "\n";
+  out << std::left << std::setw(6) << "run" << std::setw(8) << "status" << std::setw(15) << "agent" << std::setw(20)
+      << "model/dataset" << std::right << std::setw(5) << "bs" << std::setw(3) << "w" << std::setw(4) << "pf"
+      << std::setw(6) << "mb" << " | " << std::setw(9) << "e0 e2e" << std::setw(9) << "e0 stall" << std::setw(9)
+      << "e0 comp" << std::setw(9) << "e0 J" << " | " << std::setw(9) << "1+ e2e" << std::setw(9) << "1+ stall"
+      << std::setw(9) << "1+ comp" << std::setw(9) << "1+ J" << "\n";
+  for (const auto& rv : report.at("runs").as_array()) {
+    const auto& r = rv.as_object();
+    const auto& cfg = r.at("config").as_object();
+    const auto& epochs = r.at("epochs").as_array();
+    bj::value e0e2e, e0stall, e0comp, e0energy;
+    double sum_e2e = 0, sum_stall = 0, sum_comp = 0, sum_energy = 0;
+    int later = 0;
+    bool energy_ok = true;
+    int64_t minibatches = 0;
+    for (const auto& ev : epochs) {
+      const auto& e = ev.as_object();
+      minibatches = integer(e, "minibatches");
+      if (integer(e, "epoch") == 0) {
+        e0e2e = e.at("e2e_s");
+        e0stall = e.at("stall_s");
+        e0comp = e.at("compute_s");
+        e0energy = e.at("energy_j");
+      } else {
+        ++later;
+        sum_e2e += json::as_number(e.at("e2e_s")).value_or(0);
+        sum_stall += json::as_number(e.at("stall_s")).value_or(0);
+        sum_comp += json::as_number(e.at("compute_s")).value_or(0);
+        auto en = json::as_number(e.at("energy_j"));
+        energy_ok &= en.has_value();
+        sum_energy += en.value_or(0);
+      }
+    }
+    auto mean = [&](double s) -> bj::value { return later ? bj::value(s / later) : bj::value(nullptr); };
+    out << std::left << std::setw(6) << integer(r, "run_id") << std::setw(8) << str(r, "status") << std::setw(15)
+        << str(r, "agent").substr(0, 14) << std::setw(20) << (str(cfg, "model") + "/" + str(cfg, "dataset")).substr(0, 19)
+        << std::right << std::setw(5) << integer(cfg, "batch_size") << std::setw(3) << integer(cfg, "workers")
+        << std::setw(4) << integer(cfg, "prefetch") << std::setw(6) << minibatches << " | " << std::setw(9)
+        << num(e0e2e) << std::setw(9) << num(e0stall) << std::setw(9) << num(e0comp) << std::setw(9) << num(e0energy, 1)
+        << " | " << std::setw(9) << num(mean(sum_e2e)) << std::setw(9) << num(mean(sum_stall)) << std::setw(9)
+        << num(mean(sum_comp)) << std::setw(9) << (energy_ok ? num(mean(sum_energy), 1) : std::string("-")) << "\n";
+    if (!str(r, "error").empty() && str(r, "error") != "-" && str(r, "status") != "done")
+      out << "      error: " << str(r, "error") << "\n";
+  }
+  out << "\ntimes in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch\n";
+  return out.str();
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+  std::string controller = std::getenv("JETSWEEP_CONTROLLER") ? std::getenv("JETSWEEP_CONTROLLER") : "http://127.0.0.1:8420";
+  std::vector<std::string> rest;
+  bool as_json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--controller") {
+      if (i + 1 >= args.size()) {
+        err << "jetsweep: --controller: missing value\n";
+        return 2;
+      }
+      controller = args[++i];
+    } else if (args[i] == "--json") {
+      as_json = true;
+    } else if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
+      out << kUsage;
+      return 0;
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  if (rest.empty()) {
+    err << kUsage;
+    return 2;
+  }
+  const std::string cmd = rest[0];
+  auto need_args = [&](size_t n, const char* what) {
+    if (rest.size() - 1 < n || rest.size() - 1 > n) {
+      err << "jetsweep " << cmd << ": expected " << what << "\n" << kUsage;
+      return false;
+    }
+    return true;
+  };
+  auto api = [&](const std::string& method, const std::string& target, const std::string& body,
+                 const std::vector<std::pair<std::string, std::string>>& headers) -> Result<bj::value> {
+    auto r = http_request(controller, method, target, body, headers);
+    if (!r) return r.status();
+    bj::error_code ec;
+    auto v = bj::parse(r->body, ec);
+    if (ec) return protocol_error("controller answered HTTP " + std::to_string(r->status) + " with a body that is not JSON");
+    if (r->status >= 400) {
+      std::string msg = v.is_object() && v.as_object().contains("error") ? str(v.as_object(), "error") : r->body;
+      return Status(r->status == 404 ? Code::kNotFound : r->status == 400 ? Code::kInvalidArgument : Code::kInternal, msg);
+    }
+    return v;
+  };
+  auto fail = [&](const Status& s) {
+    err << "jetsweep " << cmd << ": " << s.message() << "\n";
+    return s.code() == Code::kInvalidArgument || s.code() == Code::kNotFound ? 2 : 1;
+  };
+
+  if (cmd == "validate") {
+    if (!need_args(1, "FILE")) return 2;
+    auto c = load_campaign_file(rest[1]);
+    if (!c) {
+      err << c.status().message() << "\n";
+      return 2;
+    }
+    std::map<std::string, int64_t> per_device;
+    int64_t epochs = 0;
+    for (const auto& r : c->runs) {
+      per_device[r.device]++;
+      epochs += r.epochs;
+    }
+    if (as_json) {
+      bj::object o;
+      o["campaign"] = c->name;
+      o["runs"] = c->runs.size();
+      o["epochs"] = epochs;
+      bj::object pd;
+      for (const auto& [d, n] : per_device) pd[d] = n;
+      o["runs_per_device"] = std::move(pd);
+      out << bj::serialize(o) << "\n";
+    } else {
+      out << rest[1] << ": campaign '" << c->name << "' expands to " << c->runs.size() << " runs (" << epochs
+          << " epochs)\n";
+      for (const auto& [d, n] : per_device) out << "  device " << d << ": " << n << " runs\n";
+    }
+    return 0;
+  }
+  if (cmd == "submit") {
+    if (!need_args(1, "FILE")) return 2;
+    auto text = read_text_file(rest[1]);
+    if (!text) return fail(text.status());
+    // Validate locally first: errors point at FILE:LINE:COL without a round trip.
+    auto c = parse_campaign(text.value(), rest[1]);
+    if (!c) {
+      err << c.status().message() << "\n";
+      return 2;
+    }
+    auto r = api("POST", "/api/campaigns", text.value(), {{"X-Jetsweep-Source", rest[1]}, {"Content-Type", "application/yaml"}});
+    if (!r) return fail(r.status());
+    if (as_json) out << bj::serialize(r.value()) << "\n";
+    else out << "submitted campaign " << integer(r->as_object(), "campaign_id") << " (" << str(r->as_object(), "name")
+             << ") with " << integer(r->as_object(), "runs") << " runs\n";
+    return 0;
+  }
+  if (cmd == "status") {
+    if (rest.size() > 2) return need_args(1, "[CAMPAIGN]") ? 0 : 2;
+    auto r = rest.size() == 2 ? api("GET", "/api/campaigns/" + rest[1], "", {}) : api("GET", "/api/campaigns", "", {});
+    if (!r) return fail(r.status());
+    if (as_json) {
+      out << bj::serialize(r.value()) << "\n";
+    } else if (r->is_array()) {
+      if (r->as_array().empty()) out << "no campaigns\n";
+      for (const auto& s : r->as_array()) out << format_status(s.as_object(), out_is_tty) << "\n";
+    } else {
+      out << format_status(r->as_object(), out_is_tty) << "\n";
+    }
+    return 0;
+  }
+  if (cmd == "report") {
+    if (!need_args(1, "CAMPAIGN")) return 2;
+    auto r = api("GET", "/api/campaigns/" + rest[1] + "/report", "", {});
+    if (!r) return fail(r.status());
+    if (as_json) out << bj::serialize(r.value()) << "\n";
+    else out << format_report(r->as_object());
+    return 0;
+  }
+  if (cmd == "agents") {
+    if (!need_args(0, "no arguments")) return 2;
+    auto r = api("GET", "/api/agents", "", {});
+    if (!r) return fail(r.status());
+    if (as_json) {
+      out << bj::serialize(r.value()) << "\n";
+      return 0;
+    }
+    for (const auto& av : r->as_array()) {
+      const auto& a = av.as_object();
+      out << integer(a, "agent_id") << "  " << str(a, "name") << "  " << str(a, "device_class") << "  "
+          << (a.at("connected").as_bool() ? "connected" : "disconnected") << "  run " << str(a, "current_run") << "  "
+          << str(a, "hostname") << ", " << integer(a, "cpus") << " cpus, torch " << str(a, "torch_version") << ", "
+          << str(a, "git_sha") << "\n";
+    }
+    return 0;
+  }
+  err << "jetsweep: unknown command '" << cmd << "'\n" << kUsage;
+  return 2;
+}
+
+}  // namespace jetsweep::cli

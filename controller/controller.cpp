@@ -1,0 +1,201 @@
+#include "controller/controller.hpp"
+
+#include <boost/json.hpp>
+
+#include "common/campaign.hpp"
+#include "common/log.hpp"
+#include "controller/agent_session.hpp"
+
+namespace jetsweep::controller {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+namespace bj = boost::json;
+
+Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options)
+    : ioc_(ioc), db_(db), options_(options), sweep_timer_(ioc) {}
+
+void Controller::start() { sweep(); }
+
+void Controller::stop() {
+  stopped_ = true;
+  sweep_timer_.cancel();
+  for (auto& [id, weak] : agents_)
+    if (auto s = weak.lock()) s->close("controller shutting down");
+  agents_.clear();
+}
+
+void Controller::sweep() {
+  if (stopped_) return;
+  auto self = shared_from_this();
+  const double lease = options_.lease_s;
+  db_.post<Result<int64_t>>(
+      executor(), [lease](Store& s) { return s.requeue_orphaned_runs(lease); },
+      [self](Result<int64_t> r) {
+        if (!r) JS_LOG_WARN << "lease sweep failed: " << r.status().to_string();
+        else if (r.value() > 0) JS_LOG_INFO << "lease sweep requeued " << r.value() << " runs of vanished agents";
+        self->dispatch_all();
+      });
+  sweep_timer_.expires_after(options_.sweep_interval);
+  sweep_timer_.async_wait([self](boost::system::error_code ec) {
+    if (!ec) self->sweep();
+  });
+}
+
+void Controller::on_agent_registered(const std::shared_ptr<AgentSession>& session) {
+  auto& slot = agents_[session->agent_id()];
+  if (auto old = slot.lock(); old && old != session) old->close("replaced by a new connection of the same agent");
+  slot = session;
+  try_dispatch(session);
+}
+
+void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
+  if (!session->registered()) return;
+  auto it = agents_.find(session->agent_id());
+  if (it != agents_.end() && it->second.lock() == session) {
+    agents_.erase(it);
+    db_.post<Status>(
+        executor(), [id = session->agent_id()](Store& s) { return s.set_agent_connected(id, false); }, [](Status) {});
+  }
+}
+
+void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
+  if (stopped_ || !session->open() || !session->registered() || session->current_run || session->claiming) return;
+  session->claiming = true;
+  auto self = shared_from_this();
+  db_.post<Result<std::optional<Assignment>>>(
+      executor(),
+      [id = session->agent_id(), cls = session->device_class()](Store& s) { return s.claim_run(id, cls); },
+      [self, session](Result<std::optional<Assignment>> r) {
+        session->claiming = false;
+        if (!r) {
+          JS_LOG_ERROR << "agent " << session->agent_id() << " (" << session->name()
+                       << "): claiming a run failed: " << r.status().to_string();
+          return;
+        }
+        if (!r.value()) return;  // nothing queued for this agent
+        const Assignment& a = *r.value();
+        if (!session->open()) {
+          self->db_.post<Status>(
+              self->executor(), [run = a.run_id, id = session->agent_id()](Store& s) { return s.unclaim_run(run, id); },
+              [](Status) {});
+          return;
+        }
+        session->current_run = a.run_id;
+        JS_LOG_INFO << "run " << a.run_id << " assigned to agent " << session->agent_id() << " (" << session->name()
+                    << ")";
+        session->send(proto::AssignRun{a.run_id, a.config});
+      });
+}
+
+void Controller::dispatch_all() {
+  for (auto& [id, weak] : agents_)
+    if (auto s = weak.lock()) try_dispatch(s);
+}
+
+namespace {
+
+HttpResponse json_response(const HttpRequest& req, http::status status, const bj::value& body) {
+  HttpResponse res{status, req.version()};
+  res.set(http::field::server, "jetsweep-controller");
+  res.set(http::field::content_type, "application/json");
+  res.keep_alive(req.keep_alive());
+  res.body() = bj::serialize(body) + "\n";
+  res.prepare_payload();
+  return res;
+}
+
+HttpResponse error_response(const HttpRequest& req, http::status status, const std::string& message) {
+  bj::object o;
+  o["error"] = message;
+  return json_response(req, status, o);
+}
+
+http::status status_for(const Status& s) {
+  switch (s.code()) {
+    case Code::kInvalidArgument: return http::status::bad_request;
+    case Code::kNotFound: return http::status::not_found;
+    case Code::kUnavailable: return http::status::service_unavailable;
+    default: return http::status::internal_server_error;
+  }
+}
+
+std::vector<std::string> split_path(const std::string& target) {
+  std::string path = target.substr(0, target.find('?'));
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond) {
+  const auto parts = split_path(std::string(req.target()));
+  const auto method = req.method();
+  auto shared_req = std::make_shared<HttpRequest>(std::move(req));
+  auto reply = [shared_req, respond](auto&& result) {
+    if (!result) return respond(error_response(*shared_req, status_for(result.status()), result.status().message()));
+    respond(json_response(*shared_req, http::status::ok, bj::value(result.value())));
+  };
+  auto self = shared_from_this();
+
+  if (parts.size() < 1 || parts[0] != "api")
+    return respond(error_response(*shared_req, http::status::not_found, "no such endpoint: " + std::string(shared_req->target())));
+
+  if (parts.size() == 2 && parts[1] == "health" && method == http::verb::get) {
+    bj::object o;
+    o["ok"] = true;
+    o["agents_connected"] = agents_.size();
+    o["db_queue"] = db_.queued();
+    return respond(json_response(*shared_req, http::status::ok, o));
+  }
+  if (parts.size() == 2 && parts[1] == "agents" && method == http::verb::get) {
+    return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_agents(); }, reply);
+  }
+  if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::get) {
+    return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_campaigns(); }, reply);
+  }
+  if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::post) {
+    std::string file = "campaign.yaml";
+    if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
+      file = std::string(it->value());
+    auto campaign = parse_campaign(shared_req->body(), file);
+    if (!campaign) return respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
+    auto c = std::make_shared<Campaign>(std::move(campaign).value());
+    return db_.post<Result<CreatedCampaign>>(
+        executor(), [c, file, body = shared_req->body()](Store& s) { return s.create_campaign(*c, file, body); },
+        [self, shared_req, respond, c](Result<CreatedCampaign> r) {
+          if (!r) return respond(error_response(*shared_req, status_for(r.status()), r.status().message()));
+          JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+          bj::object o;
+          o["campaign_id"] = r->campaign_id;
+          o["name"] = c->name;
+          o["runs"] = r->runs;
+          respond(json_response(*shared_req, http::status::created, o));
+          self->dispatch_all();
+        });
+  }
+  if (parts.size() >= 3 && parts[1] == "campaigns" && method == http::verb::get) {
+    const std::string ref = parts[2];
+    const bool report = parts.size() == 4 && parts[3] == "report";
+    if (parts.size() > 4 || (parts.size() == 4 && !report))
+      return respond(error_response(*shared_req, http::status::not_found, "no such endpoint"));
+    return db_.post<Result<bj::object>>(
+        executor(),
+        [ref, report](Store& s) -> Result<bj::object> {
+          auto id = s.resolve_campaign(ref);
+          if (!id) return id.status();
+          return report ? s.campaign_report(id.value()) : s.campaign_status(id.value());
+        },
+        reply);
+  }
+  respond(error_response(*shared_req, http::status::not_found,
+                         "no such endpoint: " + std::string(to_string(method)) + " " + std::string(shared_req->target())));
+}
+
+}  // namespace jetsweep::controller

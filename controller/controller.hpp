@@ -1,0 +1,61 @@
+// Controller: the fleet registry (which agent sessions are connected, idle or busy), run dispatch, the
+// periodic lease sweep, and the HTTP JSON API. Runs on the io_context's single thread; database work goes
+// to the DbWorker and comes back through asio::post.
+#pragma once
+
+#include <boost/asio.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "controller/db_worker.hpp"
+
+namespace jetsweep::controller {
+
+class AgentSession;
+
+struct ControllerOptions {
+  std::chrono::milliseconds heartbeat_interval{1000};
+  double lease_s = 30.0;                         // a disconnected agent's runs are requeued after this
+  std::chrono::milliseconds sweep_interval{2000};
+  size_t max_ingest_in_flight = 8;               // per agent connection; reading pauses beyond this
+  size_t max_queued_frames = 1024;               // per agent connection write queue bound
+};
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+class Controller : public std::enable_shared_from_this<Controller> {
+ public:
+  Controller(boost::asio::io_context& ioc, DbWorker& db, ControllerOptions options);
+  void start();
+  void stop();
+
+  DbWorker& db() { return db_; }
+  const ControllerOptions& options() const { return options_; }
+  boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+
+  // Agent sessions report lifecycle events (io thread).
+  void on_agent_registered(const std::shared_ptr<AgentSession>& session);
+  void on_agent_gone(const std::shared_ptr<AgentSession>& session);
+  // Hands the agent a queued run if it is idle.
+  void try_dispatch(const std::shared_ptr<AgentSession>& session);
+  void dispatch_all();
+
+  // HTTP API; `respond` is called exactly once (io thread).
+  void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
+
+ private:
+  void sweep();
+
+  boost::asio::io_context& ioc_;
+  DbWorker& db_;
+  ControllerOptions options_;
+  boost::asio::steady_timer sweep_timer_;
+  std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id
+  bool stopped_ = false;
+};
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,82 @@
+// jetsweep-controller: thin entry point. Opens the database (migrating it), then serves agents and the API
+// on one port until SIGINT/SIGTERM. The io_context runs on a single thread; the database on its own.
+#include <boost/asio.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "common/log.hpp"
+#include "controller/config.hpp"
+#include "controller/pg_store.hpp"
+#include "controller/server.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::controller;
+
+int main(int argc, char** argv) {
+  auto cfg = parse_controller_args(std::vector<std::string>(argv + 1, argv + argc));
+  if (!cfg) {
+    std::cerr << "jetsweep-controller: " << cfg.status().message() << "\n" << controller_usage();
+    return 2;
+  }
+  if (cfg->help) {
+    std::cout << controller_usage();
+    return 0;
+  }
+  log::set_component("controller");
+  if (cfg->verbose) log::set_min_level(log::Level::kDebug);
+
+  auto store = std::make_unique<PgStore>(cfg->db_dsn);
+  // The database may still be starting: retry for a while before giving up.
+  Status s = store->connect();
+  for (int attempt = 1; !s.is_ok() && s.code() == Code::kUnavailable && attempt <= 30; ++attempt) {
+    JS_LOG_WARN << s.message() << " (attempt " << attempt << " of 30)";
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    s = store->connect();
+  }
+  if (s.is_ok()) s = store->migrate();
+  if (s.is_ok()) s = store->reset_connections();
+  if (!s.is_ok()) {
+    JS_LOG_ERROR << s.to_string();
+    return 1;
+  }
+
+  boost::asio::io_context ioc(1);
+  DbWorker db(std::move(store));
+  db.start();
+  auto controller = std::make_shared<Controller>(ioc, db, cfg->options);
+  auto listener = std::make_shared<Listener>(ioc, controller);
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(cfg->listen_host, ec);
+  if (ec) {
+    std::cerr << "jetsweep-controller: --listen: '" << cfg->listen_host << "' is not an IP address\n";
+    return 2;
+  }
+  s = listener->listen({address, cfg->listen_port});
+  if (!s.is_ok()) {
+    JS_LOG_ERROR << s.message();
+    return 1;
+  }
+  const auto bound = listener->local_endpoint();
+  JS_LOG_INFO << "listening on " << bound.address().to_string() << ":" << bound.port()
+              << " (agents: ws://.../agent, API: http://.../api)";
+  if (!cfg->port_file.empty()) {
+    const std::string tmp = cfg->port_file + ".tmp";
+    std::ofstream(tmp) << bound.port() << "\n";
+    std::rename(tmp.c_str(), cfg->port_file.c_str());  // atomic: readers never see a partial file
+  }
+  controller->start();
+  listener->start();
+
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& e, int sig) {
+    if (e) return;
+    JS_LOG_INFO << "signal " << sig << " received, shutting down";
+    listener->stop();
+    controller->stop();
+    ioc.stop();
+  });
+  ioc.run();
+  db.stop();
+  JS_LOG_INFO << "stopped";
+  return 0;
+}

@@ -1,0 +1,503 @@
+#include "controller/pg_store.hpp"
+
+#include <pqxx/pqxx>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "common/json_fields.hpp"
+#include "common/log.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+
+namespace {
+
+// Text form of a nullable double for COPY / parameters (nullptr = NULL).
+struct NullableText {
+  std::string text;
+  bool null = true;
+  const char* c_str() const { return null ? nullptr : text.c_str(); }
+};
+
+NullableText nullable(const std::optional<double>& v) {
+  NullableText t;
+  if (v && std::isfinite(*v)) {
+    t.text = pqxx::to_string(*v);
+    t.null = false;
+  }
+  return t;
+}
+
+bj::value field_number(const pqxx::field& f) {
+  if (f.is_null()) return nullptr;
+  return f.as<double>();
+}
+
+bj::value field_text(const pqxx::field& f) {
+  if (f.is_null()) return nullptr;
+  return bj::string(f.c_str());
+}
+
+bj::value parse_json_field(const pqxx::field& f) {
+  if (f.is_null()) return nullptr;
+  bj::error_code ec;
+  auto v = bj::parse(f.c_str(), ec);
+  if (ec) return nullptr;
+  return v;
+}
+
+}  // namespace
+
+PgStore::PgStore(std::string dsn) : dsn_(std::move(dsn)) {}
+PgStore::~PgStore() = default;
+
+bool PgStore::connected() const { return conn_ && conn_->is_open(); }
+
+Status PgStore::connect() {
+  try {
+    conn_ = std::make_unique<pqxx::connection>(dsn_);
+    pqxx::nontransaction n(*conn_);
+    n.exec("SET client_min_messages TO WARNING");
+    return Status::ok();
+  } catch (const pqxx::broken_connection& e) {
+    conn_.reset();
+    return unavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
+  } catch (const std::exception& e) {
+    conn_.reset();
+    return db_error(std::string("cannot connect to PostgreSQL: ") + e.what());
+  }
+}
+
+template <class Fn>
+auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
+  if (!connected()) {
+    Status s = connect();
+    if (!s.is_ok()) return s.with_context(what);
+  }
+  try {
+    return fn();
+  } catch (const pqxx::broken_connection& e) {
+    conn_.reset();
+    return unavailable(std::string(what) + ": connection to PostgreSQL lost: " + e.what());
+  } catch (const pqxx::in_doubt_error& e) {
+    conn_.reset();
+    return unavailable(std::string(what) + ": commit in doubt: " + e.what());
+  } catch (const pqxx::sql_error& e) {
+    // Admin shutdown / cannot-connect-now surface as sql_error with class 57 or 08: retryable.
+    const std::string state = e.sqlstate();
+    if (state.rfind("57", 0) == 0 || state.rfind("08", 0) == 0) {
+      conn_.reset();
+      return unavailable(std::string(what) + ": " + e.what());
+    }
+    return db_error(std::string(what) + ": " + e.what() + " [sqlstate " + state + "]");
+  } catch (const std::exception& e) {
+    if (conn_ && !conn_->is_open()) conn_.reset();
+    return db_error(std::string(what) + ": " + e.what());
+  }
+}
+
+Status PgStore::migrate() {
+  return guarded("applying migrations", [&]() -> Status {
+    pqxx::work w(*conn_);
+    // One controller migrates at a time.
+    w.exec("SELECT pg_advisory_xact_lock(7202604)");
+    w.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+           "applied_at timestamptz NOT NULL DEFAULT now())");
+    size_t count = 0;
+    const Migration* all = migrations(count);
+    for (size_t i = 0; i < count; ++i) {
+      auto r = w.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", all[i].version);
+      if (!r.empty()) continue;
+      JS_LOG_INFO << "applying migration " << all[i].name;
+      w.exec(all[i].sql);
+      w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", all[i].version, all[i].name);
+    }
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Status PgStore::reset_connections() {
+  return guarded("resetting agent connections", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec("UPDATE agents SET connected = false, last_seen = now() WHERE connected");
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
+  return guarded("registering agent", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    const auto& f = reg.facts;
+    auto r = w.exec_params(
+        "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
+        "git_sha, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,true,now()) "
+        "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
+        "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
+        "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
+        "git_sha = EXCLUDED.git_sha, connected = true, last_seen = now() RETURNING id",
+        reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
+        f.git_sha);
+    w.commit();
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
+  return guarded("updating agent connection", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec_params("UPDATE agents SET connected = $2, last_seen = now() WHERE id = $1", agent_id, connected);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Result<int64_t> PgStore::requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) {
+  return guarded("requeueing agent runs", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "UPDATE runs SET status = 'queued', agent_id = NULL, error = $3, queued_at = now() "
+        "WHERE agent_id = $1 AND status IN ('assigned', 'running') AND id <> $2",
+        agent_id, keep_run.value_or(-1), why);
+    w.commit();
+    return static_cast<int64_t>(r.affected_rows());
+  });
+}
+
+Result<int64_t> PgStore::requeue_orphaned_runs(double lease_s) {
+  return guarded("requeueing orphaned runs", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "UPDATE runs SET status = 'queued', agent_id = NULL, queued_at = now(), "
+        "error = 'agent ' || a.name || ' disconnected for more than ' || $1 || ' s' "
+        "FROM agents a WHERE runs.agent_id = a.id AND runs.status IN ('assigned', 'running') "
+        "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision)",
+        lease_s);
+    w.commit();
+    return static_cast<int64_t>(r.affected_rows());
+  });
+}
+
+Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std::string& device_class) {
+  return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "WITH next AS (SELECT id FROM runs WHERE status = 'queued' AND "
+        "  (device = 'any' OR device = $2 OR device = (SELECT name FROM agents WHERE id = $1)) "
+        "  ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
+        "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
+        "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
+        "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
+        "FROM next WHERE runs.id = next.id RETURNING runs.id, runs.config::text",
+        agent_id, device_class);
+    if (r.empty()) {
+      w.commit();
+      return std::optional<Assignment>();
+    }
+    const int64_t run_id = r[0][0].as<int64_t>();
+    // A re-executed run starts clean: drop rows of an earlier, interrupted attempt.
+    w.exec_params("DELETE FROM minibatches WHERE run_id = $1", run_id);
+    w.exec_params("DELETE FROM epochs WHERE run_id = $1", run_id);
+    w.exec_params("DELETE FROM samples WHERE run_id = $1", run_id);
+    w.commit();
+    bj::error_code ec;
+    auto cfg_json = bj::parse(r[0][1].c_str(), ec);
+    if (ec || !cfg_json.is_object()) return db_error("run " + std::to_string(run_id) + ": stored config is not a JSON object");
+    auto cfg = run_config_from_json(cfg_json.get_object(), "run " + std::to_string(run_id) + " config");
+    if (!cfg) return cfg.status();
+    return std::optional<Assignment>(Assignment{run_id, std::move(cfg).value()});
+  });
+}
+
+Status PgStore::unclaim_run(int64_t run_id, int64_t agent_id) {
+  return guarded("unclaiming a run", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec_params("UPDATE runs SET status = 'queued', agent_id = NULL, attempts = greatest(attempts - 1, 0) "
+                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                  run_id, agent_id);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
+  return guarded("ingesting minibatches", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec("CREATE TEMP TABLE IF NOT EXISTS minibatches_stage (LIKE minibatches) ON COMMIT DELETE ROWS");
+    {
+      pqxx::stream_to copy(w, "minibatches_stage");
+      for (size_t i = 0; i < m.stall_s.size(); ++i)
+        copy << std::make_tuple(m.run_id, m.epoch, m.first_index + static_cast<int64_t>(i), m.stall_s[i], m.compute_s[i]);
+      copy.complete();
+    }
+    auto r = w.exec_params(
+        "INSERT INTO minibatches SELECT s.* FROM minibatches_stage s "
+        "JOIN runs ON runs.id = s.run_id AND runs.agent_id = $1 ON CONFLICT DO NOTHING",
+        agent_id);
+    w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
+                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                  m.run_id, agent_id);
+    w.commit();
+    (void)r;
+    return Status::ok();
+  });
+}
+
+Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
+  return guarded("ingesting an epoch", [&]() -> Status {
+    pqxx::work w(*conn_);
+    auto energy = nullable(m.energy_j);
+    auto power = nullable(m.mean_power_w);
+    w.exec_params(
+        "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss) "
+        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9 "
+        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
+        "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
+        "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
+        "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss",
+        m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), m.loss,
+        agent_id);
+    w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
+                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                  m.run_id, agent_id);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
+  return guarded("ingesting samples", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec("CREATE TEMP TABLE IF NOT EXISTS samples_stage (LIKE samples) ON COMMIT DELETE ROWS");
+    {
+      pqxx::stream_to copy(w, "samples_stage");
+      for (const auto& s : m.samples) {
+        auto freq = nullable(s.cpu_freq_mhz);
+        auto power = nullable(s.power_w);
+        copy << std::make_tuple(m.run_id, s.t_s, s.cpu_util_pct, freq.c_str(), s.mem_used_kb, s.disk_read_bytes,
+                                power.c_str());
+      }
+      copy.complete();
+    }
+    w.exec_params(
+        "INSERT INTO samples SELECT s.* FROM samples_stage s "
+        "JOIN runs ON runs.id = s.run_id AND runs.agent_id = $1 ON CONFLICT DO NOTHING",
+        agent_id);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
+  return guarded("finishing a run", [&]() -> Status {
+    pqxx::work w(*conn_);
+    if (m.status == "cancelled") {
+      // The agent shut down mid-run: not the run's fault, so it goes back to the queue.
+      w.exec_params("UPDATE runs SET status = 'queued', agent_id = NULL, queued_at = now(), error = $3 "
+                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+                    m.run_id, agent_id, "cancelled on its agent: " + m.error);
+    } else {
+      w.exec_params("UPDATE runs SET status = $3, error = $4, wall_s = $5, finished_at = now(), "
+                    "started_at = coalesce(started_at, now()) "
+                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+                    m.run_id, agent_id, m.status, m.error, m.wall_s);
+    }
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::string& source_file,
+                                                 const std::string& source_yaml) {
+  return guarded("storing the campaign", [&]() -> Result<CreatedCampaign> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count) VALUES ($1,$2,$3,$4,$5) "
+        "RETURNING id",
+        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()));
+    const int64_t id = r[0][0].as<int64_t>();
+    w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (ordinal integer, config jsonb, device text, epochs integer) "
+           "ON COMMIT DELETE ROWS");
+    {
+      pqxx::stream_to copy(w, "runs_stage");
+      int64_t ordinal = 0;
+      for (const auto& run : c.runs)
+        copy << std::make_tuple(ordinal++, bj::serialize(to_json(run)), run.device, run.epochs);
+      copy.complete();
+    }
+    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs) "
+                  "SELECT $1, ordinal, config, device, epochs FROM runs_stage ORDER BY ordinal",
+                  id);
+    w.commit();
+    return CreatedCampaign{id, static_cast<int64_t>(c.runs.size())};
+  });
+}
+
+Result<int64_t> PgStore::resolve_campaign(const std::string& ref) {
+  return guarded("looking up the campaign", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    bool numeric = !ref.empty() && ref.find_first_not_of("0123456789") == std::string::npos && ref.size() < 18;
+    pqxx::result r = numeric ? w.exec_params("SELECT id FROM campaigns WHERE id = $1", std::stoll(ref))
+                             : w.exec_params("SELECT id FROM campaigns WHERE name = $1 ORDER BY id DESC LIMIT 1", ref);
+    w.commit();
+    if (r.empty()) return not_found("no campaign '" + ref + "'");
+    return r[0][0].as<int64_t>();
+  });
+}
+
+namespace {
+const char* kStatusSql =
+    "SELECT c.id, c.name, c.description, c.created_at::text, c.run_count, "
+    "  count(r.id) FILTER (WHERE r.status = 'queued'), count(r.id) FILTER (WHERE r.status = 'assigned'), "
+    "  count(r.id) FILTER (WHERE r.status = 'running'), count(r.id) FILTER (WHERE r.status = 'done'), "
+    "  count(r.id) FILTER (WHERE r.status = 'failed'), count(r.id) FILTER (WHERE r.status = 'lost'), "
+    "  coalesce(sum(r.epochs), 0), "
+    "  (SELECT count(*) FROM epochs e JOIN runs r2 ON r2.id = e.run_id WHERE r2.campaign_id = c.id) "
+    "FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id ";
+
+bj::object status_row(const pqxx::row& row) {
+  bj::object o;
+  o["campaign_id"] = row[0].as<int64_t>();
+  o["name"] = row[1].c_str();
+  o["description"] = row[2].c_str();
+  o["created_at"] = row[3].c_str();
+  o["runs"] = row[4].as<int64_t>();
+  o["queued"] = row[5].as<int64_t>();
+  o["assigned"] = row[6].as<int64_t>();
+  o["running"] = row[7].as<int64_t>();
+  o["done"] = row[8].as<int64_t>();
+  o["failed"] = row[9].as<int64_t>();
+  o["lost"] = row[10].as<int64_t>();
+  o["epochs_total"] = row[11].as<int64_t>();
+  o["epochs_done"] = row[12].as<int64_t>();
+  o["finished"] = row[8].as<int64_t>() + row[9].as<int64_t>() == row[4].as<int64_t>();
+  return o;
+}
+}  // namespace
+
+Result<bj::object> PgStore::campaign_status(int64_t campaign_id) {
+  return guarded("reading campaign status", [&]() -> Result<bj::object> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(std::string(kStatusSql) + "WHERE c.id = $1 GROUP BY c.id", campaign_id);
+    w.commit();
+    if (r.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+    return status_row(r[0]);
+  });
+}
+
+Result<bj::array> PgStore::list_campaigns() {
+  return guarded("listing campaigns", [&]() -> Result<bj::array> {
+    pqxx::work w(*conn_);
+    auto r = w.exec(std::string(kStatusSql) + "GROUP BY c.id ORDER BY c.id");
+    w.commit();
+    bj::array out;
+    for (const auto& row : r) out.emplace_back(status_row(row));
+    return out;
+  });
+}
+
+Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
+  return guarded("building the report", [&]() -> Result<bj::object> {
+    pqxx::work w(*conn_);
+    auto c = w.exec_params("SELECT id, name, description, source_file, created_at::text FROM campaigns WHERE id = $1",
+                           campaign_id);
+    if (c.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+    bj::object campaign;
+    campaign["id"] = c[0][0].as<int64_t>();
+    campaign["name"] = c[0][1].c_str();
+    campaign["description"] = c[0][2].c_str();
+    campaign["source_file"] = c[0][3].c_str();
+    campaign["created_at"] = c[0][4].c_str();
+
+    auto runs = w.exec_params(
+        "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text "
+        "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = $1 ORDER BY r.ordinal",
+        campaign_id);
+    auto epochs = w.exec_params(
+        "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss "
+        "FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch",
+        campaign_id);
+    w.commit();
+    std::map<int64_t, bj::array> by_run;
+    bool any_energy = false;
+    for (const auto& e : epochs) {
+      bj::object o;
+      o["epoch"] = e[1].as<int64_t>();
+      o["e2e_s"] = e[2].as<double>();
+      o["stall_s"] = e[3].as<double>();
+      o["compute_s"] = e[4].as<double>();
+      o["minibatches"] = e[5].as<int64_t>();
+      o["energy_j"] = field_number(e[6]);
+      o["mean_power_w"] = field_number(e[7]);
+      o["loss"] = e[8].as<double>();
+      any_energy |= !e[6].is_null();
+      by_run[e[0].as<int64_t>()].emplace_back(std::move(o));
+    }
+    bj::array out_runs;
+    for (const auto& row : runs) {
+      bj::object o;
+      const int64_t run_id = row[0].as<int64_t>();
+      o["run_id"] = run_id;
+      o["status"] = row[1].c_str();
+      o["agent"] = field_text(row[2]);
+      bj::value cfg = parse_json_field(row[3]);
+      bj::object config;
+      if (cfg.is_object()) {
+        for (const char* k : {"model", "dataset", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
+                              "repetition", "device"})
+          if (auto it = cfg.get_object().find(k); it != cfg.get_object().end()) config[k] = it->value();
+      }
+      o["config"] = std::move(config);
+      o["error"] = row[4].c_str();
+      o["attempts"] = row[5].as<int64_t>();
+      o["wall_s"] = field_number(row[6]);
+      o["facts"] = parse_json_field(row[7]);
+      auto it = by_run.find(run_id);
+      o["epochs"] = it == by_run.end() ? bj::array() : std::move(it->second);
+      out_runs.emplace_back(std::move(o));
+    }
+    bj::object report;
+    report["campaign"] = std::move(campaign);
+    report["power_sensor"] = any_energy;
+    report["runs"] = std::move(out_runs);
+    return report;
+  });
+}
+
+Result<bj::array> PgStore::list_agents() {
+  return guarded("listing agents", [&]() -> Result<bj::array> {
+    pqxx::work w(*conn_);
+    auto r = w.exec(
+        "SELECT a.id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
+        "a.compiler, a.git_sha, a.connected, a.last_seen::text, "
+        "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')) "
+        "FROM agents a ORDER BY a.id");
+    w.commit();
+    bj::array out;
+    for (const auto& row : r) {
+      bj::object o;
+      o["agent_id"] = row[0].as<int64_t>();
+      o["name"] = row[1].c_str();
+      o["hostname"] = row[2].c_str();
+      o["cpus"] = row[3].as<int64_t>();
+      o["mem_bytes"] = row[4].as<int64_t>();
+      o["backend"] = row[5].c_str();
+      o["device_class"] = row[6].c_str();
+      o["kernel"] = row[7].c_str();
+      o["torch_version"] = row[8].c_str();
+      o["compiler"] = row[9].c_str();
+      o["git_sha"] = row[10].c_str();
+      o["connected"] = row[11].as<bool>();
+      o["last_seen"] = row[12].c_str();
+      o["current_run"] = row[13].is_null() ? bj::value(nullptr) : bj::value(row[13].as<int64_t>());
+      out.emplace_back(std::move(o));
+    }
+    return out;
+  });
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,61 @@
+// PostgreSQL implementation of Store (libpqxx 6.4). Owns one connection, reconnecting when it breaks.
+// Used from one thread at a time (the DbWorker's).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <pqxx/connection>
+
+#include "controller/store.hpp"
+
+namespace jetsweep::controller {
+
+class PgStore final : public Store {
+ public:
+  explicit PgStore(std::string dsn);
+  ~PgStore() override;
+
+  // Opens (or re-opens) the connection; kUnavailable when the server cannot be reached.
+  Status connect();
+  bool connected() const;
+
+  Status migrate() override;
+  Status reset_connections() override;
+  Result<int64_t> register_agent(const proto::Register& reg) override;
+  Status set_agent_connected(int64_t agent_id, bool connected) override;
+  Result<int64_t> requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) override;
+  Result<int64_t> requeue_orphaned_runs(double lease_s) override;
+  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
+  Status unclaim_run(int64_t run_id, int64_t agent_id) override;
+  Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
+  Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
+  Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
+  Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
+                                          const std::string& source_yaml) override;
+  Result<int64_t> resolve_campaign(const std::string& ref) override;
+  Result<boost::json::object> campaign_status(int64_t campaign_id) override;
+  Result<boost::json::array> list_campaigns() override;
+  Result<boost::json::object> campaign_report(int64_t campaign_id) override;
+  Result<boost::json::array> list_agents() override;
+
+ private:
+  // Runs `fn` with a live connection, converting libpqxx exceptions to Status (kUnavailable when the
+  // connection broke, so callers may retry; kDbError otherwise) with `what` as context.
+  template <class Fn>
+  auto guarded(const char* what, Fn&& fn) -> decltype(fn());
+
+  std::string dsn_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+// The numbered migrations compiled into the binary from sql/*.sql (generated at build time).
+struct Migration {
+  int version;
+  const char* name;
+  const char* sql;
+};
+const Migration* migrations(size_t& count);
+
+}  // namespace jetsweep::controller

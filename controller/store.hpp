@@ -1,0 +1,62 @@
+// Storage interface of the controller: the fleet, campaigns, runs and their measurements.
+// Every write is idempotent (keyed upserts / merges) so a retried or resent message is harmless.
+// Implementations are used from the DbWorker thread only.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/campaign.hpp"
+#include "common/protocol.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep::controller {
+
+struct Assignment {
+  int64_t run_id = 0;
+  RunConfig config;
+};
+
+struct CreatedCampaign {
+  int64_t campaign_id = 0;
+  int64_t runs = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Applies the numbered migrations not yet recorded in schema_migrations.
+  virtual Status migrate() = 0;
+  // Marks every agent disconnected (controller start: nobody is connected yet).
+  virtual Status reset_connections() = 0;
+
+  virtual Result<int64_t> register_agent(const proto::Register& reg) = 0;
+  virtual Status set_agent_connected(int64_t agent_id, bool connected) = 0;
+  // Requeues runs assigned to the agent except `keep_run` (the one it says it is still executing).
+  virtual Result<int64_t> requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) = 0;
+  // Requeues runs of agents disconnected for longer than `lease_s`.
+  virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
+  // Claims the oldest queued run the agent's class can take; clears partial results of earlier attempts.
+  virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
+  // Puts a claimed run back (e.g. the agent vanished before it could be sent).
+  virtual Status unclaim_run(int64_t run_id, int64_t agent_id) = 0;
+
+  // Ingest: rows for runs not currently owned by `agent_id` are dropped (stale resends).
+  virtual Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) = 0;
+  virtual Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
+  virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
+  virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
+
+  virtual Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
+                                                  const std::string& source_yaml) = 0;
+  // `ref` is a campaign id or a name (latest campaign with that name); not_found otherwise.
+  virtual Result<int64_t> resolve_campaign(const std::string& ref) = 0;
+  virtual Result<boost::json::object> campaign_status(int64_t campaign_id) = 0;
+  virtual Result<boost::json::array> list_campaigns() = 0;
+  virtual Result<boost::json::object> campaign_report(int64_t campaign_id) = 0;
+  virtual Result<boost::json::array> list_agents() = 0;
+};
+
+}  // namespace jetsweep::controller

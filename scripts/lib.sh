@@ -1,0 +1,128 @@
+# Shared by scripts/demo, scripts/test and bench/run: install, build, private PostgreSQL clusters.
+# Sourced, not executed. Everything it prints goes to stderr.
+
+JS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JS_BUILD=${JETSWEEP_BUILD_DIR:-$JS_ROOT/build}
+JS_PG_USER=jetsweep
+
+js_log() { printf '[jetsweep] %s\n' "$*" >&2; }
+js_die() { printf '[jetsweep] error: %s\n' "$*" >&2; exit 1; }
+
+JS_PACKAGES=(build-essential cmake pkg-config ccache git libboost1.81-all-dev libboost-json1.81-dev
+  libtorch-dev libyaml-cpp-dev libpqxx-dev doctest-dev zlib1g-dev postgresql dataset-fashion-mnist procps)
+
+# Installs the Debian packages that are missing (needs root or sudo).
+js_install_deps() {
+  local missing=()
+  for p in "${JS_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  js_log "installing: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || js_die "missing packages (${missing[*]}) and not root; install them or run as root"
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 || js_die "apt-get update failed"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 \
+    || js_die "apt-get install failed"
+}
+
+# Configures and builds into $JS_BUILD (binaries in $JS_BUILD/bin).
+js_build() {
+  local jobs
+  jobs=$(nproc 2>/dev/null || echo 2)
+  js_log "building into $JS_BUILD ($jobs jobs)"
+  cmake -S "$JS_ROOT" -B "$JS_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 || js_die "cmake configure failed"
+  cmake --build "$JS_BUILD" -j"$jobs" >&2 || js_die "build failed"
+}
+
+js_pg_bin() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$d" ] || js_die "PostgreSQL server binaries not found under /usr/lib/postgresql"
+  echo "$d"
+}
+
+# Runs a command as the cluster owner: ourselves, or an unprivileged user when we are root
+# (PostgreSQL refuses to run as root).
+js_as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u "$JS_PG_USER" -- "$@"; else "$@"; fi
+}
+
+js_free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  js_die "no free loopback port found"
+}
+
+# js_pg_start DIR: starts (creating on first use) a private cluster whose state lives in DIR and sets
+# JS_PG_DSN (database jetsweep), JS_PG_ADMIN_DSN (database postgres) and JS_PG_DIR.
+js_pg_start() {
+  local dir=$1 pgbin
+  pgbin=$(js_pg_bin)
+  mkdir -p "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    id "$JS_PG_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$JS_PG_USER" \
+      || js_die "cannot create user $JS_PG_USER to run PostgreSQL"
+    chown "$JS_PG_USER" "$dir"
+    if ! runuser -u "$JS_PG_USER" -- test -w "$dir"; then
+      # The checkout sits under a directory the unprivileged user cannot enter (e.g. /root): keep the
+      # cluster in a per-checkout directory it can use, and point at it from DIR.
+      local alt
+      alt=/var/tmp/jetsweep-pg-$(echo "$dir" | md5sum | cut -c1-12)
+      mkdir -p "$alt" && chown "$JS_PG_USER" "$alt" && chmod 700 "$alt"
+      js_log "cluster directory $dir not reachable by user $JS_PG_USER; using $alt"
+      dir=$alt
+    fi
+  fi
+  JS_PG_DIR=$dir
+  local data=$dir/data port password
+  if [ ! -f "$data/PG_VERSION" ]; then
+    password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    echo "$password" > "$dir/password"
+    chmod 600 "$dir/password"
+    [ "$(id -u)" -eq 0 ] && chown "$JS_PG_USER" "$dir/password"
+    js_log "creating PostgreSQL cluster in $data"
+    js_as_pg "$pgbin/initdb" -D "$data" -U jetsweep --pwfile="$dir/password" --auth-local=scram-sha-256 \
+      --auth-host=scram-sha-256 -E UTF8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; js_die "initdb failed"; }
+  fi
+  password=$(cat "$dir/password")
+  if js_as_pg "$pgbin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    port=$(cat "$dir/port")
+  else
+    port=$(cat "$dir/port" 2>/dev/null || true)
+    if [ -z "$port" ] || (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then port=$(js_free_port); fi
+    echo "$port" > "$dir/port"
+    js_log "starting PostgreSQL on 127.0.0.1:$port"
+    js_as_pg "$pgbin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on" start >&2 \
+      || { tail -n 30 "$data/server.log" >&2; js_die "PostgreSQL did not start"; }
+  fi
+  JS_PG_ADMIN_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=postgres"
+  JS_PG_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=jetsweep"
+  if ! psql "$JS_PG_ADMIN_DSN" -tAc "SELECT 1 FROM pg_database WHERE datname = 'jetsweep'" | grep -q 1; then
+    psql "$JS_PG_ADMIN_DSN" -qc "CREATE DATABASE jetsweep" >&2 || js_die "cannot create database jetsweep"
+  fi
+}
+
+js_pg_stop() {
+  local dir=${1:-$JS_PG_DIR}
+  [ -n "$dir" ] && [ -f "$dir/data/PG_VERSION" ] || return 0
+  js_as_pg "$(js_pg_bin)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# js_wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds or the time is up.
+js_wait_for() {
+  local limit=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || js_die "timed out after ${limit}s waiting for $what"
+    sleep 0.2
+  done
+}
