@@ -1,0 +1,445 @@
+#include "agent/device/power_control.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "agent/device/fs_util.hpp"
+#include "agent/device/nvpmodel.hpp"
+#include "common/log.hpp"
+
+namespace jetsweep::device {
+
+namespace {
+
+fs::path cpu_dir(const fs::path& root, int cpu) {
+  return under(root, "/sys/devices/system/cpu") / ("cpu" + std::to_string(cpu));
+}
+
+std::string list_values(const std::vector<int64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + std::to_string(v[i]);
+  return out;
+}
+
+int64_t floor_in(const std::vector<int64_t>& table, int64_t v) {
+  int64_t best = table.front();
+  for (int64_t t : table) {
+    if (t <= v) best = t;
+  }
+  return best;
+}
+
+int64_t ceil_in(const std::vector<int64_t>& table, int64_t v) {
+  for (int64_t t : table) {
+    if (t >= v) return t;
+  }
+  return table.back();
+}
+
+bool in_table(const std::vector<int64_t>& table, int64_t v) {
+  return std::find(table.begin(), table.end(), v) != table.end();
+}
+
+std::optional<size_t> cluster_of(const FrequencyTables& t, int cpu) {
+  for (size_t i = 0; i < t.clusters.size(); ++i) {
+    const auto& c = t.clusters[i].cpus;
+    if (std::find(c.begin(), c.end(), cpu) != c.end()) return i;
+  }
+  return std::nullopt;
+}
+
+// cpu0 may have no online file: it is always online.
+Result<bool> cpu_online(const fs::path& root, int cpu) {
+  fs::path p = cpu_dir(root, cpu) / "online";
+  if (cpu == 0 && !exists_file(p)) return true;
+  JS_ASSIGN_OR_RETURN(int64_t v, read_int(p));
+  return v != 0;
+}
+
+// The number in ".../cpuN/..." or ".../policyN/..." of a cpufreq path.
+std::optional<int> cpu_index_in_path(std::string_view path) {
+  for (std::string_view key : {std::string_view("/cpu"), std::string_view("/policy")}) {
+    size_t at = 0;
+    while ((at = path.find(key, at)) != std::string_view::npos) {
+      size_t b = at + key.size(), e = b;
+      while (e < path.size() && path[e] >= '0' && path[e] <= '9') ++e;
+      if (e > b && (e == path.size() || path[e] == '/')) return static_cast<int>(*parse_int(path.substr(b, e - b)));
+      at = e;
+    }
+  }
+  return std::nullopt;
+}
+
+// EMC lock rate for jetson_clocks: the nvpmodel cap if one is set (rounded down into the table),
+// else the table maximum.
+int64_t emc_pin_rate(const Board& board) {
+  const auto& table = board.tables.emc_hz;
+  EmcPaths paths = board.ops->emc_paths(board.root, board.info.l4t_major());
+  if (paths.cap) {
+    if (auto cap = read_int(*paths.cap); cap.is_ok() && *cap > 0) return floor_in(table, *cap);
+  }
+  return table.back();
+}
+
+void add_pin(const Board& board, DeviceTarget& target) {
+  target.disable_cpuidle = true;
+  target.gpu_railgate_off = true;
+  for (auto& c : target.clusters) c.min_khz = c.max_khz;
+  if (target.gpu_min_max_hz) target.gpu_min_max_hz->first = target.gpu_min_max_hz->second;
+  if (!target.emc_lock_hz) {
+    if (target.emc_cap_hz && *target.emc_cap_hz > 0) target.emc_lock_hz = floor_in(board.tables.emc_hz, *target.emc_cap_hz);
+    else target.emc_lock_hz = emc_pin_rate(board);
+  }
+}
+
+}  // namespace
+
+std::string PowerMode::to_string() const {
+  return std::to_string(cores) + "c/" + std::to_string(cpu_khz) + "kHz/" + std::to_string(gpu_hz) + "Hz/" +
+         std::to_string(emc_hz) + "Hz";
+}
+
+Result<DeviceTarget> plan_power_mode(const Board& board, const PowerMode& mode, const ApplyOptions& opts) {
+  const FrequencyTables& t = board.tables;
+  if (mode.cores < 1 || mode.cores > t.cores) {
+    return invalid_argument("cores " + std::to_string(mode.cores) + " outside 1.." + std::to_string(t.cores) +
+                            " (CPUs under " + under(board.root, "/sys/devices/system/cpu").string() + ")");
+  }
+  DeviceTarget target;
+  for (int cpu = 0; cpu < t.cores; ++cpu) target.online[cpu] = cpu < mode.cores;
+  for (size_t i = 0; i < t.clusters.size(); ++i) {
+    const auto& c = t.clusters[i];
+    bool used = std::any_of(c.cpus.begin(), c.cpus.end(), [&](int cpu) { return cpu < mode.cores; });
+    if (!used) continue;
+    if (!in_table(c.freqs_khz, mode.cpu_khz)) {
+      return invalid_argument("CPU frequency " + std::to_string(mode.cpu_khz) + " kHz is not in " +
+                              (c.cpufreq_dir / "scaling_available_frequencies").string() + " (" +
+                              list_values(c.freqs_khz) + ")");
+    }
+    target.clusters.push_back({i, c.freqs_khz.front(), mode.cpu_khz});
+  }
+  if (!in_table(t.gpu_hz, mode.gpu_hz)) {
+    return invalid_argument("GPU frequency " + std::to_string(mode.gpu_hz) + " Hz is not in " +
+                            (t.gpu.devfreq_dir / "available_frequencies").string() + " (" + list_values(t.gpu_hz) + ")");
+  }
+  target.gpu_min_max_hz = {t.gpu_hz.front(), mode.gpu_hz};
+  if (!in_table(t.emc_hz, mode.emc_hz)) {
+    return invalid_argument("EMC rate " + std::to_string(mode.emc_hz) + " Hz is not in " + t.emc_table_source.string() +
+                            " (Hz: " + list_values(t.emc_hz) + ")");
+  }
+  EmcPaths emc = board.ops->emc_paths(board.root, board.info.l4t_major());
+  if (emc.cap) {
+    // Keep nvpmodel's cap from clamping the lock below the requested rate.
+    target.emc_cap_hz = mode.emc_hz;
+    target.emc_cap_path = *emc.cap;
+  }
+  target.emc_lock_hz = mode.emc_hz;
+  target.fan_max = opts.fan_max;
+  if (opts.pin_clocks) add_pin(board, target);
+  return target;
+}
+
+Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts) {
+  JS_ASSIGN_OR_RETURN(NvpmodelConf conf, read_nvpmodel_conf(board.root));
+  const NvpMode* mode = conf.find(name_or_id);
+  if (!mode) {
+    std::string names;
+    for (const auto& m : conf.modes) names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
+    return invalid_argument("no nvpmodel mode '" + std::string(name_or_id) + "' in " + conf.source + " (modes: " + names + ")");
+  }
+  const FrequencyTables& t = board.tables;
+  DeviceTarget target;
+  std::map<size_t, DeviceTarget::Cluster> clusters;
+  std::optional<int64_t> gpu_min, gpu_max;
+  for (const auto& s : mode->settings) {
+    std::string where = conf.source + ":" + std::to_string(s.line);
+    bool handled = s.param == "CPU_ONLINE" ||
+                   (s.param.rfind("CPU_", 0) == 0 && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) ||
+                   (s.param == "GPU" && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) ||
+                   (s.param == "EMC" && s.arg == "MAX_FREQ");
+    if (!handled) {
+      target.notes.push_back("ignored nvpmodel setting " + s.param + " " + s.arg + " " + s.value + " (" + where + ")");
+      continue;
+    }
+    auto value = parse_int(s.value);
+    if (!value) return invalid_argument(where + ": value '" + s.value + "' of " + s.param + " " + s.arg + " is not an integer");
+    const NvpParam* param = conf.param(s.param);
+    if (s.param == "CPU_ONLINE") {
+      std::optional<int> cpu;
+      if (param) {
+        if (const std::string* p = param->path_of(s.arg)) cpu = cpu_index_in_path(*p);
+      }
+      if (!cpu && s.arg.rfind("CORE_", 0) == 0) {
+        if (auto n = parse_int(s.arg.substr(5))) cpu = static_cast<int>(*n);
+      }
+      if (!cpu || *cpu < 0 || *cpu >= t.cores) return invalid_argument(where + ": cannot map " + s.arg + " to a CPU of this board");
+      target.online[*cpu] = *value != 0;
+      continue;
+    }
+    if (s.param.rfind("CPU_", 0) == 0 && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) {
+      const std::string* p = param ? param->path_of(s.arg) : nullptr;
+      std::optional<int> cpu = p ? cpu_index_in_path(*p) : std::nullopt;
+      if (!cpu) return invalid_argument(where + ": PARAM " + s.param + " has no " + s.arg + " path naming a CPU");
+      auto idx = cluster_of(t, *cpu);
+      if (!idx) return invalid_argument(where + ": cpu" + std::to_string(*cpu) + " belongs to no cpufreq cluster");
+      const auto& table = t.clusters[*idx].freqs_khz;
+      auto [it, inserted] = clusters.try_emplace(*idx, DeviceTarget::Cluster{*idx, table.front(), table.back()});
+      if (s.arg == "MAX_FREQ") it->second.max_khz = *value < 0 ? table.back() : floor_in(table, *value);
+      else it->second.min_khz = *value <= 0 ? table.front() : ceil_in(table, *value);
+      continue;
+    }
+    if (s.param == "GPU" && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) {
+      if (s.arg == "MAX_FREQ") gpu_max = *value < 0 ? t.gpu_hz.back() : floor_in(t.gpu_hz, *value);
+      else gpu_min = *value <= 0 ? t.gpu_hz.front() : ceil_in(t.gpu_hz, *value);
+      continue;
+    }
+    if (s.param == "EMC" && s.arg == "MAX_FREQ") {
+      std::optional<fs::path> cap_path;
+      if (param) {
+        if (const std::string* p = param->path_of("MAX_FREQ")) cap_path = under(board.root, *p);
+      }
+      if (!cap_path) cap_path = board.ops->emc_paths(board.root, board.info.l4t_major()).cap;
+      if (!cap_path) return invalid_argument(where + ": EMC MAX_FREQ set but this board has no nvpmodel EMC cap file");
+      target.emc_cap_path = *cap_path;
+      target.emc_cap_hz = *value < 0 ? 0 : *value;
+    }
+  }
+  for (auto& [idx, c] : clusters) {
+    c.min_khz = std::min(c.min_khz, c.max_khz);
+    target.clusters.push_back(c);
+  }
+  if (gpu_min || gpu_max) {
+    int64_t mx = gpu_max.value_or(t.gpu_hz.back());
+    int64_t mn = std::min(gpu_min.value_or(t.gpu_hz.front()), mx);
+    target.gpu_min_max_hz = {mn, mx};
+  }
+  // Clusters whose CPUs all end up offline need no clocks.
+  std::vector<DeviceTarget::Cluster> kept;
+  for (const auto& c : target.clusters) {
+    bool any_online = false;
+    for (int cpu : t.clusters[c.index].cpus) {
+      auto it = target.online.find(cpu);
+      if (it != target.online.end()) {
+        any_online = any_online || it->second;
+      } else {
+        auto on = cpu_online(board.root, cpu);
+        any_online = any_online || (on.is_ok() && *on);
+      }
+    }
+    if (any_online) kept.push_back(c);
+  }
+  target.clusters = std::move(kept);
+  target.fan_max = opts.fan_max;
+  if (opts.pin_clocks) add_pin(board, target);
+  return target;
+}
+
+Result<DeviceTarget> plan_pin_current(const Board& board, const ApplyOptions& opts) {
+  const FrequencyTables& t = board.tables;
+  DeviceTarget target;
+  for (size_t i = 0; i < t.clusters.size(); ++i) {
+    const auto& c = t.clusters[i];
+    bool any_online = false;
+    for (int cpu : c.cpus) {
+      auto on = cpu_online(board.root, cpu);
+      if (on.is_ok() && *on) any_online = true;
+    }
+    if (!any_online) continue;
+    JS_ASSIGN_OR_RETURN(int64_t mx, read_int(c.cpufreq_dir / "scaling_max_freq"));
+    target.clusters.push_back({i, mx, mx});
+  }
+  JS_ASSIGN_OR_RETURN(int64_t gmax, read_int(t.gpu.devfreq_dir / "max_freq"));
+  target.gpu_min_max_hz = {gmax, gmax};
+  target.emc_lock_hz = emc_pin_rate(board);
+  target.fan_max = opts.fan_max;
+  add_pin(board, target);
+  return target;
+}
+
+PowerController::PowerController(Board board, fs::path state_dir)
+    : board_(std::move(board)), state_dir_(std::move(state_dir)) {}
+
+Status PowerController::write(EntryRole role, const fs::path& path, const std::string& value) {
+  // Files that only appear once a CPU is online are recorded here, still before their first change.
+  JS_RETURN_IF_ERROR(record_originals(state_dir_, board_.root, {{role, path}}));
+  JS_RETURN_IF_ERROR(write_verified(path, value));
+  last_writes_.emplace_back(path, value);
+  return Status::ok();
+}
+
+Status PowerController::apply(const DeviceTarget& target) {
+  last_writes_.clear();
+  const fs::path& root = board_.root;
+  const FrequencyTables& t = board_.tables;
+
+  // Current CPU online state and the CPUs to change.
+  std::map<int, bool> current;
+  for (int cpu = 0; cpu < t.cores; ++cpu) {
+    auto on = cpu_online(root, cpu);
+    if (!on.is_ok()) {
+      if (target.online.count(cpu)) return on.status();
+      continue;
+    }
+    current[cpu] = *on;
+  }
+  if (auto it = target.online.find(0); it != target.online.end() && !it->second) {
+    return invalid_argument("cpu0 can never be offlined (" + (cpu_dir(root, 0) / "online").string() + ")");
+  }
+  std::vector<int> to_online, to_offline;
+  for (const auto& [cpu, on] : target.online) {
+    if (current[cpu] == on) continue;
+    (on ? to_online : to_offline).push_back(cpu);
+  }
+  std::sort(to_offline.rbegin(), to_offline.rend());
+  auto will_be_online = [&](int cpu) {
+    auto it = target.online.find(cpu);
+    return it != target.online.end() ? it->second : current[cpu];
+  };
+
+  // Every file known now; clusters that are fully offline right now get checked after onlining.
+  std::vector<std::pair<EntryRole, fs::path>> files;
+  for (int cpu : to_online) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
+  for (int cpu : to_offline) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
+  for (const auto& c : target.clusters) {
+    const auto& cl = t.clusters.at(c.index);
+    bool online_now = std::any_of(cl.cpus.begin(), cl.cpus.end(), [&](int cpu) { return current[cpu]; });
+    if (!online_now) continue;
+    files.emplace_back(EntryRole::kFreqMin, cl.cpufreq_dir / "scaling_min_freq");
+    files.emplace_back(EntryRole::kFreqMax, cl.cpufreq_dir / "scaling_max_freq");
+  }
+  fs::path railgate = t.gpu.device_dir / "railgate_enable";
+  if (target.gpu_railgate_off) files.emplace_back(EntryRole::kOther, railgate);
+  if (target.gpu_min_max_hz) {
+    files.emplace_back(EntryRole::kFreqMin, t.gpu.devfreq_dir / "min_freq");
+    files.emplace_back(EntryRole::kFreqMax, t.gpu.devfreq_dir / "max_freq");
+  }
+  EmcPaths emc = board_.ops->emc_paths(root, board_.info.l4t_major());
+  if (target.emc_cap_hz) {
+    if (!target.emc_cap_path) return internal_error("EMC cap value without a cap path");
+    files.emplace_back(EntryRole::kOther, *target.emc_cap_path);
+  }
+  if (target.emc_lock_hz) {
+    files.emplace_back(EntryRole::kOther, emc.lock);
+    files.emplace_back(EntryRole::kOther, emc.rate);
+  }
+  std::optional<FanControl> fan;
+  if (target.fan_max) {
+    fan = find_fan(root);
+    if (!fan) {
+      return io_error("no fan control under " + under(root, "/sys/devices/pwm-fan").string() + " or " +
+                      under(root, "/sys/devices/platform/pwm-fan*/hwmon/hwmon*/pwm1").string());
+    }
+    if (fan->legacy) {
+      files.emplace_back(EntryRole::kOther, fan->temp_control);
+      files.emplace_back(EntryRole::kOther, fan->target_pwm);
+    } else {
+      for (const auto& p : fan->pwm) files.emplace_back(EntryRole::kOther, p);
+    }
+  }
+  for (const auto& [role, path] : files) {
+    if (!exists_file(path)) return io_error("missing file " + path.string() + " (needed to apply the power mode)");
+  }
+  JS_RETURN_IF_ERROR(record_originals(state_dir_, root, files));
+
+  // 1. Online CPUs (ascending).
+  for (int cpu : to_online) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "1"));
+  // 2. CPU clusters: raising writes max first, lowering writes min first.
+  for (const auto& c : target.clusters) {
+    const auto& cl = t.clusters.at(c.index);
+    fs::path min_p = cl.cpufreq_dir / "scaling_min_freq", max_p = cl.cpufreq_dir / "scaling_max_freq";
+    JS_ASSIGN_OR_RETURN(int64_t cur_max, read_int(max_p));
+    std::string mn = std::to_string(c.min_khz), mx = std::to_string(c.max_khz);
+    if (c.max_khz >= cur_max) {
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, mx));
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, mn));
+    } else {
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, mn));
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, mx));
+    }
+  }
+  // 3. cpuidle states off on every CPU that stays online.
+  if (target.disable_cpuidle) {
+    for (int cpu = 0; cpu < t.cores; ++cpu) {
+      if (!will_be_online(cpu)) continue;
+      for (const auto& state : list_prefixed(cpu_dir(root, cpu) / "cpuidle", "state")) {
+        if (exists_file(state / "disable")) JS_RETURN_IF_ERROR(write(EntryRole::kOther, state / "disable", "1"));
+      }
+    }
+  }
+  // 4. GPU: keep it powered, then its clocks.
+  if (target.gpu_railgate_off) JS_RETURN_IF_ERROR(write(EntryRole::kOther, railgate, "0"));
+  if (target.gpu_min_max_hz) {
+    fs::path min_p = t.gpu.devfreq_dir / "min_freq", max_p = t.gpu.devfreq_dir / "max_freq";
+    auto [gmin, gmax] = *target.gpu_min_max_hz;
+    JS_ASSIGN_OR_RETURN(int64_t cur_max, read_int(max_p));
+    if (gmax >= cur_max) {
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, std::to_string(gmax)));
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, std::to_string(gmin)));
+    } else {
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, std::to_string(gmin)));
+      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, std::to_string(gmax)));
+    }
+  }
+  // 5. EMC: nvpmodel cap, then lock and rate.
+  if (target.emc_cap_hz) JS_RETURN_IF_ERROR(write(EntryRole::kOther, *target.emc_cap_path, std::to_string(*target.emc_cap_hz)));
+  if (target.emc_lock_hz) {
+    JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.lock, "1"));
+    JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
+  }
+  // 6. Fan.
+  if (fan) {
+    if (fan->legacy) {
+      JS_RETURN_IF_ERROR(write(EntryRole::kOther, fan->temp_control, "0"));
+      JS_RETURN_IF_ERROR(write(EntryRole::kOther, fan->target_pwm, "255"));
+    } else {
+      for (const auto& p : fan->pwm) JS_RETURN_IF_ERROR(write(EntryRole::kOther, p, "255"));
+    }
+  }
+  // 7. Offline CPUs (descending).
+  for (int cpu : to_offline) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "0"));
+
+  for (const auto& note : target.notes) JS_LOG_INFO << "device: " << note;
+  JS_LOG_INFO << "device: applied " << last_writes_.size() << " setting(s) on " << module_name(board_.info.module);
+  return Status::ok();
+}
+
+Status PowerController::apply(const PowerMode& mode, const ApplyOptions& opts) {
+  JS_ASSIGN_OR_RETURN(DeviceTarget target, plan_power_mode(board_, mode, opts));
+  return apply(target);
+}
+
+Status PowerController::apply_named(std::string_view name_or_id, const ApplyOptions& opts) {
+  JS_ASSIGN_OR_RETURN(DeviceTarget target, plan_named_mode(board_, name_or_id, opts));
+  return apply(target);
+}
+
+Result<bool> PowerController::restore() { return restore_pending(state_dir_); }
+
+std::optional<FanControl> find_fan(const fs::path& root) {
+  fs::path legacy = under(root, "/sys/devices/pwm-fan");
+  if (exists_file(legacy / "target_pwm")) {
+    FanControl f;
+    f.legacy = true;
+    f.temp_control = legacy / "temp_control";
+    f.target_pwm = legacy / "target_pwm";
+    f.rpm = legacy / "rpm_measured";
+    return f;
+  }
+  FanControl f;
+  for (const auto& dev : list_prefixed(under(root, "/sys/devices/platform"), "pwm-fan")) {
+    for (const auto& hw : list_prefixed(dev / "hwmon", "hwmon")) {
+      if (exists_file(hw / "pwm1")) f.pwm.push_back(hw / "pwm1");
+    }
+  }
+  if (f.pwm.empty()) return std::nullopt;
+  return f;
+}
+
+Status drop_page_cache(const fs::path& root) {
+  ::sync();
+  return write_raw(under(root, "/proc/sys/vm/drop_caches"), "3");
+}
+
+}  // namespace jetsweep::device

@@ -1,0 +1,111 @@
+// Applying power modes, pinning clocks (jetson_clocks), fan, page-cache drop, and restore.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/device/board.hpp"
+#include "agent/device/restore_state.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep::device {
+
+// A custom power mode: the first `cores` CPUs online, every online cluster capped at cpu_khz,
+// the GPU capped at gpu_hz and the EMC locked at emc_hz. Values must be in the board's tables.
+struct PowerMode {
+  int cores = 0;
+  int64_t cpu_khz = 0;
+  int64_t gpu_hz = 0;
+  int64_t emc_hz = 0;
+  std::string to_string() const;  // "8c/2265600kHz/1377000000Hz/2133000000Hz"
+};
+
+struct ApplyOptions {
+  // DVFS off as jetson_clocks does it: min = max for CPU clusters and GPU, cpuidle states
+  // disabled on online CPUs, GPU railgate_enable = 0, EMC locked.
+  bool pin_clocks = false;
+  // Fan to full: R32 temp_control=0 and target_pwm=255; R35+ pwm1=255 on every pwm-fan hwmon.
+  bool fan_max = false;
+};
+
+// Resolved per-file goals of one apply (what will be written). Built by the plan_* functions.
+struct DeviceTarget {
+  struct Cluster {
+    size_t index = 0;     // into FrequencyTables::clusters
+    int64_t min_khz = 0;
+    int64_t max_khz = 0;
+  };
+  std::map<int, bool> online;            // cpu -> online (absent = leave as is)
+  std::vector<Cluster> clusters;         // clusters to set (absent = leave as is)
+  std::optional<std::pair<int64_t, int64_t>> gpu_min_max_hz;
+  std::optional<int64_t> emc_cap_hz;     // nvpmodel cap file value (0 = no cap)
+  std::optional<fs::path> emc_cap_path;
+  std::optional<int64_t> emc_lock_hz;
+  bool disable_cpuidle = false;
+  bool gpu_railgate_off = false;
+  bool fan_max = false;
+  std::vector<std::string> notes;        // e.g. nvpmodel settings that were ignored
+};
+
+// Validates `mode` against the board's tables (cores 1..N, every value in its table) and builds
+// the target. kInvalidArgument names the table file and the value.
+Result<DeviceTarget> plan_power_mode(const Board& board, const PowerMode& mode, const ApplyOptions& opts);
+// Builds the target of a named nvpmodel mode (name or id) from <root>/etc/nvpmodel.conf.
+// -1 caps mean "table maximum"; a cap between table entries is rounded down to the nearest
+// table frequency (a minimum is rounded up), which is what cpufreq/devfreq do with such a cap.
+Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts);
+// jetson_clocks without arguments: pins each online cluster and the GPU at their current max,
+// EMC locked at the nvpmodel cap (if set and in the table) or the table maximum.
+Result<DeviceTarget> plan_pin_current(const Board& board, const ApplyOptions& opts);
+
+// Changes board settings, recording every file's original content in
+// <state_dir>/device-restore.state before its first change. Owns that state file.
+// Not thread-safe: one thread (the agent's control thread) calls it.
+class PowerController {
+ public:
+  PowerController(Board board, fs::path state_dir);
+
+  const Board& board() const { return board_; }
+  const fs::path& state_dir() const { return state_dir_; }
+
+  // Writes the target in a safe order (online CPUs, CPU min/max per cluster, cpuidle, GPU,
+  // EMC, fan, then offline CPUs) and reads back every value. Nothing is written when a value
+  // is out of table or a file is missing. A failed write stops the apply and returns kIoError
+  // naming the path and value; the state file then still allows restore().
+  Status apply(const DeviceTarget& target);
+  Status apply(const PowerMode& mode, const ApplyOptions& opts);
+  Status apply_named(std::string_view name_or_id, const ApplyOptions& opts);
+
+  // Puts every recorded file back and removes the state file (see restore_pending).
+  Result<bool> restore();
+
+  // Every (path, value) written by the last apply, in order.
+  const std::vector<std::pair<fs::path, std::string>>& last_writes() const { return last_writes_; }
+
+ private:
+  Status write(EntryRole role, const fs::path& path, const std::string& value);
+
+  Board board_;
+  fs::path state_dir_;
+  std::vector<std::pair<fs::path, std::string>> last_writes_;
+};
+
+// Fan control files found under root: R32 pwm-fan or R35+ pwm-fan*/hwmon/hwmon*/pwm1.
+struct FanControl {
+  bool legacy = false;                // R32 /sys/devices/pwm-fan
+  fs::path temp_control;              // legacy only
+  fs::path target_pwm;                // legacy only
+  fs::path rpm;                       // legacy rpm_measured (may be absent)
+  std::vector<fs::path> pwm;          // R35+ pwm1 files
+};
+std::optional<FanControl> find_fan(const fs::path& root);
+
+// sync() then "3" into <root>/proc/sys/vm/drop_caches.
+Status drop_page_cache(const fs::path& root = "/");
+
+}  // namespace jetsweep::device

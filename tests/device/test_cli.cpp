@@ -1,0 +1,147 @@
+// device_cli_main: probe JSON fields, set-mode/restore round trip, argument errors (exit 2).
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "agent/device/device_cli.hpp"
+#include "agent/device/fs_util.hpp"
+#include "agent/device/restore_state.hpp"
+#include "tests/device/fake_board.hpp"
+
+namespace jetsweep::device {
+namespace {
+
+using testing::diff_snapshots;
+using testing::FakeBoard;
+using testing::FakeKind;
+
+struct CliResult {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+CliResult run(const std::string& cmd, const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int rc = device_cli_main(cmd, args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+TEST_CASE("probe --json reports identity, tables, mode count, nvpmodel modes, rails and writability") {
+  for (FakeKind kind : testing::all_fake_kinds()) {
+    FakeBoard fb(kind);
+    const auto& spec = fb.spec();
+    CAPTURE(spec.name);
+    CliResult r = run("probe", {"--root", fb.root().string(), "--json"});
+    CHECK_MESSAGE(r.rc == 0, r.err);
+    auto v = boost::json::parse(r.out);
+    const auto& o = v.as_object();
+    CHECK(o.at("family").as_string() == std::string(family_name(spec.family)));
+    CHECK(o.at("module").as_string() == std::string(module_name(spec.module)));
+    CHECK(o.at("l4t").as_string() == spec.l4t);
+    CHECK(o.at("cores").as_int64() == spec.cores);
+    CHECK(o.at("cpu_clusters").as_array().size() == spec.clusters.size());
+    CHECK(o.at("cpu_freqs_khz").as_array().size() == spec.cpu_khz.size());
+    CHECK(o.at("gpu_freqs_hz").as_array().size() == spec.gpu_hz.size());
+    CHECK(o.at("emc_freqs_hz").as_array().size() == spec.emc_hz.size());
+    CHECK(o.at("emc_freqs_hz").as_array().back().as_int64() == spec.emc_hz.back());
+    CHECK(o.at("power_mode_count").to_number<uint64_t>() ==
+          static_cast<uint64_t>(spec.cores) * spec.cpu_khz.size() * spec.gpu_hz.size() * spec.emc_hz.size());
+    const auto& modes = o.at("nvpmodel_modes").as_array();
+    REQUIRE(modes.size() == spec.mode_names.size());
+    for (size_t i = 0; i < modes.size(); ++i) CHECK(modes[i].at("name").as_string() == spec.mode_names[i]);
+    CHECK(o.at("nvpmodel_default").as_int64() == spec.default_mode);
+    CHECK(o.at("rails").as_array().size() == spec.rail_names.size());
+    CHECK(o.at("total_power_w").as_double() == doctest::Approx(spec.total_power_w));
+    CHECK(o.at("total_power_rule").as_string() == spec.total_rule);
+    const auto& w = o.at("writable").as_object();
+    CHECK(w.size() > 5);
+    CHECK(w.contains(fb.path("/proc/sys/vm/drop_caches").string()));
+    CHECK(o.at("errors").as_array().empty());
+    CHECK(o.at("nvpmodel_conf_fnv1a64").as_string().size() == 16);
+  }
+}
+
+TEST_CASE("probe text output and failure on a non-Jetson root") {
+  FakeBoard fb(FakeKind::kAgxXavierR32);
+  CliResult r = run("probe", {"--root=" + fb.root().string()});
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("power modes: 8 x 29 x 14 x 9 = 29232") != std::string::npos);
+  CHECK(r.out.find("total power: ") != std::string::npos);
+  CliResult none = run("probe", {"--root", fb.state_dir().string(), "--json"});
+  CHECK(none.rc == 1);
+  CHECK(none.err.find("compatible") != std::string::npos);
+}
+
+TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte identical") {
+  FakeBoard fb(FakeKind::kAgxXavierR32);
+  auto before = fb.snapshot();
+  CliResult r = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--cores", "4",
+                                 "--cpu-khz", "1190400", "--gpu-hz", "624750000", "--emc-hz", "1331200000", "--pin-clocks",
+                                 "--fan-max"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(r.out.find("scaling_max_freq = 1190400") != std::string::npos);
+  CHECK(trim(fb.read("/sys/devices/system/cpu/cpu5/online")) == "0");
+  CHECK(exists_file(restore_state_path(fb.state_dir())));
+
+  CliResult named = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--mode", "MODE_10W"});
+  REQUIRE_MESSAGE(named.rc == 0, named.err);
+  CHECK(trim(fb.read("/sys/devices/system/cpu/cpu2/online")) == "0");
+
+  CliResult bad_root = run("restore", {"--root", "/", "--state-dir", fb.state_dir().string()});
+  CHECK(bad_root.rc == 2);
+  CHECK(bad_root.err.find("--root") != std::string::npos);
+
+  CliResult rs = run("restore", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string()});
+  REQUIRE_MESSAGE(rs.rc == 0, rs.err);
+  CHECK(rs.out.find("restored") != std::string::npos);
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  CliResult again = run("restore", {"--state-dir", fb.state_dir().string()});
+  CHECK(again.rc == 0);
+  CHECK(again.out.find("nothing to restore") != std::string::npos);
+}
+
+TEST_CASE("set-mode refuses an out-of-table value with exit 2 naming the table file") {
+  FakeBoard fb(FakeKind::kOrinNanoR36);
+  auto before = fb.snapshot();
+  CliResult r = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--cores", "6",
+                                 "--cpu-khz", "1500000", "--gpu-hz", "624750000", "--emc-hz", "2133000000"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("1500000") != std::string::npos);
+  CHECK(r.err.find("scaling_available_frequencies") != std::string::npos);
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+}
+
+TEST_CASE("bad arguments exit 2 and name the flag") {
+  struct Case {
+    std::string cmd;
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {"probe", {"--bogus"}, "--bogus"},
+      {"probe", {"--root"}, "--root"},
+      {"probe", {"stray"}, "stray"},
+      {"probe", {"--json=1"}, "--json"},
+      {"set-mode", {"--cores", "4", "--cpu-khz", "1", "--emc-hz", "2"}, "--gpu-hz"},
+      {"set-mode", {"--cores", "four", "--cpu-khz", "1", "--gpu-hz", "1", "--emc-hz", "2"}, "--cores"},
+      {"set-mode", {"--cores", "0", "--cpu-khz", "1", "--gpu-hz", "1", "--emc-hz", "2"}, "--cores"},
+      {"set-mode", {"--mode", "MAXN", "--cores", "4"}, "--mode"},
+      {"set-mode", {"--pin-clocks"}, "--mode"},
+      {"set-mode", {"--root", "/a", "--root", "/b", "--mode", "x"}, "--root"},
+      {"restore", {"--mode", "x"}, "--mode"},
+      {"frobnicate", {}, "frobnicate"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.cmd);
+    CAPTURE(c.expect);
+    CliResult r = run(c.cmd, c.args);
+    CHECK(r.rc == 2);
+    CHECK_MESSAGE(r.err.find(c.expect) != std::string::npos, r.err);
+  }
+}
+
+}  // namespace
+}  // namespace jetsweep::device

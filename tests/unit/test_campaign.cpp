@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "common/campaign.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace jetsweep;
+
+TEST_CASE("demo matrix expands to the Cartesian product in a fixed order") {
+  const char* yaml =
+      "campaign: demo\n"
+      "matrix:\n"
+      "  model: lenet5\n"
+      "  dataset: fashion-mnist\n"
+      "  batch_size: [16, 64]\n"
+      "  workers: [0, 2]\n"
+      "  epochs: 2\n";
+  auto c = parse_campaign(yaml, "demo.yaml");
+  REQUIRE(c.is_ok());
+  CHECK(c->name == "demo");
+  REQUIRE(c->runs.size() == 4);
+  CHECK(c->runs[0].batch_size == 16);
+  CHECK(c->runs[0].workers == 0);
+  CHECK(c->runs[1].batch_size == 16);
+  CHECK(c->runs[1].workers == 2);
+  CHECK(c->runs[2].batch_size == 64);
+  CHECK(c->runs[3].workers == 2);
+  for (const auto& r : c->runs) {
+    CHECK(r.epochs == 2);
+    CHECK(r.data == "/usr/share/datasets/fashion-mnist");  // default path of the dataset
+  }
+  CHECK(c->axes == std::vector<std::string>{"batch_size", "workers"});
+}
+
+TEST_CASE("repetitions multiply runs and are numbered") {
+  auto c = parse_campaign("campaign: r\nrepetitions: 3\nmatrix: {model: lenet5, dataset: mnist, batch_size: [1, 2]}\n",
+                          "r.yaml");
+  REQUIRE(c.is_ok());
+  REQUIRE(c->runs.size() == 6);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (const auto& r : c->runs) seen.insert({r.batch_size, r.repetition});
+  CHECK(seen.size() == 6);
+}
+
+TEST_CASE("the shipped demo campaign validates") {
+  auto c = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/demo.yaml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  CHECK(c->runs.size() == 4);
+}
+
+namespace {
+std::string error_of(const std::string& yaml) {
+  auto c = parse_campaign(yaml, "bad.yaml");
+  REQUIRE_FALSE(c.is_ok());
+  CHECK(c.status().code() == Code::kInvalidArgument);
+  return c.status().message();
+}
+}  // namespace
+
+TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
+        "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches)");
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
+        "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  workers: -1\n") ==
+        "bad.yaml:5:12: 'workers': must be between 0 and 64");
+  CHECK(error_of("campaign: x\nmatrix:\n  model: alexnet\n  dataset: mnist\n").find("bad.yaml:3:10: 'model': unknown model 'alexnet'") == 0);
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: []\n") ==
+        "bad.yaml:5:15: 'batch_size' has an empty list: nothing to run");
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, 16]\n") ==
+        "bad.yaml:5:20: 'batch_size' lists '16' twice");
+  CHECK(error_of("matrix:\n  model: lenet5\n  dataset: mnist\n").find("missing 'campaign'") != std::string::npos);
+  CHECK(error_of("campaign: x\nmatrix:\n  dataset: mnist\n").find("matrix is missing 'model'") != std::string::npos);
+  CHECK(error_of("campaign: x\nmatrixx: {}\n") .find("bad.yaml:2:1: unknown top-level key 'matrixx'") == 0);
+  CHECK(error_of("campaign: x\nmatrix: [1, 2\n").find("bad.yaml:") == 0);  // YAML syntax error with a place
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  drop_caches: maybe\n") ==
+        "bad.yaml:5:16: 'drop_caches' expects true or false, got 'maybe'");
+}
+
+TEST_CASE("oversized matrices are refused before expansion") {
+  std::string yaml = "campaign: big\nrepetitions: 100000\nmatrix:\n  model: lenet5\n  dataset: mnist\n"
+                     "  batch_size: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]\n";
+  auto c = parse_campaign(yaml, "big.yaml");
+  REQUIRE_FALSE(c.is_ok());
+  CHECK(c.status().message().find("more than 2000000 runs") != std::string::npos);
+}
+
+TEST_CASE("run specs: same keys, single values") {
+  auto r = parse_run_spec("model: lenet5\ndataset: fashion-mnist\nbatch_size: 32\nworkers: 1\nepochs: 3\nseed: 9\n",
+                          "spec.yaml");
+  REQUIRE(r.is_ok());
+  CHECK(r->batch_size == 32);
+  CHECK(r->seed == 9);
+  auto bad = parse_run_spec("model: lenet5\ndataset: mnist\nbatch_size: [1, 2]\n", "spec.yaml");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "spec.yaml:3:13: 'batch_size' must be a single value in a run spec");
+  auto missing = load_run_spec_file("/nonexistent/spec.yaml");
+  CHECK(missing.status().code() == Code::kIoError);
+}

@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include "common/protocol.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::proto;
+
+namespace {
+void round_trip(const Body& body, uint64_t id = 42) {
+  Envelope in{id, body};
+  auto out = decode(encode(in));
+  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
+  CHECK(out.value() == in);
+}
+}  // namespace
+
+TEST_CASE("every message type round-trips through the envelope") {
+  DeviceFacts f{"host-a", 8, 16LL << 30, "host", "host", "Linux 6.1", "1.13.1", "g++ 12", "abc123"};
+  round_trip(Register{"agent-1", f, std::nullopt});
+  round_trip(Register{"agent-1", f, 17});
+  round_trip(Registered{3, 1000});
+  round_trip(Heartbeat{"idle", std::nullopt});
+  round_trip(Heartbeat{"running", 5});
+  RunConfig c;
+  c.batch_size = 64;
+  c.workers = 2;
+  c.data = "/data/fmnist";
+  round_trip(AssignRun{9, c});
+  round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}});
+  round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5});
+  round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
+  round_trip(SampleChunk{9, {Sample{0.1, 50.0, 1200.0, 1024, 4096, 7.5}, Sample{0.2, 0.0, std::nullopt, 0, 0, std::nullopt}}});
+  round_trip(RunFinished{9, "done", "", 30.0});
+  round_trip(RunFinished{9, "cancelled", "agent shutting down", 1.0});
+  round_trip(Ack{77});
+  round_trip(Error{"protocol_error", "bad", 4});
+}
+
+TEST_CASE("envelope carries type, version and id") {
+  auto s = encode(Envelope{5, Ack{3}});
+  CHECK(s.find("\"type\":\"ack\"") != std::string::npos);
+  CHECK(s.find("\"version\":1") != std::string::npos);
+  CHECK(s.find("\"id\":5") != std::string::npos);
+}
+
+namespace {
+std::string rejection(const std::string& frame) {
+  auto r = decode(frame);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().code() == Code::kProtocolError);
+  return r.status().message();
+}
+}  // namespace
+
+TEST_CASE("bad frames are rejected with a message naming type and field") {
+  CHECK(rejection("not json").find("malformed JSON frame") == 0);
+  CHECK(rejection("[1,2]") == "frame is not a JSON object but array");
+  CHECK(rejection("{\"version\":1,\"id\":1}") == "envelope field 'type': missing");
+  CHECK(rejection("{\"type\":\"teleport\",\"version\":1,\"id\":1}") == "unknown message type 'teleport'");
+  CHECK(rejection("{\"type\":\"ack\",\"version\":2,\"id\":1,\"up_to\":1}") ==
+        "message 'ack': unsupported protocol version 2 (this build speaks 1)");
+  CHECK(rejection("{\"type\":\"epoch_result\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":\"zero\"}") ==
+        "message 'epoch_result' field 'epoch': expected an integer, got string");
+  CHECK(rejection("{\"type\":\"minibatches\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":0,\"first_index\":0,"
+                  "\"stall_s\":[1,2],\"compute_s\":[1]}") ==
+        "message 'minibatches' field 'compute_s': has 1 values but stall_s has 2");
+  CHECK(rejection("{\"type\":\"assign_run\",\"version\":1,\"id\":1,\"run_id\":1,\"config\":{\"model\":\"lenet5\","
+                  "\"dataset\":\"mnist\",\"batch_size\":0,\"workers\":0,\"prefetch\":2,\"epochs\":1}}") ==
+        "message 'assign_run' field 'config', field 'batch_size': must be between 1 and 65536");
+  CHECK(rejection("{\"type\":\"run_finished\",\"version\":1,\"id\":1,\"run_id\":1,\"status\":\"great\"}") ==
+        "message 'run_finished' field 'status': must be 'done', 'failed' or 'cancelled'");
+  CHECK(rejection("{\"type\":\"register\",\"version\":1,\"id\":1,\"name\":\"a\",\"facts\":{\"hostname\":\"h\"}}") ==
+        "message 'register' field 'facts', field 'cpus': missing");
+}
+
+TEST_CASE("oversized frames are rejected without parsing") {
+  std::string big(kMaxFrameBytes + 1, ' ');
+  CHECK(rejection(big).find("exceeds the limit") != std::string::npos);
+}
+
+TEST_CASE("only result messages need acknowledgement") {
+  CHECK(needs_ack(MinibatchChunk{}));
+  CHECK(needs_ack(EpochResult{}));
+  CHECK(needs_ack(SampleChunk{}));
+  CHECK(needs_ack(RunFinished{}));
+  CHECK_FALSE(needs_ack(Heartbeat{}));
+  CHECK_FALSE(needs_ack(Register{}));
+}

@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "agent/run_executor.hpp"
+#include "agent/trainer.hpp"
+#include "support/dataset_gen.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::agent;
+
+TEST_CASE("LeNet-5 has the paper's ~60k parameters (61,706 for 1x28x28, 10 classes)") {
+  CHECK(model_parameter_count("lenet5", 1, 28, 10) == 61706);
+}
+
+namespace {
+// Captures everything a run emits (training thread = this thread here).
+class CollectingSink final : public ResultSink {
+ public:
+  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
+  std::vector<proto::Body> messages;
+};
+}  // namespace
+
+TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and run_finished") {
+  testing::TempDir dir;
+  testing::write_idx_dataset(dir.str(), 200, true);
+  RunConfig c;
+  c.model = "lenet5";
+  c.dataset = "mnist";
+  c.data = dir.str();
+  c.batch_size = 16;
+  c.workers = 2;
+  c.prefetch = 2;
+  c.epochs = 2;
+  c.threads = 1;
+  c.seed = 5;
+  RunExecutor executor("/");
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = executor.execute(42, c, sink, cancel);
+  CHECK(fin.status == "done");
+  CHECK(fin.error.empty());
+
+  int64_t minibatch_rows = 0;
+  std::vector<proto::EpochResult> epochs;
+  size_t samples = 0;
+  for (const auto& m : sink.messages) {
+    if (const auto* mb = std::get_if<proto::MinibatchChunk>(&m)) {
+      CHECK(mb->run_id == 42);
+      minibatch_rows += static_cast<int64_t>(mb->stall_s.size());
+      for (size_t i = 0; i < mb->stall_s.size(); ++i) {
+        CHECK(mb->stall_s[i] >= 0);
+        CHECK(mb->compute_s[i] > 0);
+      }
+    } else if (const auto* e = std::get_if<proto::EpochResult>(&m)) {
+      epochs.push_back(*e);
+    } else if (const auto* s = std::get_if<proto::SampleChunk>(&m)) {
+      samples += s->samples.size();
+    }
+  }
+  CHECK(std::holds_alternative<proto::RunFinished>(sink.messages.back()));
+  REQUIRE(epochs.size() == 2);
+  CHECK(minibatch_rows == 2 * 13);  // ceil(200 / 16) per epoch
+  for (const auto& e : epochs) {
+    CHECK(e.minibatches == 13);
+    CHECK(e.e2e_s >= e.compute_s);
+    CHECK(std::isfinite(e.loss));
+    // No power sensor on this machine: energy must be null, not a guess.
+    if (!executor.has_power_sensor()) CHECK_FALSE(e.energy_j.has_value());
+  }
+  CHECK(epochs[1].loss < epochs[0].loss);  // it learns the label-dependent brightness
+  CHECK(samples >= 3);                     // start plus epoch boundaries at least
+}
+
+TEST_CASE("a missing dataset fails the run with the path in the error") {
+  RunConfig c;
+  c.dataset = "mnist";
+  c.data = "/nonexistent/mnist";
+  c.epochs = 1;
+  RunExecutor executor("/");
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = executor.execute(1, c, sink, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("/nonexistent/mnist/train-images-idx3-ubyte") != std::string::npos);
+  REQUIRE(sink.messages.size() == 1);
+}
+
+TEST_CASE("cancellation ends the run as cancelled") {
+  testing::TempDir dir;
+  testing::write_idx_dataset(dir.str(), 64, false);
+  RunConfig c;
+  c.dataset = "mnist";
+  c.data = dir.str();
+  c.epochs = 5;
+  c.workers = 0;
+  RunExecutor executor("/");
+  CollectingSink sink;
+  std::atomic<bool> cancel{true};
+  auto fin = executor.execute(1, c, sink, cancel);
+  CHECK(fin.status == "cancelled");
+}
+
+TEST_CASE("standalone JSON lines: one object per line with the epoch fields") {
+  std::ostringstream out;
+  JsonLinesSink sink(out);
+  sink.emit(proto::EpochResult{0, 1, 2.5, 0.5, 1.5, 10, std::nullopt, std::nullopt, 0.3});
+  auto v = boost::json::parse(out.str()).as_object();
+  CHECK(v.at("type") == "epoch");
+  CHECK(v.at("epoch") == 1);
+  CHECK(v.at("minibatches") == 10);
+  CHECK(v.at("energy_j").is_null());
+  CHECK_FALSE(v.contains("version"));
+}
