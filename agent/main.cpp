@@ -5,15 +5,12 @@
 
 #include "agent/agent.hpp"
 #include "agent/config.hpp"
+#include "agent/device/device_cli.hpp"
 #include "agent/host_facts.hpp"
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
 #include "common/log.hpp"
 
-#if __has_include("agent/device/device_cli.hpp")
-#include "agent/device/device_cli.hpp"
-#define JETSWEEP_HAVE_DEVICE_CLI 1
-#endif
 
 using namespace jetsweep;
 
@@ -87,12 +84,7 @@ int main(int argc, char** argv) {
       log::set_component("agent run");
       return run_standalone(cfg.value());
     case agent::AgentConfig::Mode::kDevice:
-#ifdef JETSWEEP_HAVE_DEVICE_CLI
-      return jetsweep::device::device_cli_main(cfg->device_command, cfg->device_args, std::cout, std::cerr);
-#else
-      std::cerr << "jetsweep-agent: " << cfg->device_command << ": the device layer is not built into this agent\n";
-      return 2;
-#endif
+      return device::device_cli_main(cfg->device_command, cfg->device_args, std::cout, std::cerr);
     case agent::AgentConfig::Mode::kServe:
       return serve(cfg.value());
   }

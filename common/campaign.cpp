@@ -74,6 +74,25 @@ std::string to_string_value(const std::string& file, const std::string& key, con
   return n.Scalar();
 }
 
+// power_mode: a named nvpmodel mode ("MAXN", "15W", or its id) or {cores, cpu_khz, gpu_hz, emc_hz}.
+void set_power_mode(RunConfig& c, const std::string& file, const YAML::Node& n) {
+  c.power_mode_name.clear();
+  c.cores = c.cpu_khz = c.gpu_hz = c.emc_hz = 0;
+  if (n.IsScalar()) {
+    c.power_mode_name = to_string_value(file, "power_mode", n);
+    return;
+  }
+  if (!n.IsMap()) fail(file, n, "'power_mode' expects a mode name or a mapping {cores, cpu_khz, gpu_hz, emc_hz}");
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = scalar_text(it->first);
+    int64_t* field = key == "cores" ? &c.cores : key == "cpu_khz" ? &c.cpu_khz : key == "gpu_hz" ? &c.gpu_hz
+                   : key == "emc_hz" ? &c.emc_hz : nullptr;
+    if (!field) fail(file, it->first, "unknown power_mode key '" + key + "' (known: cores, cpu_khz, gpu_hz, emc_hz)");
+    *field = to_int(file, "power_mode." + key, it->second);
+    if (*field <= 0) fail(file, it->second, "'power_mode." + key + "' must be positive");
+  }
+}
+
 // One settable key of RunConfig: how to assign it from a YAML scalar.
 using Setter = std::function<void(RunConfig&, const std::string& file, const std::string& key, const YAML::Node&)>;
 
@@ -92,6 +111,8 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"drop_caches", [](RunConfig& c, auto& f, auto& k, auto& n) { c.drop_caches = to_bool(f, k, n); }},
       {"sample_hz", [](RunConfig& c, auto& f, auto& k, auto& n) { c.sample_hz = to_double(f, k, n); }},
       {"max_minibatches", [](RunConfig& c, auto& f, auto& k, auto& n) { c.max_minibatches = to_int(f, k, n); }},
+      {"power_mode", [](RunConfig& c, auto& f, auto& k, auto& n) { set_power_mode(c, f, n); }},
+      {"pin_clocks", [](RunConfig& c, auto& f, auto& k, auto& n) { c.pin_clocks = to_bool(f, k, n); }},
   };
   return kSetters;
 }
@@ -175,7 +196,8 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
       for (const auto& v : it->second) {
         RunConfig probe = base;
         apply_checked(probe, file, key, v);  // type and range check at the element's own mark
-        if (!distinct.insert(v.Scalar()).second) fail(file, v, "'" + key + "' lists '" + v.Scalar() + "' twice");
+        const std::string text = v.IsScalar() ? v.Scalar() : YAML::Dump(v);
+        if (!distinct.insert(text).second) fail(file, v, "'" + key + "' lists '" + text + "' twice");
         axis.values.push_back(v);
       }
       campaign.axes.push_back(key);

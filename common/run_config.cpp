@@ -43,6 +43,16 @@ boost::json::object to_json(const RunConfig& c) {
   o["drop_caches"] = c.drop_caches;
   o["sample_hz"] = c.sample_hz;
   o["max_minibatches"] = c.max_minibatches;
+  if (c.has_power_mode()) {
+    boost::json::object pm;
+    if (!c.power_mode_name.empty()) pm["name"] = c.power_mode_name;
+    if (c.cores > 0) pm["cores"] = c.cores;
+    if (c.cpu_khz > 0) pm["cpu_khz"] = c.cpu_khz;
+    if (c.gpu_hz > 0) pm["gpu_hz"] = c.gpu_hz;
+    if (c.emc_hz > 0) pm["emc_hz"] = c.emc_hz;
+    o["power_mode"] = std::move(pm);
+  }
+  o["pin_clocks"] = c.pin_clocks;
   return o;
 }
 
@@ -63,6 +73,20 @@ Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::
   c.drop_caches = r.opt_boolean("drop_caches").value_or(false);
   c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
   c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
+  c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
+  if (auto it = o.find("power_mode"); it != o.end() && !it->value().is_null()) {
+    if (!it->value().is_object()) {
+      r.fail("power_mode", std::string("expected an object, got ") + json::kind_name(it->value()));
+    } else {
+      json::FieldReader pm(it->value().get_object(), where + " field 'power_mode',");
+      c.power_mode_name = pm.opt_string("name").value_or("");
+      c.cores = pm.opt_integer("cores").value_or(0);
+      c.cpu_khz = pm.opt_integer("cpu_khz").value_or(0);
+      c.gpu_hz = pm.opt_integer("gpu_hz").value_or(0);
+      c.emc_hz = pm.opt_integer("emc_hz").value_or(0);
+      if (!pm.ok()) return pm.status();
+    }
+  }
   if (!r.ok()) return r.status();
   auto problems = check_ranges(c);
   if (!problems.empty()) {
@@ -97,6 +121,10 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   if (!(c.sample_hz > 0.0 && c.sample_hz <= 1000.0)) p.push_back({"sample_hz", "must be in (0, 1000]"});
   if (c.max_minibatches < 0) p.push_back({"max_minibatches", "must be >= 0"});
   if (c.device.empty()) p.push_back({"device", "must not be empty"});
+  if (c.cores < 0 || c.cores > 256) p.push_back({"power_mode", "cores must be between 1 and 256"});
+  if (c.cpu_khz < 0 || c.gpu_hz < 0 || c.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
+  if (!c.power_mode_name.empty() && (c.cores || c.cpu_khz || c.gpu_hz || c.emc_hz))
+    p.push_back({"power_mode", "give either a named mode or explicit settings, not both"});
   return p;
 }
 

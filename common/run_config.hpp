@@ -26,6 +26,15 @@ struct RunConfig {
   bool drop_caches = false;          // drop the page cache before the run (needs root on the agent)
   double sample_hz = 10.0;           // telemetry sampling rate
   int64_t max_minibatches = 0;       // 0 = whole epoch; else cap per epoch (smoke tests, profiling)
+  // Power mode to set before the run: a named nvpmodel mode, or explicit settings (0 = leave as is).
+  std::string power_mode_name;
+  int64_t cores = 0;
+  int64_t cpu_khz = 0;
+  int64_t gpu_hz = 0;
+  int64_t emc_hz = 0;
+  bool pin_clocks = false;           // "DVFS off" as jetson_clocks does
+
+  bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }
 
   bool operator==(const RunConfig&) const = default;
 };

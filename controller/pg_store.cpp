@@ -448,7 +448,7 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       bj::object config;
       if (cfg.is_object()) {
         for (const char* k : {"model", "dataset", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
-                              "repetition", "device"})
+                              "repetition", "device", "power_mode", "pin_clocks"})
           if (auto it = cfg.get_object().find(k); it != cfg.get_object().end()) config[k] = it->value();
       }
       o["config"] = std::move(config);

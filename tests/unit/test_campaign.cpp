@@ -61,7 +61,7 @@ std::string error_of(const std::string& yaml) {
 TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
         "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
-        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches)");
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks)");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
         "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  workers: -1\n") ==
@@ -98,4 +98,24 @@ TEST_CASE("run specs: same keys, single values") {
   CHECK(bad.status().message() == "spec.yaml:3:13: 'batch_size' must be a single value in a run spec");
   auto missing = load_run_spec_file("/nonexistent/spec.yaml");
   CHECK(missing.status().code() == Code::kIoError);
+}
+
+TEST_CASE("power modes: named or explicit, as an axis") {
+  auto c = parse_campaign(
+      "campaign: pm\nmatrix:\n  model: lenet5\n  dataset: mnist\n  pin_clocks: true\n"
+      "  power_mode: [MAXN, {cores: 4, cpu_khz: 1190400, gpu_hz: 675750000, emc_hz: 1331200000}]\n",
+      "pm.yaml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  REQUIRE(c->runs.size() == 2);
+  CHECK(c->runs[0].power_mode_name == "MAXN");
+  CHECK(c->runs[1].cores == 4);
+  CHECK(c->runs[1].emc_hz == 1331200000);
+  CHECK(c->runs[1].pin_clocks);
+  auto round = run_config_from_json(to_json(c->runs[1]), "test");
+  REQUIRE(round.is_ok());
+  CHECK(round.value() == c->runs[1]);
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  power_mode: {cores: 4, gpu: 1}\n") ==
+        "bad.yaml:5:26: unknown power_mode key 'gpu' (known: cores, cpu_khz, gpu_hz, emc_hz)");
+  CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  power_mode: [{cores: 2}, {cores: 2}]\n")
+            .find("lists '") != std::string::npos);
 }
