@@ -438,6 +438,7 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       by_run[e[0].as<int64_t>()].emplace_back(std::move(o));
     }
     bj::array out_runs;
+    int64_t simulated_runs = 0;
     for (const auto& row : runs) {
       bj::object o;
       const int64_t run_id = row[0].as<int64_t>();
@@ -456,6 +457,11 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       o["attempts"] = row[5].as<int64_t>();
       o["wall_s"] = field_number(row[6]);
       o["facts"] = parse_json_field(row[7]);
+      // Results from simulated boards are marked in every report.
+      const bool simulated = o["facts"].is_object() && o["facts"].as_object().contains("backend") &&
+                             o["facts"].as_object().at("backend") == "sim";
+      o["simulated"] = simulated;
+      simulated_runs += simulated ? 1 : 0;
       auto it = by_run.find(run_id);
       o["epochs"] = it == by_run.end() ? bj::array() : std::move(it->second);
       out_runs.emplace_back(std::move(o));
@@ -463,6 +469,7 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
     bj::object report;
     report["campaign"] = std::move(campaign);
     report["power_sensor"] = any_energy;
+    report["simulated_runs"] = simulated_runs;
     report["runs"] = std::move(out_runs);
     return report;
   });

@@ -121,6 +121,9 @@ std::string format_report(const bj::object& report) {
   const bool power = report.contains("power_sensor") && report.at("power_sensor").is_bool() &&
                      report.at("power_sensor").get_bool();
   if (!power) out << "energy: no power sensor on these agents (energy is null, never estimated)\n";
+  if (integer(report, "simulated_runs") > 0)
+    out << "SIMULATED: " << integer(report, "simulated_runs")
+        << " runs come from simulated boards (modelled times and power, not measurements); marked 'sim'\n";
   out << "\n";
   out << std::left << std::setw(6) << "run" << std::setw(8) << "status" << std::setw(15) << "agent" << std::setw(20)
       << "model/dataset" << std::right << std::setw(5) << "bs" << std::setw(3) << "w" << std::setw(4) << "pf"
@@ -155,7 +158,8 @@ std::string format_report(const bj::object& report) {
       }
     }
     auto mean = [&](double s) -> bj::value { return later ? bj::value(s / later) : bj::value(nullptr); };
-    out << std::left << std::setw(6) << integer(r, "run_id") << std::setw(8) << str(r, "status") << std::setw(15)
+    const bool sim = r.contains("simulated") && r.at("simulated").is_bool() && r.at("simulated").get_bool();
+    out << std::left << std::setw(6) << integer(r, "run_id") << std::setw(8) << (sim ? str(r, "status") + "*" : str(r, "status")) << std::setw(15)
         << str(r, "agent").substr(0, 14) << std::setw(20) << (str(cfg, "model") + "/" + str(cfg, "dataset")).substr(0, 19)
         << std::right << std::setw(5) << integer(cfg, "batch_size") << std::setw(3) << integer(cfg, "workers")
         << std::setw(4) << integer(cfg, "prefetch") << std::setw(6) << minibatches << " | " << std::setw(9)
@@ -165,7 +169,9 @@ std::string format_report(const bj::object& report) {
     if (!str(r, "error").empty() && str(r, "error") != "-" && str(r, "status") != "done")
       out << "      error: " << str(r, "error") << "\n";
   }
-  out << "\ntimes in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch\n";
+  out << "\ntimes in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch";
+  if (integer(report, "simulated_runs") > 0) out << "; * = simulated";
+  out << "\n";
   return out.str();
 }
 

@@ -187,6 +187,7 @@ TEST_CASE("a small campaign runs on two agents and lands in PostgreSQL with exac
   for (const auto& rv : runs) {
     const auto& r = rv.as_object();
     CHECK(r.at("status") == "done");
+    CHECK(r.at("simulated") == false);  // a real LibTorch run on a host agent
     const int64_t bs = r.at("config").at("batch_size").as_int64();
     const auto& epochs = r.at("epochs").as_array();
     REQUIRE(epochs.size() == 2);

@@ -38,6 +38,12 @@ TEST_CASE("report text: epoch 0 apart from the mean of epochs 1+, no invented en
   CHECK(text.find("7.000") != std::string::npos);   // mean e2e of epochs 1-2
   CHECK(text.find("5.000") != std::string::npos);   // mean compute of epochs 1-2
   CHECK(text.find("3750") != std::string::npos);
+  CHECK(text.find("SIMULATED") == std::string::npos);
+  report["simulated_runs"] = 1;
+  report["runs"].as_array()[0].as_object()["simulated"] = true;
+  auto sim_text = cli::format_report(report);
+  CHECK(sim_text.find("SIMULATED: 1 runs come from simulated boards") != std::string::npos);
+  CHECK(sim_text.find("done*") != std::string::npos);
 }
 
 TEST_CASE("status line with a progress bar") {
