@@ -51,9 +51,10 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       reconnect_timer_(ioc),
       heartbeat_timer_(ioc),
       drain_timer_(ioc),
+      idle_timer_(ioc),
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
-      executor_(options_.root) {}
+      executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {}
 
 Agent::~Agent() {
   cancel_ = true;
@@ -67,7 +68,7 @@ void Agent::set_state(AgentState s) {
 }
 
 void Agent::start() {
-  if (!executor_.has_power_sensor())
+  if (!executor_->has_power_sensor())
     JS_LOG_WARN << "agent " << options_.name << ": no power sensor readable; energy will be reported as null";
   connect();
 }
@@ -262,10 +263,11 @@ void Agent::start_run(const proto::AssignRun& assign) {
   set_state(AgentState::kRunning);
   JS_LOG_INFO << "agent " << options_.name << ": starting run " << assign.run_id << " (" << assign.config.model << "/"
               << assign.config.dataset << " bs " << assign.config.batch_size << " w " << assign.config.workers << ")";
+  idle_timer_.cancel();
   auto self = shared_from_this();
   training_thread_ = std::thread([self, assign] {
     PostingSink sink(self);
-    self->executor_.execute(assign.run_id, assign.config, sink, self->cancel_);
+    self->executor_->execute(assign.run_id, assign.config, sink, self->cancel_);
     asio::post(self->ioc_, [self, id = assign.run_id] { self->on_run_finished(id); });
   });
 }
@@ -282,6 +284,31 @@ void Agent::on_run_finished(int64_t run_id) {
     set_state(AgentState::kIdle);
     send_now(proto::Heartbeat{"idle", std::nullopt});
   }
+  schedule_idle_restore();
+}
+
+void Agent::schedule_idle_restore() {
+  if (shutting_down_ || options_.idle_restore.count() <= 0 || !executor_->board_modified()) return;
+  idle_timer_.expires_after(options_.idle_restore);
+  auto self = shared_from_this();
+  idle_timer_.async_wait([self](beast::error_code ec) {
+    // A new run cancels the timer; the training thread is joined whenever current_run_ is empty.
+    if (ec || self->current_run_ || self->shutting_down_) return;
+    JS_LOG_INFO << "agent " << self->options_.name << ": idle for "
+                << std::chrono::duration_cast<std::chrono::seconds>(self->options_.idle_restore).count()
+                << " s, restoring the board";
+    Status s = self->executor_->restore_board();
+    if (!s.is_ok()) JS_LOG_ERROR << "agent " << self->options_.name << ": " << s.to_string();
+  });
+}
+
+Status Agent::release_board() {
+  cancel_ = true;
+  idle_timer_.cancel();
+  if (training_thread_.joinable()) training_thread_.join();
+  if (!executor_->board_modified()) return Status::ok();
+  JS_LOG_INFO << "agent " << options_.name << ": restoring the board before exit";
+  return executor_->restore_board();
 }
 
 void Agent::shutdown() {
@@ -317,6 +344,7 @@ void Agent::stop_now() {
   drain_timer_.cancel();
   heartbeat_timer_.cancel();
   reconnect_timer_.cancel();
+  idle_timer_.cancel();
   cancel_ = true;
   if (conn_ && conn_->open) {
     auto c = conn_;

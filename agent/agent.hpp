@@ -1,8 +1,9 @@
 // Agent: owns the connection to the controller (Boost.Beast WebSocket client), the explicit state machine
 // Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped, the outbox of
 // result messages kept until the controller acks them (resent after every reconnect), heartbeats, and the
-// training thread. All members are touched only on the io_context's single thread; the training thread
-// talks to it through asio::post.
+// training thread, and the board-restore policy (restore after `idle_restore` without a run, and in
+// release_board() at shutdown). All members are touched only on the io_context's single thread; the
+// training thread talks to it through asio::post.
 #pragma once
 
 #include <atomic>
@@ -34,6 +35,10 @@ struct AgentOptions {
   std::chrono::milliseconds backoff_initial{200};
   std::chrono::milliseconds backoff_max{10000};
   std::chrono::milliseconds drain_timeout{10000};   // how long shutdown waits for acks
+  // Restore the board (power settings) after this long without an assigned run; 0 = never.
+  std::chrono::milliseconds idle_restore{600000};
+  // The backend that executes runs; null = the host backend on `root`.
+  std::shared_ptr<RunExecutor> executor;
 };
 
 class Agent : public std::enable_shared_from_this<Agent> {
@@ -44,6 +49,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   // Cancels a running run, waits (bounded) for outstanding results to be acked, closes and stops.
   void shutdown();
   AgentState state() const { return state_; }
+  // After the agent stopped: waits for the training thread, then restores the board if a run changed
+  // it. Call on the io thread (or after the io_context stopped).
+  Status release_board();
 
  private:
   struct Connection;
@@ -66,6 +74,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void on_run_finished(int64_t run_id);
   void maybe_finish_drain();
   void stop_now();
+  void schedule_idle_restore();
 
   boost::asio::io_context& ioc_;
   AgentOptions options_;
@@ -74,6 +83,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   boost::asio::steady_timer reconnect_timer_;
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer idle_timer_;
   std::chrono::milliseconds backoff_;
   std::mt19937_64 rng_;
   std::chrono::milliseconds heartbeat_interval_{1000};
@@ -86,7 +96,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   bool writing_ = false;
   bool shutting_down_ = false;
 
-  RunExecutor executor_;
+  std::shared_ptr<RunExecutor> executor_;
   std::thread training_thread_;
   std::optional<int64_t> current_run_;
   std::atomic<bool> cancel_{false};

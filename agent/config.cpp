@@ -1,13 +1,22 @@
 #include "agent/config.hpp"
 
+#include <stdexcept>
+
 namespace jetsweep::agent {
 
 std::string agent_usage() {
   return "usage:\n"
-         "  jetsweep-agent --controller ws://HOST:PORT --name NAME [--root DIR] [--verbose]\n"
+         "  jetsweep-agent --controller ws://HOST:PORT --name NAME [BACKEND] [--root DIR] [--verbose]\n"
          "      dial out to a controller, register, run assigned runs one at a time\n"
-         "  jetsweep-agent run --spec FILE.yaml --out FILE.jsonl [--root DIR]\n"
+         "  jetsweep-agent run --spec FILE.yaml --out FILE.jsonl [BACKEND] [--root DIR]\n"
          "      one run without a controller; one JSON object per line\n"
+         "  BACKEND (default: host, LibTorch on this machine):\n"
+         "    --backend jetson [--state-dir DIR] [--idle-restore-s N]\n"
+         "      a Jetson board: power modes applied per run, INA3221 power; settings recorded in DIR\n"
+         "      (default /var/lib/jetsweep) and restored at start, on shutdown and after N s idle (600; 0 = never)\n"
+         "    --sim CLASS[/INSTANCE] [--time-scale F]\n"
+         "      a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md);\n"
+         "      waits F x the modelled time (default 1; 0 = no waiting) and reports modelled times\n"
          "  jetsweep-agent probe|set-mode|restore [...]   (Jetson device layer; see README)\n";
 }
 
@@ -51,6 +60,17 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     if (i + 1 >= args.size()) return invalid_argument(flag + ": missing value");
     return args[++i];
   };
+  auto number = [&](const std::string& flag) -> Result<double> {
+    JS_ASSIGN_OR_RETURN(std::string text, value(flag));
+    try {
+      size_t used = 0;
+      double v = std::stod(text, &used);
+      if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    return invalid_argument(flag + ": '" + text + "' is not a number");
+  };
+  bool time_scale_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--controller") {
@@ -63,12 +83,41 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       JS_ASSIGN_OR_RETURN(c.spec_path, value(a));
     } else if (a == "--out") {
       JS_ASSIGN_OR_RETURN(c.out_path, value(a));
+    } else if (a == "--backend") {
+      JS_ASSIGN_OR_RETURN(c.backend, value(a));
+      if (c.backend != "host" && c.backend != "jetson" && c.backend != "sim")
+        return invalid_argument("--backend '" + c.backend + "': expected host, jetson or sim");
+    } else if (a == "--sim") {
+      std::string spec;
+      JS_ASSIGN_OR_RETURN(spec, value(a));
+      auto slash = spec.find('/');
+      c.sim_class = spec.substr(0, slash);
+      if (slash != std::string::npos) c.sim_instance = spec.substr(slash + 1);
+      if (c.sim_class.empty() || (slash != std::string::npos && c.sim_instance.empty()))
+        return invalid_argument("--sim '" + spec + "': expected CLASS or CLASS/INSTANCE");
+    } else if (a == "--time-scale") {
+      JS_ASSIGN_OR_RETURN(c.time_scale, number(a));
+      if (!(c.time_scale >= 0 && c.time_scale <= 1000)) return invalid_argument("--time-scale: must be between 0 and 1000");
+      time_scale_given = true;
+    } else if (a == "--state-dir") {
+      JS_ASSIGN_OR_RETURN(c.state_dir, value(a));
+    } else if (a == "--idle-restore-s") {
+      JS_ASSIGN_OR_RETURN(c.idle_restore_s, number(a));
+      if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {
       return invalid_argument("unknown argument '" + a + "'");
     }
   }
+  if (!c.sim_class.empty()) {
+    if (c.backend == "jetson") return invalid_argument("--sim cannot be combined with --backend jetson");
+    c.backend = "sim";
+    if (c.sim_instance.empty()) c.sim_instance = c.mode == AgentConfig::Mode::kRun || c.name.empty() ? "0" : c.name;
+  } else if (c.backend == "sim") {
+    return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
+  }
+  if (time_scale_given && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
   if (c.mode == AgentConfig::Mode::kRun) {
     if (c.spec_path.empty()) return invalid_argument("run: --spec FILE.yaml is required");
     if (c.out_path.empty()) return invalid_argument("run: --out FILE.jsonl is required");

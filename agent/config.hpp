@@ -14,8 +14,15 @@ struct AgentConfig {
   std::string controller_url;   // ws://HOST:PORT[/path]
   std::string host, port, target = "/agent";
   std::string name;
-  std::string backend = "host";
-  std::string device_class = "host";
+  std::string backend = "host";        // --backend host|jetson|sim (--sim implies sim)
+  std::string device_class = "host";   // host only; jetson/sim take it from the board
+  // jetson
+  std::string state_dir = "/var/lib/jetsweep";   // --state-dir: original board settings are recorded here
+  double idle_restore_s = 600;         // --idle-restore-s: restore the board after this long idle (0 = never)
+  // sim: --sim CLASS[/INSTANCE] --time-scale F
+  std::string sim_class;
+  std::string sim_instance;            // defaults to --name (serve) or "0" (run)
+  double time_scale = 1.0;
   // run
   std::string spec_path;
   std::string out_path;

@@ -7,6 +7,12 @@
 #include <fstream>
 #include <ostream>
 
+#include "agent/device/board.hpp"
+#include "agent/device/fs_util.hpp"
+#include "agent/device/power_control.hpp"
+#include "agent/device/restore_state.hpp"
+#include "agent/device/run_mode.hpp"
+#include "agent/sim/sim_executor.hpp"
 #include "agent/telemetry.hpp"
 #include "agent/trainer.hpp"
 #include "common/log.hpp"
@@ -15,7 +21,7 @@ namespace jetsweep::agent {
 
 namespace {
 
-Status drop_page_cache(const std::string& root) {
+Status drop_host_page_cache(const std::string& root) {
   ::sync();
   const std::string path = (root == "/" ? std::string() : root) + "/proc/sys/vm/drop_caches";
   std::ofstream out(path);
@@ -88,9 +94,102 @@ class EmittingObserver final : public TrainingObserver {
 
 }  // namespace
 
-RunExecutor::RunExecutor(std::string root) : root_(std::move(root)) {}
+// The opened Jetson board, its power controller (owner of the restore state file) and provenance.
+struct RunExecutor::Jetson {
+  device::Board board;
+  std::unique_ptr<device::PowerController> controller;
+  bool power_readable = false;
+  bool modified = false;
+};
 
-bool RunExecutor::has_power_sensor() const { return RaplPowerSource::open(root_) != nullptr; }
+namespace {
+ExecutorOptions host_options(std::string root) {
+  ExecutorOptions o;
+  o.root = std::move(root);
+  return o;
+}
+}  // namespace
+
+RunExecutor::RunExecutor(std::string root) : RunExecutor(host_options(std::move(root))) {}
+
+RunExecutor::RunExecutor(ExecutorOptions options) : options_(std::move(options)) {}
+
+RunExecutor::~RunExecutor() = default;
+
+Result<std::unique_ptr<RunExecutor>> RunExecutor::open(const ExecutorOptions& options) {
+  std::unique_ptr<RunExecutor> ex(new RunExecutor(options));
+  if (options.backend == "host") return ex;
+  if (options.backend == "sim") {
+    JS_ASSIGN_OR_RETURN(ex->sim_, sim::SimExecutor::open(options.sim_class, options.sim_instance, options.time_scale));
+    return ex;
+  }
+  if (options.backend != "jetson")
+    return invalid_argument("--backend '" + options.backend + "': expected host, jetson or sim");
+
+  // A previous agent may have died with the board in a run's power mode: put it back first.
+  auto restored = device::restore_pending(options.state_dir);
+  if (!restored) {
+    return restored.status().with_context("restoring the board settings recorded in " +
+                                          device::restore_state_path(options.state_dir).string() +
+                                          " (fix the cause, then run 'jetsweep-agent restore --state-dir " +
+                                          options.state_dir + "')");
+  }
+  if (*restored)
+    JS_LOG_WARN << "jetson backend: restored board settings a previous agent left in "
+                << device::restore_state_path(options.state_dir).string();
+  auto board = device::open_board(options.root);
+  if (!board) return board.status().with_context("jetson backend: opening the board under " + options.root);
+  ex->jetson_ = std::make_unique<Jetson>();
+  ex->jetson_->board = board.value();
+  ex->jetson_->controller = std::make_unique<device::PowerController>(std::move(board).value(), options.state_dir);
+  auto power = BoardPowerSource::open(options.root);
+  ex->jetson_->power_readable = power.is_ok();
+  if (!power.is_ok())
+    JS_LOG_WARN << "jetson backend: " << power.status().message() << "; energy will be reported as null";
+  return ex;
+}
+
+bool RunExecutor::has_power_sensor() const {
+  if (sim_) return true;
+  if (jetson_) return jetson_->power_readable;
+  return RaplPowerSource::open(options_.root) != nullptr;
+}
+
+void RunExecutor::describe(proto::DeviceFacts& facts) const {
+  facts.backend = options_.backend;
+  if (jetson_) {
+    const device::BoardInfo& info = jetson_->board.info;
+    facts.device_class = device::device_class_of(info);
+    facts.kernel = info.kernel + "; L4T " + (info.l4t ? info.l4t->to_string() : std::string("unknown")) + "; " +
+                   std::string(device::module_name(info.module)) + " " + info.module_part +
+                   (info.nvpmodel_conf_fnv1a64.empty() ? std::string() : "; nvpmodel.conf " + info.nvpmodel_conf_fnv1a64);
+  } else if (sim_) {
+    facts.device_class = options_.sim_class;
+    facts.kernel += "; simulated " + sim_->model().tables().module + " instance " + options_.sim_instance +
+                    " (time scale " + std::to_string(options_.time_scale) + ")";
+  }
+}
+
+bool RunExecutor::board_modified() const {
+  if (sim_) return sim_->modified();
+  std::lock_guard lock(board_mu_);
+  return jetson_ && jetson_->modified;
+}
+
+Status RunExecutor::restore_board() {
+  if (sim_) {
+    sim_->restore();
+    return Status::ok();
+  }
+  std::lock_guard lock(board_mu_);
+  if (!jetson_) return Status::ok();
+  auto r = jetson_->controller->restore();
+  if (!r) return r.status().with_context("restoring the board");
+  jetson_->modified = false;
+  JS_LOG_INFO << "jetson backend: board settings restored (" << (*r ? "from " : "nothing recorded in ")
+              << device::restore_state_path(options_.state_dir).string() << ")";
+  return Status::ok();
+}
 
 Result<const ImageDataset*> RunExecutor::dataset_for(const RunConfig& config) {
   const std::string path = config.data.empty() ? default_data_path(config.dataset) : config.data;
@@ -104,8 +203,30 @@ Result<const ImageDataset*> RunExecutor::dataset_for(const RunConfig& config) {
   return static_cast<const ImageDataset*>(cached_.get());
 }
 
+Status RunExecutor::prepare_jetson(int64_t run_id, const RunConfig& config) {
+  std::lock_guard lock(board_mu_);
+  if (config.has_power_mode()) {
+    device::RunModeRequest req{config.power_mode_name, config.cores, config.cpu_khz, config.gpu_hz, config.emc_hz,
+                               config.pin_clocks};
+    auto target = device::plan_run_mode(jetson_->controller->board(), req);
+    if (!target) return target.status().with_context("power mode " + req.to_string());
+    Status s = jetson_->controller->apply(target.value());
+    // A failed apply may have written some files: the state file then allows restore().
+    jetson_->modified = jetson_->modified || device::exists_file(device::restore_state_path(options_.state_dir));
+    if (!s.is_ok()) return s.with_context("power mode " + req.to_string());
+    JS_LOG_INFO << "run " << run_id << ": power mode " << req.to_string() << " applied ("
+                << jetson_->controller->last_writes().size() << " writes)";
+  }
+  if (config.drop_caches) {
+    Status s = device::drop_page_cache(options_.root);
+    if (!s.is_ok()) return s.with_context("drop_caches");
+  }
+  return Status::ok();
+}
+
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
+  if (sim_) return sim_->execute(run_id, config, sink, cancel);
   const auto start = std::chrono::steady_clock::now();
   proto::RunFinished fin;
   fin.run_id = run_id;
@@ -119,11 +240,26 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
   };
   auto data = dataset_for(config);
   if (!data) return finish(data.status());
-  if (config.drop_caches) {
-    Status s = drop_page_cache(root_);
+  std::unique_ptr<PowerSource> power;
+  if (jetson_) {
+    Status s = prepare_jetson(run_id, config);
     if (!s.is_ok()) return finish(s);
+    if (jetson_->power_readable) {
+      auto src = BoardPowerSource::open(options_.root);
+      if (src) power = std::move(src).value();
+      else JS_LOG_WARN << "run " << run_id << ": " << src.status().message() << "; energy will be null";
+    }
+  } else {
+    if (config.has_power_mode())
+      return finish(invalid_argument("the run asks for a power mode but this agent's backend is '" + options_.backend +
+                                     "' (power modes need --backend jetson or --sim)"));
+    if (config.drop_caches) {
+      Status s = drop_host_page_cache(options_.root);
+      if (!s.is_ok()) return finish(s);
+    }
+    power = RaplPowerSource::open(options_.root);
   }
-  HostProbe probe(root_, RaplPowerSource::open(root_));
+  HostProbe probe(options_.root, std::move(power));
   Sampler sampler(probe, config.sample_hz);
   sampler.start();
   EmittingObserver observer(run_id, sink, sampler);

@@ -75,6 +75,21 @@ std::optional<double> RaplPowerSource::read_power_w(double t_s) {
   return out;
 }
 
+Result<std::unique_ptr<BoardPowerSource>> BoardPowerSource::open(const std::string& root) {
+  auto reader = device::TelemetryReader::open(root);
+  if (!reader) return reader.status();
+  auto src = std::unique_ptr<BoardPowerSource>(new BoardPowerSource(std::move(reader).value()));
+  device::BoardSample first = src->reader_.read();
+  if (!first.total_power_w) {
+    std::string why = first.errors.empty() ? std::string("no INA3221 rail found") : first.errors.front();
+    return not_found("no board power reading under " + root + ": " + why);
+  }
+  src->rule_ = first.total_power_rule;
+  return src;
+}
+
+std::optional<double> BoardPowerSource::read_power_w(double) { return reader_.read().total_power_w; }
+
 HostProbe::HostProbe(std::string root, std::unique_ptr<PowerSource> power)
     : root_(std::move(root)), power_(std::move(power)) {}
 
@@ -127,6 +142,11 @@ proto::Sample HostProbe::read(double t_s) {
     uint64_t dt = cpu[0].total - last_cpu_[0].total;
     uint64_t di = cpu[0].idle - last_cpu_[0].idle;
     if (dt > 0) s.cpu_util_pct = 100.0 * static_cast<double>(dt - std::min(di, dt)) / static_cast<double>(dt);
+    for (size_t i = 1; i < cpu.size(); ++i) {
+      const uint64_t ct = cpu[i].total - last_cpu_[i].total;
+      const uint64_t ci = cpu[i].idle - last_cpu_[i].idle;
+      s.core_util_pct.push_back(ct > 0 ? 100.0 * static_cast<double>(ct - std::min(ci, ct)) / static_cast<double>(ct) : 0.0);
+    }
   }
   last_cpu_ = std::move(cpu);
 

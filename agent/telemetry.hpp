@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/device/telemetry.hpp"
 #include "common/protocol.hpp"
 
 namespace jetsweep::agent {
@@ -40,6 +41,22 @@ class RaplPowerSource final : public PowerSource {
   };
   std::vector<Domain> domains_;
   std::optional<double> last_t_;
+};
+
+// Jetson module power: total_power_w of the board's INA3221 rails (VDD_IN / POM_5V_IN, or the sum of
+// rails) read through device::TelemetryReader. Instantaneous; called from the sampler thread only.
+class BoardPowerSource final : public PowerSource {
+ public:
+  // kNotFound when the board has no readable power rail.
+  static Result<std::unique_ptr<BoardPowerSource>> open(const std::string& root);
+  std::string name() const override { return "ina3221"; }
+  std::optional<double> read_power_w(double t_s) override;
+  const std::string& rule() const { return rule_; }
+
+ private:
+  explicit BoardPowerSource(device::TelemetryReader reader) : reader_(std::move(reader)) {}
+  device::TelemetryReader reader_;
+  std::string rule_;
 };
 
 // Reads host counters; keeps the previous reading to compute rates. Not thread-safe (the Sampler serialises).

@@ -29,6 +29,11 @@ JS_PROTO_TAG(Ack, "ack")
 JS_PROTO_TAG(Error, "error")
 #undef JS_PROTO_TAG
 
+bool o_has(const bj::object& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && !it->value().is_null();
+}
+
 bj::array to_array(const std::vector<double>& v) {
   bj::array a;
   a.reserve(v.size());
@@ -96,6 +101,7 @@ void fill(bj::object& o, const SampleChunk& m) {
     bj::object r;
     r["t_s"] = s.t_s;
     r["cpu_util_pct"] = s.cpu_util_pct;
+    r["core_util_pct"] = to_array(s.core_util_pct);
     r["cpu_freq_mhz"] = json::optional_number(s.cpu_freq_mhz);
     r["mem_used_kb"] = s.mem_used_kb;
     r["disk_read_bytes"] = s.disk_read_bytes;
@@ -201,6 +207,7 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
     Sample s;
     s.t_s = sr.number("t_s");
     s.cpu_util_pct = sr.number("cpu_util_pct");
+    if (o_has(v.get_object(), "core_util_pct")) s.core_util_pct = sr.number_array("core_util_pct");
     s.cpu_freq_mhz = sr.opt_number("cpu_freq_mhz");
     s.mem_used_kb = sr.integer("mem_used_kb");
     s.disk_read_bytes = sr.integer("disk_read_bytes");

@@ -90,6 +90,7 @@ struct EpochResult {
 struct Sample {
   double t_s = 0;
   double cpu_util_pct = 0;                  // all cores
+  std::vector<double> core_util_pct;        // per core (cpu0, cpu1, ...), empty on the first sample
   std::optional<double> cpu_freq_mhz;       // mean over online cores, where cpufreq exists
   int64_t mem_used_kb = 0;
   int64_t disk_read_bytes = 0;              // since the previous sample

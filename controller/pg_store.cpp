@@ -278,8 +278,12 @@ Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
       for (const auto& s : m.samples) {
         auto freq = nullable(s.cpu_freq_mhz);
         auto power = nullable(s.power_w);
+        std::string cores = "{";
+        for (size_t i = 0; i < s.core_util_pct.size(); ++i)
+          cores += (i ? "," : "") + pqxx::to_string(s.core_util_pct[i]);
+        cores += "}";
         copy << std::make_tuple(m.run_id, s.t_s, s.cpu_util_pct, freq.c_str(), s.mem_used_kb, s.disk_read_bytes,
-                                power.c_str());
+                                power.c_str(), cores);
       }
       copy.complete();
     }

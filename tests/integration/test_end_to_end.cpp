@@ -302,3 +302,42 @@ TEST_CASE("the controller killed with -9 and restarted: agents reconnect, resend
   const int64_t per_epoch = 2 * ceil_div(kSamples, 16) + 2 * ceil_div(kSamples, 32);
   CHECK(db.count("SELECT count(*) FROM minibatches") == kEpochs * per_epoch);
 }
+
+TEST_CASE("simulated Nano, Xavier NX, AGX Xavier and AGX Orin agents: runs land marked simulated, with energy") {
+  TestDatabase db;
+  Fleet fleet(db);
+  const std::vector<std::string> classes = {"nano", "xavier-nx", "agx-xavier", "agx-orin"};
+  std::vector<std::unique_ptr<Process>> sims;
+  for (const auto& cls : classes)
+    sims.push_back(std::make_unique<Process>(
+        kBin + "/jetsweep-agent",
+        std::vector<std::string>{"--controller", "ws://127.0.0.1:" + std::to_string(fleet.port()), "--name",
+                                 "sim-" + cls, "--sim", cls + "/1", "--time-scale", "0"},
+        (fleet.dir() / ("sim-" + cls + ".log")).string()));
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(4); }), fleet.logs());
+  write_file(fleet.dir() / "sim.yaml",
+             "campaign: sim\nmatrix:\n  device: [nano, xavier-nx, agx-xavier, agx-orin]\n  model: lenet5\n"
+             "  dataset: fashion-mnist\n  batch_size: 64\n  workers: 0\n  epochs: 2\n  sample_hz: 1\n"
+             "  power_mode: {cores: 2, cpu_khz: 1036800}\n");
+  const int64_t id = submit(fleet, fleet.dir() / "sim.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(id); }), fleet.logs());
+  CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'done'") == 4);
+  // Each run went to an agent of the class it asked for.
+  CHECK(db.count("SELECT count(*) FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.device_class = r.device") == 4);
+  CHECK(db.count("SELECT count(*) FROM minibatches") == 4 * 2 * ceil_div(60000, 64));
+  auto report = bj::parse(fleet.cli({"report", "--json", std::to_string(id)})).as_object();
+  CHECK(report.at("simulated_runs").as_int64() == 4);
+  for (const auto& rv : report.at("runs").as_array()) {
+    CHECK(rv.at("simulated") == true);
+    CHECK(rv.at("facts").at("backend") == "sim");
+    for (const auto& e : rv.at("epochs").as_array()) {
+      CHECK(e.at("minibatches").as_int64() == ceil_div(60000, 64));
+      REQUIRE(e.at("energy_j").is_double());
+      CHECK(e.at("energy_j").as_double() > 0);
+    }
+  }
+  CHECK(fleet.cli({"report", std::to_string(id)}).find("SIMULATED: 4 runs") != std::string::npos);
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"validate", std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sim_fleet.yaml"}, &out, &err) == 0);
+  CHECK(out.find("expands to 32 runs") != std::string::npos);
+}

@@ -30,7 +30,8 @@ TEST_CASE("energy = sum of p_i (t_i - t_(i-1)) over the window, first interval c
 
 TEST_CASE("host probe reads a fake /proc and /sys tree") {
   TempDir root;
-  write_file(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\nintr 1\n");
+  write_file(root / "proc/stat",
+             "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 0 0 0 400 0 0 0 0 0 0\nintr 1\n");
   write_file(root / "proc/meminfo", "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    400 kB\n");
   write_file(root / "proc/diskstats",
              "   8       0 sda 10 0 100 0 0 0 0 0 0 0 0\n   8       1 sda1 10 0 100 0 0 0 0 0 0 0 0\n"
@@ -51,12 +52,16 @@ TEST_CASE("host probe reads a fake /proc and /sys tree") {
   CHECK(*s0.cpu_freq_mhz == doctest::Approx(1500.0));
   CHECK_FALSE(s0.power_w.has_value());
 
-  write_file(root / "proc/stat", "cpu  200 0 200 1600 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\n");
+  write_file(root / "proc/stat",
+             "cpu  200 0 200 1600 0 0 0 0 0 0\ncpu0 100 0 100 500 0 0 0 0 0 0\ncpu1 0 0 0 700 0 0 0 0 0 0\n");
   write_file(root / "proc/diskstats",
              "   8       0 sda 20 0 300 0 0 0 0 0 0 0 0\n   8       1 sda1 20 0 300 0 0 0 0 0 0 0 0\n"
              "   7       0 loop0 10 0 9000 0 0 0 0 0 0 0 0\n");
   auto s1 = probe.read(0.1);
   CHECK(s1.cpu_util_pct == doctest::Approx(20.0));   // (1000 - 800) / 1000
+  REQUIRE(s1.core_util_pct.size() == 2);
+  CHECK(s1.core_util_pct[0] == doctest::Approx(50.0));  // cpu0: (200 - 100) / 200
+  CHECK(s1.core_util_pct[1] == doctest::Approx(0.0));   // cpu1: idle throughout
   CHECK(s1.disk_read_bytes == 200 * 512);             // whole disk only: no partition or loop double count
 }
 

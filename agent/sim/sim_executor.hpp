@@ -1,0 +1,45 @@
+// Executes a run on a simulated board: applies the run's power mode to the SimBoard, then, instead
+// of training, emits the per-minibatch times, epoch summaries (energy integrated from the modelled
+// power samples with integrate_energy_j) and telemetry samples that SimModel predicts, as the same
+// protocol messages a real run produces. Durations and sample times are modelled seconds; with a
+// time scale F > 0 the executor also waits F x the modelled time so a fleet of simulated agents
+// behaves like boards that run fast. execute() runs on the training thread; restore()/modified()
+// may be called from another thread (a mutex guards the board).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/run_executor.hpp"
+#include "agent/sim/sim_board.hpp"
+#include "agent/sim/sim_model.hpp"
+
+namespace jetsweep::agent::sim {
+
+class SimExecutor {
+ public:
+  // time_scale: 0 = do not wait at all; F > 0 = wait F x the modelled duration.
+  static Result<std::unique_ptr<SimExecutor>> open(std::string_view board_class, std::string_view instance,
+                                                   double time_scale);
+
+  proto::RunFinished execute(int64_t run_id, const RunConfig& config, ResultSink& sink, const std::atomic<bool>& cancel);
+
+  const SimModel& model() const { return model_; }
+  double time_scale() const { return time_scale_; }
+  Settings current_mode() const;
+  bool modified() const;
+  void restore();
+
+ private:
+  SimExecutor(SimModel model, SimBoard board, double time_scale)
+      : model_(std::move(model)), board_(std::move(board)), time_scale_(time_scale) {}
+
+  SimModel model_;
+  mutable std::mutex mu_;
+  SimBoard board_;
+  double time_scale_;
+};
+
+}  // namespace jetsweep::agent::sim

@@ -1,0 +1,47 @@
+// Backend flags of jetsweep-agent: --backend, --sim CLASS[/INSTANCE], --time-scale, --state-dir.
+#include <doctest/doctest.h>
+
+#include "agent/config.hpp"
+
+using namespace jetsweep;
+
+TEST_CASE("--sim selects the sim backend; the instance defaults to the agent name") {
+  auto c = agent::parse_agent_args({"--controller", "ws://h:1", "--name", "nx-7", "--sim", "xavier-nx", "--time-scale", "0.001"});
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->backend == "sim");
+  CHECK(c->sim_class == "xavier-nx");
+  CHECK(c->sim_instance == "nx-7");
+  CHECK(c->time_scale == doctest::Approx(0.001));
+  auto d = agent::parse_agent_args({"--controller", "ws://h:1", "--name", "a", "--sim", "agx-orin/3"});
+  REQUIRE(d.is_ok());
+  CHECK(d->sim_class == "agx-orin");
+  CHECK(d->sim_instance == "3");
+  CHECK(d->time_scale == 1.0);
+  auto run = agent::parse_agent_args({"run", "--spec", "s.yaml", "--out", "o.jsonl", "--sim", "nano"});
+  REQUIRE(run.is_ok());
+  CHECK(run->sim_instance == "0");
+}
+
+TEST_CASE("jetson backend flags") {
+  auto c = agent::parse_agent_args(
+      {"--controller", "ws://h:1", "--name", "b", "--backend", "jetson", "--state-dir", "/tmp/s", "--idle-restore-s", "30"});
+  REQUIRE(c.is_ok());
+  CHECK(c->backend == "jetson");
+  CHECK(c->state_dir == "/tmp/s");
+  CHECK(c->idle_restore_s == 30);
+  CHECK(agent::parse_agent_args({"--controller", "ws://h:1", "--name", "b"})->backend == "host");
+}
+
+TEST_CASE("bad backend flags name the flag") {
+  auto msg = [](std::vector<std::string> a) { return agent::parse_agent_args(a).status().message(); };
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--backend", "gpu"}) == "--backend 'gpu': expected host, jetson or sim");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--backend", "sim"}) == "--backend sim needs --sim CLASS[/INSTANCE]");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--backend", "jetson", "--sim", "nano"}) ==
+        "--sim cannot be combined with --backend jetson");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--time-scale", "2"}) == "--time-scale applies to --sim only");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--sim", "nano", "--time-scale", "x"}) ==
+        "--time-scale: 'x' is not a number");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--sim", "nano", "--time-scale", "-1"}) ==
+        "--time-scale: must be between 0 and 1000");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--sim", "nano/"}) == "--sim 'nano/': expected CLASS or CLASS/INSTANCE");
+}

@@ -1,0 +1,230 @@
+// The jetson backend on fake board trees: power modes applied before a run, INA3221 energy,
+// refusal messages, restore byte for byte, and restore of a dead agent's leftovers at start.
+#include <doctest/doctest.h>
+
+#include "agent/device/fs_util.hpp"
+#include "agent/device/power_control.hpp"
+#include "agent/device/restore_state.hpp"
+#include "agent/run_executor.hpp"
+#include "agent/telemetry.hpp"
+#include "device/fake_board.hpp"
+#include "support/dataset_gen.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::agent;
+using jetsweep::device::testing::diff_snapshots;
+using jetsweep::device::testing::FakeBoard;
+using jetsweep::device::testing::FakeKind;
+
+namespace {
+
+class CollectingSink final : public ResultSink {
+ public:
+  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
+  std::vector<proto::Body> messages;
+  std::vector<proto::EpochResult> epochs() const {
+    std::vector<proto::EpochResult> out;
+    for (const auto& m : messages)
+      if (const auto* e = std::get_if<proto::EpochResult>(&m)) out.push_back(*e);
+    return out;
+  }
+};
+
+std::unique_ptr<RunExecutor> jetson(const FakeBoard& fb) {
+  ExecutorOptions o;
+  o.backend = "jetson";
+  o.root = fb.root().string();
+  o.state_dir = fb.state_dir().string();
+  auto ex = RunExecutor::open(o);
+  REQUIRE_MESSAGE(ex.is_ok(), ex.status().to_string());
+  return std::move(ex).value();
+}
+
+RunConfig tiny_run(const std::string& data) {
+  RunConfig c;
+  c.model = "lenet5";
+  c.dataset = "mnist";
+  c.data = data;
+  c.batch_size = 16;
+  c.workers = 0;
+  c.epochs = 1;
+  c.sample_hz = 50;
+  return c;
+}
+
+std::string val(const std::filesystem::path& p) { return device::trim(*device::read_raw(p)); }
+
+}  // namespace
+
+TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the rails, restore byte for byte") {
+  FakeBoard fb(FakeKind::kAgxXavierR32);
+  const auto& spec = fb.spec();
+  testing::TempDir data;
+  testing::write_idx_dataset(data.str(), 64, false);
+  const auto before = fb.snapshot();
+
+  auto ex = jetson(fb);
+  proto::DeviceFacts facts;
+  ex->describe(facts);
+  CHECK(facts.backend == "jetson");
+  CHECK(facts.device_class == "agx-xavier");
+  CHECK(facts.kernel.find("L4T " + spec.l4t) != std::string::npos);
+  CHECK(facts.kernel.find(spec.module_part) != std::string::npos);
+  CHECK(ex->has_power_sensor());
+  CHECK_FALSE(ex->board_modified());
+
+  RunConfig c = tiny_run(data.str());
+  c.cores = 4;
+  c.cpu_khz = spec.cpu_khz[spec.cpu_khz.size() / 2];
+  c.gpu_hz = spec.gpu_hz[spec.gpu_hz.size() / 2];
+  c.emc_hz = spec.emc_hz.front();
+  c.pin_clocks = true;
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = ex->execute(11, c, sink, cancel);
+  REQUIRE_MESSAGE(fin.status == "done", fin.error);
+  CHECK(ex->board_modified());
+
+  auto board = device::open_board(fb.root());
+  REQUIRE(board.is_ok());
+  for (int cpu = 1; cpu < spec.cores; ++cpu)
+    CHECK(val(fb.path("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online")) == (cpu < 4 ? "1" : "0"));
+  for (const auto& cl : board->tables.clusters) {
+    if (cl.cpus.front() >= 4) continue;
+    CHECK(val(cl.cpufreq_dir / "scaling_max_freq") == std::to_string(c.cpu_khz));
+    CHECK(val(cl.cpufreq_dir / "scaling_min_freq") == std::to_string(c.cpu_khz));   // pinned
+  }
+  CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == std::to_string(c.gpu_hz));
+  CHECK(val(fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate")) == std::to_string(c.emc_hz));
+
+  auto epochs = sink.epochs();
+  REQUIRE(epochs.size() == 1);
+  REQUIRE(epochs[0].energy_j.has_value());
+  REQUIRE(epochs[0].mean_power_w.has_value());
+  CHECK(*epochs[0].mean_power_w == doctest::Approx(spec.total_power_w).epsilon(1e-6));   // fake rails are constant
+  CHECK(*epochs[0].energy_j > 0);
+
+  REQUIRE(ex->restore_board().is_ok());
+  CHECK_FALSE(ex->board_modified());
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  CHECK_FALSE(device::exists_file(device::restore_state_path(fb.state_dir())));
+}
+
+TEST_CASE("jetson backend: a refused mode fails the run naming path and value, and changes nothing") {
+  FakeBoard fb(FakeKind::kAgxOrinR35);
+  testing::TempDir data;
+  testing::write_idx_dataset(data.str(), 32, false);
+  const auto before = fb.snapshot();
+  auto ex = jetson(fb);
+  RunConfig c = tiny_run(data.str());
+  c.cores = 2;
+  c.gpu_hz = 123;
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = ex->execute(12, c, sink, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("GPU frequency 123 Hz is not in") != std::string::npos);
+  CHECK(fin.error.find("available_frequencies") != std::string::npos);
+  CHECK(sink.messages.size() == 1);
+  CHECK_FALSE(ex->board_modified());
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+
+  RunConfig named = tiny_run(data.str());
+  named.power_mode_name = "NO_SUCH_MODE";
+  auto fin2 = ex->execute(13, named, sink, cancel);
+  CHECK(fin2.status == "failed");
+  CHECK(fin2.error.find("no nvpmodel mode 'NO_SUCH_MODE' in") != std::string::npos);
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+}
+
+TEST_CASE("jetson backend: partial explicit modes and named modes, then restore") {
+  for (FakeKind kind : device::testing::all_fake_kinds()) {
+    FakeBoard fb(kind);
+    const auto& spec = fb.spec();
+    CAPTURE(spec.name);
+    testing::TempDir data;
+    testing::write_idx_dataset(data.str(), 16, false);
+    const auto before = fb.snapshot();
+    auto ex = jetson(fb);
+    proto::DeviceFacts facts;
+    ex->describe(facts);
+    CHECK(facts.device_class == spec.sim_class);
+    auto board = device::open_board(fb.root());
+    REQUIRE(board.is_ok());
+    const std::string gpu_max_before = val(board->tables.gpu.devfreq_dir / "max_freq");
+
+    RunConfig c = tiny_run(data.str());
+    c.cores = 1;   // only the cores: everything else stays as it is
+    std::atomic<bool> cancel{false};
+    CollectingSink sink;
+    auto fin = ex->execute(1, c, sink, cancel);
+    REQUIRE_MESSAGE(fin.status == "done", fin.error);
+    CHECK(val(fb.path("/sys/devices/system/cpu/cpu1/online")) == "0");
+    CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == gpu_max_before);
+    REQUIRE(sink.epochs().size() == 1);
+    CHECK(sink.epochs()[0].energy_j.has_value());
+
+    RunConfig named = tiny_run(data.str());
+    named.power_mode_name = spec.mode_names.back();
+    CollectingSink sink2;
+    auto fin2 = ex->execute(2, named, sink2, cancel);
+    REQUIRE_MESSAGE(fin2.status == "done", fin2.error);
+    REQUIRE(ex->restore_board().is_ok());
+    CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  }
+}
+
+TEST_CASE("jetson backend: settings a dead agent left are restored when the backend opens") {
+  FakeBoard fb(FakeKind::kXavierNxR35);
+  const auto before = fb.snapshot();
+  {
+    auto board = device::open_board(fb.root());
+    REQUIRE(board.is_ok());
+    device::PowerController ctl(std::move(board).value(), fb.state_dir());
+    const auto& spec = fb.spec();
+    REQUIRE(ctl.apply(device::PowerMode{2, spec.cpu_khz.front(), spec.gpu_hz.front(), spec.emc_hz.front()},
+                      device::ApplyOptions{true, false})
+                .is_ok());
+  }
+  CHECK(diff_snapshots(before, fb.snapshot()) != "");
+  auto ex = jetson(fb);
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  CHECK_FALSE(ex->board_modified());
+}
+
+TEST_CASE("jetson backend: drop_caches goes through the device layer; host backend refuses power modes") {
+  FakeBoard fb(FakeKind::kNanoR32);
+  testing::TempDir data;
+  testing::write_idx_dataset(data.str(), 16, false);
+  auto ex = jetson(fb);
+  RunConfig c = tiny_run(data.str());
+  c.drop_caches = true;
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  REQUIRE(ex->execute(1, c, sink, cancel).status == "done");
+  CHECK(val(fb.path("/proc/sys/vm/drop_caches")) == "3");
+
+  RunExecutor host(fb.root().string());
+  RunConfig m = tiny_run(data.str());
+  m.power_mode_name = "MAXN";
+  CollectingSink hs;
+  auto fin = host.execute(2, m, hs, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("backend is 'host'") != std::string::npos);
+}
+
+TEST_CASE("BoardPowerSource reads the module total of every fake board") {
+  for (FakeKind kind : device::testing::all_fake_kinds()) {
+    FakeBoard fb(kind);
+    CAPTURE(fb.spec().name);
+    auto src = BoardPowerSource::open(fb.root().string());
+    REQUIRE_MESSAGE(src.is_ok(), src.status().to_string());
+    CHECK((*src)->rule() == fb.spec().total_rule);
+    auto p = (*src)->read_power_w(0.0);
+    REQUIRE(p.has_value());
+    CHECK(*p == doctest::Approx(fb.spec().total_power_w).epsilon(1e-6));
+  }
+  testing::TempDir empty;
+  CHECK_FALSE(BoardPowerSource::open(empty.str()).is_ok());
+}

@@ -1,0 +1,301 @@
+// Runs on simulated boards through RunExecutor: the protocol messages, energy, time scale,
+// power-mode handling and restore.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "agent/run_executor.hpp"
+#include "agent/sim/sim_executor.hpp"
+#include "agent/telemetry.hpp"
+#include "common/campaign.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::agent;
+
+namespace {
+
+class CollectingSink final : public ResultSink {
+ public:
+  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
+  std::vector<proto::Body> messages;
+
+  std::vector<proto::EpochResult> epochs() const {
+    std::vector<proto::EpochResult> out;
+    for (const auto& m : messages)
+      if (const auto* e = std::get_if<proto::EpochResult>(&m)) out.push_back(*e);
+    return out;
+  }
+  std::vector<proto::Sample> samples() const {
+    std::vector<proto::Sample> out;
+    for (const auto& m : messages)
+      if (const auto* c = std::get_if<proto::SampleChunk>(&m)) out.insert(out.end(), c->samples.begin(), c->samples.end());
+    return out;
+  }
+  std::vector<proto::MinibatchChunk> chunks() const {
+    std::vector<proto::MinibatchChunk> out;
+    for (const auto& m : messages)
+      if (const auto* c = std::get_if<proto::MinibatchChunk>(&m)) out.push_back(*c);
+    return out;
+  }
+  proto::RunFinished finished() const {
+    REQUIRE(!messages.empty());
+    REQUIRE(std::holds_alternative<proto::RunFinished>(messages.back()));
+    return std::get<proto::RunFinished>(messages.back());
+  }
+};
+
+std::unique_ptr<RunExecutor> sim_executor(const std::string& cls, const std::string& instance, double scale) {
+  ExecutorOptions o;
+  o.backend = "sim";
+  o.sim_class = cls;
+  o.sim_instance = instance;
+  o.time_scale = scale;
+  auto ex = RunExecutor::open(o);
+  REQUIRE_MESSAGE(ex.is_ok(), ex.status().to_string());
+  return std::move(ex).value();
+}
+
+RunConfig lenet(int64_t epochs) {
+  RunConfig c;
+  c.device = "agx-xavier";
+  c.model = "lenet5";
+  c.dataset = "mnist";
+  c.batch_size = 16;
+  c.workers = 4;
+  c.epochs = epochs;
+  c.sample_hz = 10;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a simulated run emits the protocol messages of a real run, with energy = integral of its samples") {
+  auto ex = sim_executor("agx-xavier", "a1", 0.0);
+  proto::DeviceFacts facts;
+  facts.kernel = "Linux 6.1";
+  ex->describe(facts);
+  CHECK(facts.backend == "sim");
+  CHECK(facts.device_class == "agx-xavier");
+  CHECK(facts.kernel.find("simulated AGX Xavier instance a1") != std::string::npos);
+  CHECK(ex->has_power_sensor());
+
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = ex->execute(7, lenet(3), sink, cancel);
+  REQUIRE_MESSAGE(fin.status == "done", fin.error);
+  CHECK(sink.finished() == fin);
+
+  auto epochs = sink.epochs();
+  auto samples = sink.samples();
+  REQUIRE(epochs.size() == 3);
+  // Minibatches: ceil(60000 / 16) per epoch, chunked at most kMaxMinibatchesPerChunk, indices contiguous.
+  std::vector<int64_t> rows(3, 0);
+  std::vector<double> stall(3, 0), compute(3, 0);
+  for (const auto& c : sink.chunks()) {
+    CHECK(c.run_id == 7);
+    CHECK(c.stall_s.size() <= proto::kMaxMinibatchesPerChunk);
+    CHECK(c.first_index == rows[static_cast<size_t>(c.epoch)]);
+    rows[static_cast<size_t>(c.epoch)] += static_cast<int64_t>(c.stall_s.size());
+    for (size_t i = 0; i < c.stall_s.size(); ++i) {
+      CHECK(c.stall_s[i] >= 0);
+      CHECK(c.compute_s[i] > 0);
+      stall[static_cast<size_t>(c.epoch)] += c.stall_s[i];
+      compute[static_cast<size_t>(c.epoch)] += c.compute_s[i];
+    }
+  }
+  double t0 = 0;
+  for (size_t k = 0; k < epochs.size(); ++k) {
+    const auto& e = epochs[k];
+    CAPTURE(k);
+    CHECK(e.epoch == static_cast<int64_t>(k));
+    CHECK(e.minibatches == 3750);
+    CHECK(rows[k] == 3750);
+    CHECK(e.stall_s == doctest::Approx(stall[k]).epsilon(1e-9));
+    CHECK(e.compute_s == doctest::Approx(compute[k]).epsilon(1e-9));
+    CHECK(e.e2e_s > e.stall_s + e.compute_s);
+    REQUIRE(e.energy_j.has_value());
+    const double t1 = t0 + e.e2e_s;
+    const auto integral = integrate_energy_j(samples, t0, t1);
+    REQUIRE(integral.has_value());
+    CHECK(*e.energy_j == doctest::Approx(*integral).epsilon(1e-12));
+    REQUIRE(e.mean_power_w.has_value());
+    CHECK(*e.mean_power_w == doctest::Approx(*e.energy_j / e.e2e_s).epsilon(1e-12));
+    CHECK(*e.mean_power_w > 7.0);    // AGX base load 7.5 W (SIGMETRICS'23 Sec. 5.6.2)
+    CHECK(*e.mean_power_w < 15.0);   // LeNet: base load is 65-80% of the energy
+    t0 = t1;
+  }
+  CHECK(epochs[0].e2e_s > epochs[1].e2e_s);   // bootstrap and cold page cache
+  CHECK(fin.wall_s == doctest::Approx(t0).epsilon(1e-12));
+  // Samples: t = 0, every 0.1 modelled s, and at every epoch end; in time order, power everywhere.
+  CHECK(samples.size() > static_cast<size_t>(t0 * 10) - 2);
+  CHECK(samples.front().t_s == 0.0);
+  for (size_t i = 1; i < samples.size(); ++i) {
+    CHECK(samples[i].t_s > samples[i - 1].t_s);
+    CHECK(samples[i].power_w.has_value());
+    CHECK(samples[i].cpu_freq_mhz.value_or(0) == doctest::Approx(2265.6));
+  }
+}
+
+TEST_CASE("same instance and config give identical results; another instance differs") {
+  auto run = [](const std::string& instance) {
+    auto ex = sim_executor("nano", instance, 0.0);
+    CollectingSink sink;
+    std::atomic<bool> cancel{false};
+    RunConfig c = lenet(2);
+    c.max_minibatches = 300;
+    ex->execute(1, c, sink, cancel);
+    return sink.messages;
+  };
+  auto a = run("d1");
+  CHECK(a == run("d1"));
+  CHECK_FALSE(a == run("d2"));
+}
+
+TEST_CASE("--time-scale makes the run take F x the modelled time and leaves the reported durations unchanged") {
+  RunConfig c = lenet(2);
+  c.max_minibatches = 400;
+  std::atomic<bool> cancel{false};
+  CollectingSink fast;
+  auto fin_fast = sim_executor("xavier-nx", "x", 0.0)->execute(3, c, fast, cancel);
+  REQUIRE(fin_fast.status == "done");
+  const double modelled = fin_fast.wall_s;
+  REQUIRE(modelled > 1.0);
+  const double scale = 0.4 / modelled;   // about 0.4 s of real waiting
+
+  CollectingSink slow;
+  auto ex = sim_executor("xavier-nx", "x", scale);
+  const auto start = std::chrono::steady_clock::now();
+  auto fin_slow = ex->execute(3, c, slow, cancel);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(fin_slow.status == "done");
+  CHECK(waited >= 0.4 * 0.99);
+  CHECK(waited < 0.4 + 10.0);
+  CHECK(slow.messages == fast.messages);   // modelled durations, not wall-clock ones
+}
+
+TEST_CASE("cancellation ends a paced simulated run as cancelled") {
+  auto ex = sim_executor("agx-xavier", "c", 1.0);   // real time: would take minutes
+  CollectingSink sink;
+  std::atomic<bool> cancel{true};
+  auto fin = ex->execute(4, lenet(6), sink, cancel);
+  CHECK(fin.status == "cancelled");
+}
+
+TEST_CASE("power modes: applied and reported, refused ones fail the run naming the value, restore goes back") {
+  auto ex = sim_executor("agx-xavier", "p", 0.0);
+  std::atomic<bool> cancel{false};
+  RunConfig c = lenet(1);
+  c.max_minibatches = 50;
+  c.power_mode_name = "10W";
+  CollectingSink named;
+  REQUIRE(ex->execute(1, c, named, cancel).status == "done");
+  CHECK(ex->board_modified());
+  auto s = named.samples();
+  CHECK(s.back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));   // 1.2 GHz cap rounded down into the table
+
+  // Explicit settings: 0 leaves a knob as it is.
+  RunConfig partial = lenet(1);
+  partial.max_minibatches = 50;
+  partial.cores = 8;
+  CollectingSink p;
+  REQUIRE(ex->execute(2, partial, p, cancel).status == "done");
+  CHECK(p.samples().back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));
+  CHECK(ex->restore_board().is_ok());
+  CHECK_FALSE(ex->board_modified());
+
+  RunConfig bad = lenet(1);
+  bad.cpu_khz = 1000;
+  CollectingSink refused;
+  auto fin = ex->execute(3, bad, refused, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("CPU frequency 1000 kHz is not in the class's table") != std::string::npos);
+  CHECK(fin.error.find("agx-xavier") != std::string::npos);
+  CHECK(refused.messages.size() == 1);
+  CHECK_FALSE(ex->board_modified());
+
+  auto nx = sim_executor("xavier-nx", "p", 0.0);
+  RunConfig maxn = lenet(1);
+  maxn.power_mode_name = "MAXN";
+  CollectingSink none;
+  auto nx_fin = nx->execute(4, maxn, none, cancel);
+  CHECK(nx_fin.status == "failed");
+  CHECK(nx_fin.error.find("simulated xavier-nx has no power mode 'MAXN' (modes: 0=MODE_15W_2CORE, 2=MODE_15W_6CORE)") !=
+        std::string::npos);
+}
+
+TEST_CASE("fewer cores and a slower CPU make a simulated LeNet run slower") {
+  auto e2e_total = [](int64_t cores, int64_t cpu_khz) {
+    auto ex = sim_executor("agx-orin", "o", 0.0);
+    RunConfig c = lenet(2);
+    c.cores = cores;
+    c.cpu_khz = cpu_khz;
+    CollectingSink sink;
+    std::atomic<bool> cancel{false};
+    auto fin = ex->execute(1, c, sink, cancel);
+    REQUIRE_MESSAGE(fin.status == "done", fin.error);
+    return sink.epochs().back().e2e_s;
+  };
+  CHECK(e2e_total(2, 1036800) > e2e_total(4, 1036800));
+  CHECK(e2e_total(4, 1036800) > e2e_total(4, 2201600));
+}
+
+TEST_CASE("page cache: the first run and a run with drop_caches read the dataset; a warm run does not") {
+  auto ex = sim_executor("nano", "cache", 0.0);
+  std::atomic<bool> cancel{false};
+  auto epoch0_stall = [&](bool drop) {
+    RunConfig c = lenet(1);
+    c.drop_caches = drop;
+    CollectingSink sink;
+    REQUIRE(ex->execute(1, c, sink, cancel).status == "done");
+    int64_t read = 0;
+    for (const auto& s : sink.samples()) read += s.disk_read_bytes;
+    return std::make_pair(sink.epochs()[0].stall_s, read);
+  };
+  auto cold = epoch0_stall(false);
+  auto warm = epoch0_stall(false);
+  auto dropped = epoch0_stall(true);
+  CHECK(cold.first > warm.first + 3.0);   // 46 MB from the SD card
+  CHECK(cold.second > 40'000'000);
+  CHECK(warm.second == 0);
+  CHECK(dropped.first == doctest::Approx(cold.first).epsilon(1e-9));
+}
+
+TEST_CASE("a workload the class cannot train fails the run with the reason") {
+  auto ex = sim_executor("nano", "m", 0.0);
+  RunConfig c = lenet(1);
+  c.model = "resnet18";
+  c.dataset = "cifar10";
+  CollectingSink sink;
+  std::atomic<bool> cancel{false};
+  auto fin = ex->execute(1, c, sink, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("ResNet-18 runs out of memory on Xavier NX and Nano") != std::string::npos);
+  ExecutorOptions tx2;
+  tx2.backend = "sim";
+  tx2.sim_class = "tx2";
+  auto bad = RunExecutor::open(tx2);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("board class 'tx2' (known: nano, xavier-nx") != std::string::npos);
+}
+
+TEST_CASE("experiments/sim_fleet.yaml: every run is valid on the simulated class it names") {
+  auto campaign = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sim_fleet.yaml");
+  REQUIRE_MESSAGE(campaign.is_ok(), campaign.status().to_string());
+  CHECK(campaign->runs.size() == 32);
+  std::set<std::string> classes;
+  for (const auto& run : campaign->runs) {
+    CAPTURE(run.device);
+    classes.insert(run.device);
+    auto ex = sim_executor(run.device, "fleet", 0.0);
+    RunConfig quick = run;
+    quick.epochs = 1;
+    quick.max_minibatches = 20;
+    CollectingSink sink;
+    std::atomic<bool> cancel{false};
+    auto fin = ex->execute(1, quick, sink, cancel);
+    CHECK_MESSAGE(fin.status == "done", fin.error);
+  }
+  CHECK(classes == std::set<std::string>{"nano", "xavier-nx", "agx-xavier", "agx-orin"});
+}
