@@ -92,6 +92,10 @@ void fill(bj::object& o, const EpochResult& m) {
   o["energy_j"] = json::optional_number(m.energy_j);
   o["mean_power_w"] = json::optional_number(m.mean_power_w);
   o["loss"] = m.loss;
+  o["read_mb_s"] = json::optional_number(m.read_mb_s);
+  o["read_iops"] = json::optional_number(m.read_iops);
+  o["cache_start_frac"] = json::optional_number(m.cache_start_frac);
+  o["cache_end_frac"] = json::optional_number(m.cache_end_frac);
 }
 void fill(bj::object& o, const SampleChunk& m) {
   o["run_id"] = m.run_id;
@@ -187,6 +191,10 @@ Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
   m.energy_j = r.opt_number("energy_j");
   m.mean_power_w = r.opt_number("mean_power_w");
   m.loss = r.opt_number("loss").value_or(0.0);
+  m.read_mb_s = r.opt_number("read_mb_s");
+  m.read_iops = r.opt_number("read_iops");
+  m.cache_start_frac = r.opt_number("cache_start_frac");
+  m.cache_end_frac = r.opt_number("cache_end_frac");
   if (r.ok() && m.epoch < 0) r.fail("epoch", "must be >= 0");
   if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
   return r.status();

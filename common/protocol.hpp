@@ -83,6 +83,11 @@ struct EpochResult {
   std::optional<double> energy_j;      // null when the board has no power sensor
   std::optional<double> mean_power_w;
   double loss = 0;                     // mean training loss of the epoch
+  // Storage and page cache (sec.5.1-5.2 of the SIGMETRICS paper); null where not measured.
+  std::optional<double> read_mb_s;         // MB/s read from the block device backing the dataset
+  std::optional<double> read_iops;         // read operations per second on that device
+  std::optional<double> cache_start_frac;  // fraction of the dataset files resident in the page cache
+  std::optional<double> cache_end_frac;    //   at epoch start and at epoch end
   bool operator==(const EpochResult&) const = default;
 };
 

@@ -252,15 +252,23 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
     pqxx::work w(*conn_);
     auto energy = nullable(m.energy_j);
     auto power = nullable(m.mean_power_w);
+    auto mb_s = nullable(m.read_mb_s);
+    auto iops = nullable(m.read_iops);
+    auto cache0 = nullable(m.cache_start_frac);
+    auto cache1 = nullable(m.cache_end_frac);
     w.exec_params(
-        "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss) "
-        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9 "
+        "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
+        "  read_mb_s, read_iops, cache_start_frac, cache_end_frac) "
+        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9, $11::double precision, "
+        "  $12::double precision, $13::double precision, $14::double precision "
         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
         "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
         "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
-        "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss",
+        "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
+        "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
+        "cache_end_frac = EXCLUDED.cache_end_frac",
         m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), m.loss,
-        agent_id);
+        agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str());
     w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                   "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
                   m.run_id, agent_id);
@@ -422,7 +430,8 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
         "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = $1 ORDER BY r.ordinal",
         campaign_id);
     auto epochs = w.exec_params(
-        "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss "
+        "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss, "
+        "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac "
         "FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch",
         campaign_id);
     w.commit();
@@ -438,6 +447,10 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       o["energy_j"] = field_number(e[6]);
       o["mean_power_w"] = field_number(e[7]);
       o["loss"] = e[8].as<double>();
+      o["read_mb_s"] = field_number(e[9]);
+      o["read_iops"] = field_number(e[10]);
+      o["cache_start_frac"] = field_number(e[11]);
+      o["cache_end_frac"] = field_number(e[12]);
       any_energy |= !e[6].is_null();
       by_run[e[0].as<int64_t>()].emplace_back(std::move(o));
     }
