@@ -9,7 +9,8 @@ js_log() { printf '[jetsweep] %s\n' "$*" >&2; }
 js_die() { printf '[jetsweep] error: %s\n' "$*" >&2; exit 1; }
 
 JS_PACKAGES=(build-essential cmake pkg-config ccache git libboost1.81-all-dev libboost-json1.81-dev
-  libtorch-dev libyaml-cpp-dev libpqxx-dev doctest-dev zlib1g-dev postgresql dataset-fashion-mnist procps)
+  libtorch-dev libyaml-cpp-dev libpqxx-dev doctest-dev zlib1g-dev libjpeg62-turbo-dev postgresql dataset-fashion-mnist procps
+  gnuplot-nox)
 
 # Installs the Debian packages that are missing (needs root or sudo).
 js_install_deps() {
@@ -108,6 +109,13 @@ js_pg_start() {
   if ! psql "$JS_PG_ADMIN_DSN" -tAc "SELECT 1 FROM pg_database WHERE datname = 'jetsweep'" | grep -q 1; then
     psql "$JS_PG_ADMIN_DSN" -qc "CREATE DATABASE jetsweep" >&2 || js_die "cannot create database jetsweep"
   fi
+}
+
+# A shell command that restarts the cluster in DIR (fast shutdown, same options), for fault tests.
+js_pg_restart_command() {
+  local dir=${1:-$JS_PG_DIR} runas=""
+  [ "$(id -u)" -eq 0 ] && runas="runuser -u $JS_PG_USER -- "
+  echo "${runas}$(js_pg_bin)/pg_ctl -D $dir/data -l $dir/data/server.log -m fast -w -t 60 restart"
 }
 
 js_pg_stop() {

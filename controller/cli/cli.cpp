@@ -28,6 +28,8 @@ const char* kUsage =
     "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
     "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
     "  agents [--json]               the fleet\n"
+    "  analyze METHOD [...]          variability | pareto | predict | optimize | epochs | synth (docs/ANALYSIS.md)\n"
+    "  export [...]                  the per-mode CSV corpus from the database (docs/ANALYSIS.md)\n"
     "The controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420.\n";
 
 Status split_url(const std::string& url, std::string& host, std::string& port) {

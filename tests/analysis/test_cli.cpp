@@ -1,0 +1,198 @@
+// The analyze/export entry points: exit codes, flag and CSV error messages, JSON fields, plots made by
+// gnuplot, and the CSV export round trip.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/analyze_cli.hpp"
+#include "analysis/csv_corpus.hpp"
+#include "analysis/synthetic_corpus.hpp"
+
+using namespace jetsweep::analysis;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+Run analyze(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int rc = analyze_main(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+// A small synthetic corpus on disk, removed afterwards.
+class CorpusFile {
+ public:
+  explicit CorpusFile(size_t modes = 300) : dir_(fs::temp_directory_path() / ("jetsweep-cli-" + std::to_string(::getpid()))) {
+    fs::create_directories(dir_);
+    path_ = (dir_ / "corpus.csv").string();
+    auto board = synthetic_board("agx-orin").value();
+    SyntheticOptions o;
+    o.max_modes = modes;
+    o.noise_pct = 2;
+    Corpus c = generate_corpus(board, synthetic_workloads(), o);
+    std::ofstream f(path_);
+    write_corpus_csv(f, c);
+  }
+  ~CorpusFile() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+  std::string path_;
+};
+
+bool starts_with_bytes(const std::string& path, const std::string& magic) {
+  std::ifstream f(path, std::ios::binary);
+  std::string head(magic.size(), '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return head == magic;
+}
+
+}  // namespace
+
+TEST_CASE("cli: usage and flag errors exit 2 naming the flag") {
+  CHECK(analyze({}).rc == 2);
+  CHECK(analyze({"--help"}).rc == 0);
+  auto unknown = analyze({"frobnicate"});
+  CHECK(unknown.rc == 2);
+  CHECK(unknown.err.find("unknown command 'frobnicate'") != std::string::npos);
+  auto bad_flag = analyze({"pareto", "--csv", "x.csv", "--colour", "red"});
+  CHECK(bad_flag.rc == 2);
+  CHECK(bad_flag.err.find("unknown flag '--colour'") != std::string::npos);
+  auto missing_value = analyze({"pareto", "--workload"});
+  CHECK(missing_value.rc == 2);
+  CHECK(missing_value.err.find("--workload: missing value") != std::string::npos);
+  auto no_source = analyze({"pareto", "--workload", "resnet"});
+  CHECK(no_source.rc == 2);
+  CHECK(no_source.err.find("--csv FILE or --db DSN") != std::string::npos);
+  CorpusFile corpus(50);
+  auto bad_axis = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--x", "speed"});
+  CHECK(bad_axis.rc == 2);
+  CHECK(bad_axis.err.find("--x: expected time or energy") != std::string::npos);
+  auto bad_k = analyze({"predict", "--csv", corpus.path(), "--method", "nn", "--target", "resnet", "--train-modes", "many"});
+  CHECK(bad_k.rc == 2);
+  CHECK(bad_k.err.find("--train-modes: expected an integer, got 'many'") != std::string::npos);
+  auto bad_method = analyze({"predict", "--csv", corpus.path(), "--method", "svm", "--target", "resnet"});
+  CHECK(bad_method.rc == 2);
+  CHECK(bad_method.err.find("--method: unknown method 'svm'") != std::string::npos);
+  auto unknown_workload = analyze({"pareto", "--csv", corpus.path(), "--workload", "vgg"});
+  CHECK(unknown_workload.rc == 2);
+  CHECK(unknown_workload.err.find("--workload: workload 'vgg' not found") != std::string::npos);
+}
+
+TEST_CASE("cli: CSV errors exit 2 with file:line and column") {
+  CorpusFile corpus(10);
+  const std::string bad = corpus.file("bad.csv");
+  {
+    std::ofstream f(bad);
+    f << "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n"
+      << "orin,resnet,12,2201.6,1300.5,3199,150,30000\n"
+      << "orin,resnet,12,2201.6,1300.5,3199,abc,30000\n";
+  }
+  auto r = analyze({"pareto", "--csv", bad, "--workload", "resnet"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find(bad + ":3: column 'minibatch_ms': expected a number, got 'abc'") != std::string::npos);
+}
+
+TEST_CASE("cli: pareto JSON carries the mode fields and matches the text form") {
+  CorpusFile corpus(300);
+  auto j = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--json"});
+  REQUIRE_MESSAGE(j.rc == 0, j.err);
+  auto o = boost::json::parse(j.out).as_object();
+  CHECK(o.at("modes").to_number<int>() == 300);
+  const auto& front = o.at("front").as_array();
+  REQUIRE(front.size() >= 2);
+  for (const auto& p : front)
+    for (const char* k : {"cores", "cpu_mhz", "gpu_mhz", "emc_mhz", "time_ms", "power_w", "energy_mj"})
+      CHECK(p.as_object().contains(k));
+  auto t = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--x", "energy", "--y", "power"});
+  REQUIRE(t.rc == 0);
+  CHECK(t.out.find("Pareto front of resnet on agx-orin") != std::string::npos);
+}
+
+TEST_CASE("cli: predict linear and optimize with a sweep report the named figures") {
+  CorpusFile corpus(300);
+  auto p = analyze({"predict", "--csv", corpus.path(), "--method", "linear", "--target", "mobilenet", "--reference",
+                    "resnet,yolo,lenet", "--json"});
+  REQUIRE_MESSAGE(p.rc == 0, p.err);
+  auto o = boost::json::parse(p.out).as_object();
+  for (const char* k : {"time_mape_pct", "power_mape_pct", "energy_mape_pct", "seed", "training_modes", "time_model",
+                        "energy_model", "representative_search"})
+    CHECK_MESSAGE(o.contains(k), k);
+  CHECK(o.at("training_modes").as_array().size() == 4);
+  CHECK(o.at("training_modes").as_array()[0].as_object().contains("cpu_mhz"));
+  CHECK(o.at("representative_search").as_object().at("combinations").to_number<int>() == 210);
+
+  auto opt = analyze({"optimize", "--csv", corpus.path(), "--workload", "mobilenet", "--method", "linear", "--reference",
+                      "resnet,yolo,lenet", "--power-budget-w", "25", "--sweep", "15:40:1", "--json"});
+  REQUIRE_MESSAGE(opt.rc == 0, opt.err);
+  auto oo = boost::json::parse(opt.out).as_object();
+  CHECK(oo.at("candidates").to_number<int>() > 300);  // every mode of the grid the corpus spans
+  const auto& sweep = oo.at("sweep").as_array();
+  REQUIRE(sweep.size() == 3);  // the method, MAXN, random 50
+  for (const auto& s : sweep)
+    for (const char* k : {"time_penalty_median_pct", "excess_power_area_w", "over_limit_pct", "over_limit_plus1_pct"})
+      CHECK(s.as_object().contains(k));
+  CHECK(sweep[1].as_object().at("strategy").as_string() == "maxn");
+  // Observation-based random sampling never exceeds a budget (PowerTrain sec. 5.2); MAXN mostly does.
+  CHECK(sweep[2].as_object().at("strategy").as_string() == "random50");
+  CHECK(sweep[2].as_object().at("excess_power_area_w").to_number<double>() == 0);
+  CHECK(sweep[2].as_object().at("over_limit_pct").to_number<double>() == 0);
+  CHECK(sweep[2].as_object().at("time_penalty_median_pct").to_number<double>() >= 0);
+  CHECK(sweep[1].as_object().at("over_limit_pct").to_number<double>() > 50);
+  CHECK(oo.at("chosen").as_object().contains("predicted_power_w"));
+}
+
+TEST_CASE("cli: plots are written by gnuplot as PNG and SVG; a missing gnuplot is a clear error") {
+  CorpusFile corpus(200);
+  const std::string png = corpus.file("pareto.png"), svg = corpus.file("pareto.svg");
+  auto r1 = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--plot", png});
+  REQUIRE_MESSAGE(r1.rc == 0, r1.err);
+  CHECK(starts_with_bytes(png, "\x89PNG"));
+  auto r2 = analyze({"optimize", "--csv", corpus.path(), "--workload", "resnet", "--power-budget-w", "30", "--plot", svg});
+  REQUIRE_MESSAGE(r2.rc == 0, r2.err);
+  std::ifstream f(svg);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  CHECK(ss.str().find("<svg") != std::string::npos);
+  auto bad_ext = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--plot", corpus.file("p.gif")});
+  CHECK(bad_ext.rc == 2);
+  CHECK(bad_ext.err.find("--plot") != std::string::npos);
+  ::setenv("JETSWEEP_GNUPLOT", "/nonexistent/gnuplot", 1);
+  auto missing = analyze({"pareto", "--csv", corpus.path(), "--workload", "resnet", "--plot", png});
+  ::unsetenv("JETSWEEP_GNUPLOT");
+  CHECK(missing.rc == 1);
+  CHECK(missing.err.find("JETSWEEP_GNUPLOT") != std::string::npos);
+}
+
+TEST_CASE("cli: export from a CSV corpus reads back; synth writes a corpus") {
+  CorpusFile corpus(30);
+  std::ostringstream out, err;
+  REQUIRE(export_main({"--csv", corpus.path()}, out, err) == 0);
+  std::istringstream in(out.str());
+  auto back = parse_corpus_csv(in, "export");
+  REQUIRE(back.is_ok());
+  CHECK(back->rows.size() == 150);
+  std::ostringstream o2, e2;
+  CHECK(export_main({"--csv", corpus.path(), "--bogus"}, o2, e2) == 2);
+  auto s = analyze({"synth", "--device", "orin-nano", "--workloads", "resnet", "--out", corpus.file("nano.csv"), "--json"});
+  REQUIRE_MESSAGE(s.rc == 0, s.err);
+  CHECK(boost::json::parse(s.out).as_object().at("rows").to_number<int>() == 1800);
+  CHECK(analyze({"synth", "--device", "tx2"}).rc == 2);
+}
