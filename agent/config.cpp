@@ -1,5 +1,8 @@
 #include "agent/config.hpp"
 
+#include "agent/storage/storage_map.hpp"
+
+#include <cstdint>
 #include <stdexcept>
 
 namespace jetsweep::agent {
@@ -17,6 +20,13 @@ std::string agent_usage() {
          "    --sim CLASS[/INSTANCE] [--time-scale F]\n"
          "      a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md);\n"
          "      waits F x the modelled time (default 1; 0 = no waiting) and reports modelled times\n"
+         "  STORAGE (host and jetson backends): --storage NAME=DIR, repeatable (e.g. --storage ssd=/mnt/ssd/data\n"
+         "      --storage sd=/media/sd/data); a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" reads DIR/REL\n"
+         "  jetsweep-agent models [--json]\n"
+         "      the models built in: parameters and forward multiply-accumulates per sample (docs/WORKLOADS.md)\n"
+         "  jetsweep-agent make-data --format mnist|cifar10|jpeg-gld|jpeg-folder|text --out DIR --samples N\n"
+         "                 [--seed S] [--classes K] [--image-size WxH]\n"
+         "      writes a synthetic dataset in the real on-disk format (JPEG formats: WxH images, default 320x240)\n"
          "  jetsweep-agent probe|set-mode|restore [...]   (Jetson device layer; see README)\n";
 }
 
@@ -51,6 +61,12 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       c.device_command = first;
       c.device_args.assign(args.begin() + 1, args.end());
       return c;
+    } else if (first == "models") {
+      c.mode = AgentConfig::Mode::kModels;
+      i = 1;
+    } else if (first == "make-data") {
+      c.mode = AgentConfig::Mode::kMakeData;
+      i = 1;
     } else if (first == "help" || first == "--help" || first == "-h") {
       c.mode = AgentConfig::Mode::kHelp;
       return c;
@@ -70,6 +86,58 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     }
     return invalid_argument(flag + ": '" + text + "' is not a number");
   };
+  auto integer = [&](const std::string& flag, int64_t min, int64_t max) -> Result<int64_t> {
+    JS_ASSIGN_OR_RETURN(std::string text, value(flag));
+    try {
+      size_t used = 0;
+      long long v = std::stoll(text, &used);
+      if (used == text.size() && v >= min && v <= max) return static_cast<int64_t>(v);
+    } catch (const std::exception&) {
+    }
+    return invalid_argument(flag + ": '" + text + "' is not an integer between " + std::to_string(min) + " and " + std::to_string(max));
+  };
+  if (c.mode == AgentConfig::Mode::kModels) {
+    for (; i < args.size(); ++i) {
+      if (args[i] != "--json") return invalid_argument("models: unknown argument '" + args[i] + "'");
+      c.json = true;
+    }
+    return c;
+  }
+  if (c.mode == AgentConfig::Mode::kMakeData) {
+    for (; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--format") {
+        JS_ASSIGN_OR_RETURN(c.data_format, value(a));
+      } else if (a == "--out") {
+        JS_ASSIGN_OR_RETURN(c.data_out, value(a));
+      } else if (a == "--samples") {
+        JS_ASSIGN_OR_RETURN(c.data_samples, integer(a, 1, 100000000));
+      } else if (a == "--seed") {
+        JS_ASSIGN_OR_RETURN(c.data_seed, integer(a, 0, INT64_MAX));
+      } else if (a == "--classes") {
+        JS_ASSIGN_OR_RETURN(c.data_classes, integer(a, 2, 10000000));
+      } else if (a == "--image-size") {
+        std::string size;
+        JS_ASSIGN_OR_RETURN(size, value(a));
+        const auto x = size.find('x');
+        try {
+          if (x == std::string::npos) throw std::invalid_argument(size);
+          size_t u1 = 0, u2 = 0;
+          c.image_width = std::stoll(size.substr(0, x), &u1);
+          c.image_height = std::stoll(size.substr(x + 1), &u2);
+          if (u1 != x || u2 != size.size() - x - 1) throw std::invalid_argument(size);
+        } catch (const std::exception&) {
+          return invalid_argument("--image-size '" + size + "': expected WxH, e.g. 320x240");
+        }
+      } else {
+        return invalid_argument("make-data: unknown argument '" + a + "'");
+      }
+    }
+    if (c.data_format.empty()) return invalid_argument("make-data: --format is required");
+    if (c.data_out.empty()) return invalid_argument("make-data: --out DIR is required");
+    if (c.data_samples < 1) return invalid_argument("make-data: --samples N is required");
+    return c;
+  }
   bool time_scale_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -104,6 +172,10 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     } else if (a == "--idle-restore-s") {
       JS_ASSIGN_OR_RETURN(c.idle_restore_s, number(a));
       if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");
+    } else if (a == "--storage") {
+      std::string spec;
+      JS_ASSIGN_OR_RETURN(spec, value(a));
+      c.storage.push_back(spec);
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {
@@ -118,6 +190,9 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
   }
   if (time_scale_given && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
+  if (!c.storage.empty() && c.backend == "sim") return invalid_argument("--storage applies to the host and jetson backends");
+  storage::StorageMap media;
+  for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
   if (c.mode == AgentConfig::Mode::kRun) {
     if (c.spec_path.empty()) return invalid_argument("run: --spec FILE.yaml is required");
     if (c.out_path.empty()) return invalid_argument("run: --out FILE.jsonl is required");

@@ -1,6 +1,7 @@
 // Command-line parsing for jetsweep-agent. Pure; any thread.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,7 @@
 namespace jetsweep::agent {
 
 struct AgentConfig {
-  enum class Mode { kServe, kRun, kDevice, kHelp } mode = Mode::kServe;
+  enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData } mode = Mode::kServe;
   // serve
   std::string controller_url;   // ws://HOST:PORT[/path]
   std::string host, port, target = "/agent";
@@ -26,6 +27,18 @@ struct AgentConfig {
   // run
   std::string spec_path;
   std::string out_path;
+  // host/jetson: --storage NAME=DIR (repeatable), media a run's `data: "@NAME[/REL]"` refers to
+  std::vector<std::string> storage;
+  // models: --json
+  bool json = false;
+  // make-data: --format F --out DIR --samples N [--seed S] [--classes K] [--image-size WxH]
+  std::string data_format;
+  std::string data_out;
+  int64_t data_samples = 0;
+  int64_t data_seed = 1;
+  int64_t data_classes = 0;
+  int64_t image_width = 320;
+  int64_t image_height = 240;
   // shared
   std::string root = "/";
   bool verbose = false;

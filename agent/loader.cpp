@@ -7,18 +7,24 @@
 
 namespace jetsweep::agent {
 
-void ImageBatchBuilder::build(const int64_t* ids, int64_t n, Batch& out) const {
-  const int64_t elems = data_.sample_bytes();
+void DatasetBatchBuilder::build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const {
+  const SampleShape shape = data_.shape();
   out.size = n;
-  out.images.resize(static_cast<size_t>(n * elems));
-  out.labels.resize(static_cast<size_t>(n));
-  const float scale = 1.0f / (255.0f * data_.std);
-  const float shift = data_.mean / data_.std;
+  out.status = Status::ok();
+  if (shape.kind == SampleShape::Kind::kImage) {
+    out.images.resize(static_cast<size_t>(n * shape.input_elems()));
+    out.tokens.clear();
+  } else {
+    out.tokens.resize(static_cast<size_t>(n * shape.input_elems()));
+    out.images.clear();
+  }
+  out.labels.resize(static_cast<size_t>(n * shape.label_elems()));
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t* src = data_.pixels.data() + ids[i] * elems;
-    float* dst = out.images.data() + i * elems;
-    for (int64_t k = 0; k < elems; ++k) dst[k] = static_cast<float>(src[k]) * scale - shift;
-    out.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(ids[i])];
+    Status s = data_.fetch(ids[i], augment_seed(seed_, epoch, ids[i]), out, i);
+    if (!s.is_ok()) {
+      out.status = s;
+      return;
+    }
   }
 }
 
@@ -46,6 +52,7 @@ void Loader::stop_workers() {
 
 void Loader::start_epoch(int64_t epoch) {
   stop_workers();
+  epoch_ = epoch;
   std::iota(order_.begin(), order_.end(), int64_t{0});
   std::mt19937_64 rng(static_cast<uint64_t>(seed_) * 1000003ULL + static_cast<uint64_t>(epoch));
   std::shuffle(order_.begin(), order_.end(), rng);
@@ -62,7 +69,7 @@ void Loader::build_batch(int64_t index, Batch& out) const {
   const int64_t first = index * batch_size_;
   const int64_t n = std::min(batch_size_, builder_.sample_count() - first);
   out.index = index;
-  builder_.build(order_.data() + first, n, out);
+  builder_.build(epoch_, order_.data() + first, n, out);
 }
 
 void Loader::worker_main(int64_t worker) {

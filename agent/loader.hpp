@@ -11,34 +11,30 @@
 #include <thread>
 #include <vector>
 
-#include "agent/datasets/image_dataset.hpp"
+#include "agent/datasets/dataset.hpp"
 
 namespace jetsweep::agent {
 
-struct Batch {
-  int64_t index = -1;            // position in the epoch
-  int64_t size = 0;              // samples
-  std::vector<float> images;     // size * sample_elems, normalised
-  std::vector<int64_t> labels;   // size
-};
-
 // Builds one minibatch from sample ids; called concurrently from loader workers (must be thread-safe).
+// A failed fetch is reported in Batch::status (the loader still delivers the batch, in order).
 class BatchBuilder {
  public:
   virtual ~BatchBuilder() = default;
   virtual int64_t sample_count() const = 0;
-  virtual void build(const int64_t* ids, int64_t n, Batch& out) const = 0;
+  virtual void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const = 0;
 };
 
-// Fetch + preprocess from an in-memory image dataset: uint8 -> float, (x/255 - mean) / std.
-class ImageBatchBuilder final : public BatchBuilder {
+// Fetch + preprocess from any Dataset: sizes the batch buffers for the dataset's sample shape and fetches
+// each sample with its augmentation seed derived from (seed, epoch, sample id).
+class DatasetBatchBuilder final : public BatchBuilder {
  public:
-  explicit ImageBatchBuilder(const ImageDataset& data) : data_(data) {}
-  int64_t sample_count() const override { return data_.count; }
-  void build(const int64_t* ids, int64_t n, Batch& out) const override;
+  DatasetBatchBuilder(const Dataset& data, int64_t seed) : data_(data), seed_(static_cast<uint64_t>(seed)) {}
+  int64_t sample_count() const override { return data_.size(); }
+  void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const override;
 
  private:
-  const ImageDataset& data_;
+  const Dataset& data_;
+  uint64_t seed_;
 };
 
 class Loader {
@@ -53,7 +49,8 @@ class Loader {
   void start_epoch(int64_t epoch);
   int64_t batches_per_epoch() const { return batches_; }
   // Waits for the next minibatch; returns false when the epoch is exhausted. `stall_s` is the time the
-  // caller waited (for w = 0, the whole fetch + preprocess time).
+  // caller waited (for w = 0, the whole fetch + preprocess time). Check out.status: a batch whose
+  // samples could not be fetched is delivered with the error.
   bool next(Batch& out, double& stall_s);
   // The shuffled order of the current epoch (for tests).
   const std::vector<int64_t>& order() const { return order_; }
@@ -68,6 +65,7 @@ class Loader {
   const int64_t workers_;
   const int64_t prefetch_;
   const int64_t seed_;
+  int64_t epoch_ = 0;
   int64_t batches_ = 0;
   std::vector<int64_t> order_;
 

@@ -1,12 +1,16 @@
 // jetsweep-agent: thin entry point; see agent/config.hpp for the CLI and agent/agent.hpp for the state machine.
 #include <boost/asio.hpp>
+#include <boost/json.hpp>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "agent/agent.hpp"
 #include "agent/config.hpp"
 #include "agent/device/device_cli.hpp"
+#include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
+#include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
 #include "common/log.hpp"
@@ -24,7 +28,76 @@ agent::ExecutorOptions executor_options(const agent::AgentConfig& cfg) {
   o.sim_class = cfg.sim_class;
   o.sim_instance = cfg.sim_instance;
   o.time_scale = cfg.time_scale;
+  for (const auto& spec : cfg.storage) {
+    // Validated by parse_agent_args.
+    Status added = o.storage.add(spec);
+    if (!added.is_ok()) JS_LOG_ERROR << added.message();
+  }
   return o;
+}
+
+// `jetsweep-agent models [--json]`: every model at its reference configuration.
+int list_models(const agent::AgentConfig& cfg) {
+  boost::json::array rows;
+  for (const auto& m : agent::models::model_catalog()) {
+    auto f = agent::models::measure_model(m.name, m.reference);
+    if (!f) {
+      std::cerr << "jetsweep-agent: " << f.status().message() << "\n";
+      return 1;
+    }
+    boost::json::object o;
+    o["name"] = m.name;
+    boost::json::array aliases;
+    for (const auto& a : m.aliases) aliases.emplace_back(a);
+    o["aliases"] = std::move(aliases);
+    o["architecture"] = m.architecture;
+    o["input"] = m.reference.to_string();
+    o["configuration"] = m.reference_note;
+    o["parameters"] = f->parameters;
+    o["forward_macs_per_sample"] = f->forward_macs;
+    o["forward_flops_per_sample"] = 2 * f->forward_macs;
+    o["paper_parameters"] = m.paper_parameters > 0 ? boost::json::value(m.paper_parameters) : boost::json::value(nullptr);
+    o["paper_flops"] = m.paper_forward_macs > 0 ? boost::json::value(m.paper_forward_macs) : boost::json::value(nullptr);
+    rows.emplace_back(std::move(o));
+  }
+  if (cfg.json) {
+    std::cout << boost::json::serialize(rows) << "\n";
+    return 0;
+  }
+  std::printf("%-20s %-14s %14s %12s %16s %12s  %s\n", "model", "input", "parameters", "paper", "forward MACs", "paper", "configuration");
+  for (const auto& v : rows) {
+    const auto& o = v.as_object();
+    auto num = [](const boost::json::value& x) { return x.is_null() ? std::string("-") : std::to_string(static_cast<int64_t>(x.to_number<double>())); };
+    std::string input = std::string(o.at("input").as_string().c_str());
+    input = input.substr(0, input.find(','));
+    std::printf("%-20s %-14s %14lld %12s %16lld %12s  %s\n", o.at("name").as_string().c_str(), input.c_str(),
+                static_cast<long long>(o.at("parameters").as_int64()), num(o.at("paper_parameters")).c_str(),
+                static_cast<long long>(o.at("forward_macs_per_sample").as_int64()), num(o.at("paper_flops")).c_str(),
+                o.at("configuration").as_string().c_str());
+  }
+  return 0;
+}
+
+// `jetsweep-agent make-data`: a synthetic dataset in a real on-disk format.
+int make_data(const agent::AgentConfig& cfg) {
+  agent::synth::Options o;
+  o.format = cfg.data_format;
+  o.out_dir = cfg.data_out;
+  o.samples = cfg.data_samples;
+  o.seed = static_cast<uint64_t>(cfg.data_seed);
+  o.classes = cfg.data_classes;
+  o.image_width = cfg.image_width;
+  o.image_height = cfg.image_height;
+  auto s = agent::synth::write_dataset(o);
+  if (!s) {
+    std::cerr << "jetsweep-agent: " << s.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << s->samples << (cfg.data_format == "text" ? " tokens" : " samples") << ", " << s->classes
+            << (cfg.data_format == "text" ? " words max vocabulary" : " classes") << ", " << s->files << " files, "
+            << s->bytes << " bytes to " << cfg.data_out << " (run spec: dataset: " << s->dataset << ", data: " << cfg.data_out
+            << ")\n";
+  return 0;
 }
 
 int run_standalone(const agent::AgentConfig& cfg) {
@@ -116,6 +189,10 @@ int main(int argc, char** argv) {
     case agent::AgentConfig::Mode::kRun:
       log::set_component("agent run");
       return run_standalone(cfg.value());
+    case agent::AgentConfig::Mode::kModels:
+      return list_models(cfg.value());
+    case agent::AgentConfig::Mode::kMakeData:
+      return make_data(cfg.value());
     case agent::AgentConfig::Mode::kDevice:
       return device::device_cli_main(cfg->device_command, cfg->device_args, std::cout, std::cerr);
     case agent::AgentConfig::Mode::kServe:

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "agent/device/board.hpp"
@@ -13,6 +14,8 @@
 #include "agent/device/restore_state.hpp"
 #include "agent/device/run_mode.hpp"
 #include "agent/sim/sim_executor.hpp"
+#include "agent/storage/disk_stats.hpp"
+#include "agent/storage/page_cache.hpp"
 #include "agent/telemetry.hpp"
 #include "agent/trainer.hpp"
 #include "common/log.hpp"
@@ -32,13 +35,28 @@ Status drop_host_page_cache(const std::string& root) {
   return Status::ok();
 }
 
-// Buffers per-minibatch timings into chunks and turns epoch ends into EpochResult + samples.
+// Page-cache residency of the dataset's files, or null (logged once per run) when it cannot be measured.
+std::optional<double> cache_fraction(int64_t run_id, const Dataset& data, bool& warned) {
+  auto r = storage::page_cache_residency(data.files());
+  if (r && r->total_pages > 0) return r->fraction();
+  if (!warned) {
+    JS_LOG_WARN << "run " << run_id << ": page-cache residency of dataset '" << data.name()
+                << "' not measured: " << (r ? std::string("its files are empty") : r.status().message());
+    warned = true;
+  }
+  return std::nullopt;
+}
+
+// Buffers per-minibatch timings into chunks and turns epoch ends into EpochResult + samples, with the
+// dataset's page-cache residency at epoch start and end and the read IO of its block device.
 class EmittingObserver final : public TrainingObserver {
  public:
-  EmittingObserver(int64_t run_id, ResultSink& sink, Sampler& sampler)
-      : run_id_(run_id), sink_(sink), sampler_(sampler) {}
+  EmittingObserver(int64_t run_id, ResultSink& sink, Sampler& sampler, const Dataset& data, storage::IoMeter& io)
+      : run_id_(run_id), sink_(sink), sampler_(sampler), data_(data), io_(io) {}
 
   void on_epoch_start(int64_t epoch) override {
+    cache_start_ = cache_fraction(run_id_, data_, cache_warned_);
+    io_.start();
     epoch_t0_ = sampler_.sample_now();
     chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}};
   }
@@ -51,6 +69,7 @@ class EmittingObserver final : public TrainingObserver {
   void on_epoch_end(const EpochTiming& t) override {
     flush_chunk(t.epoch);
     const double t1 = sampler_.sample_now();
+    const auto rates = io_.stop();
     auto samples = sampler_.all();
     proto::EpochResult r;
     r.run_id = run_id_;
@@ -62,10 +81,19 @@ class EmittingObserver final : public TrainingObserver {
     r.loss = t.mean_loss;
     r.energy_j = integrate_energy_j(samples, epoch_t0_, t1);
     if (r.energy_j && t1 > epoch_t0_) r.mean_power_w = *r.energy_j / (t1 - epoch_t0_);
+    if (rates) {
+      r.read_mb_s = rates->read_mb_s;
+      r.read_iops = rates->read_iops;
+    }
+    r.cache_start_frac = cache_start_;
+    r.cache_end_frac = cache_fraction(run_id_, data_, cache_warned_);
     flush_samples();
     sink_.emit(r);
     JS_LOG_INFO << "run " << run_id_ << " epoch " << t.epoch << ": e2e " << t.e2e_s << " s, stall " << t.stall_s
-                << " s, compute " << t.compute_s << " s, " << t.minibatches << " minibatches, loss " << t.mean_loss;
+                << " s, compute " << t.compute_s << " s, " << t.minibatches << " minibatches, loss " << t.mean_loss
+                << ", page cache " << (r.cache_start_frac ? std::to_string(*r.cache_start_frac) : "-") << " -> "
+                << (r.cache_end_frac ? std::to_string(*r.cache_end_frac) : "-") << ", read "
+                << (r.read_mb_s ? std::to_string(*r.read_mb_s) + " MB/s " + std::to_string(*r.read_iops) + " IOPS" : "-");
   }
   void flush_samples() {
     auto fresh = sampler_.take_new();
@@ -88,6 +116,10 @@ class EmittingObserver final : public TrainingObserver {
   int64_t run_id_;
   ResultSink& sink_;
   Sampler& sampler_;
+  const Dataset& data_;
+  storage::IoMeter& io_;
+  std::optional<double> cache_start_;
+  bool cache_warned_ = false;
   double epoch_t0_ = 0;
   proto::MinibatchChunk chunk_;
 };
@@ -191,16 +223,19 @@ Status RunExecutor::restore_board() {
   return Status::ok();
 }
 
-Result<const ImageDataset*> RunExecutor::dataset_for(const RunConfig& config) {
-  const std::string path = config.data.empty() ? default_data_path(config.dataset) : config.data;
+Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig& config, std::string& path) {
+  JS_ASSIGN_OR_RETURN(auto resolved, options_.storage.resolve(config.data, config.dataset, default_data_path(config.dataset)));
+  path = resolved.path;
+  if (!resolved.medium.empty())
+    JS_LOG_INFO << "run " << run_id << ": dataset " << config.dataset << " on medium '" << resolved.medium << "' at " << path;
   const std::string key = config.dataset + "|" + path;
-  if (cached_ && cached_key_ == key) return static_cast<const ImageDataset*>(cached_.get());
+  if (cached_ && cached_key_ == key) return static_cast<const Dataset*>(cached_.get());
   cached_.reset();
-  auto loaded = load_training_set(config.dataset, path);
-  if (!loaded) return loaded.status();
-  cached_ = std::make_unique<ImageDataset>(std::move(loaded).value());
+  auto opened = open_training_set(config.dataset, path);
+  if (!opened) return opened.status();
+  cached_ = std::move(opened).value();
   cached_key_ = key;
-  return static_cast<const ImageDataset*>(cached_.get());
+  return static_cast<const Dataset*>(cached_.get());
 }
 
 Status RunExecutor::prepare_jetson(int64_t run_id, const RunConfig& config) {
@@ -238,7 +273,8 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
     sink.emit(fin);
     return fin;
   };
-  auto data = dataset_for(config);
+  std::string data_path;
+  auto data = dataset_for(run_id, config, data_path);
   if (!data) return finish(data.status());
   std::unique_ptr<PowerSource> power;
   if (jetson_) {
@@ -262,7 +298,10 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
   HostProbe probe(options_.root, std::move(power));
   Sampler sampler(probe, config.sample_hz);
   sampler.start();
-  EmittingObserver observer(run_id, sink, sampler);
+  storage::IoMeter io(data_path, options_.root);
+  if (!io.device())
+    JS_LOG_WARN << "run " << run_id << ": read IO of the dataset's device not measured: " << io.unavailable_reason();
+  EmittingObserver observer(run_id, sink, sampler, *data.value(), io);
   Status s = train(config, *data.value(), observer, cancel);
   sampler.stop();
   observer.flush_samples();

@@ -1,6 +1,7 @@
 // Executes one run on the agent's backend and emits the results as protocol messages (minibatch
 // chunks, epoch summaries with energy, samples, run_finished) to a ResultSink:
-//   host   - trains with LibTorch, telemetry from /proc and /sys, power from RAPL when readable;
+//   host   - trains with LibTorch, telemetry from /proc and /sys, power from RAPL when readable; per epoch
+//            the read IO of the block device backing the dataset and its page-cache residency;
 //   jetson - as host, plus the run's power mode applied through device::PowerController before the
 //            run, page cache dropped through the device layer, power from the INA3221 rails;
 //   sim    - a simulated board (agent/sim): no training, modelled times and power.
@@ -13,7 +14,8 @@
 #include <mutex>
 #include <string>
 
-#include "agent/datasets/image_dataset.hpp"
+#include "agent/datasets/dataset.hpp"
+#include "agent/storage/storage_map.hpp"
 #include "common/protocol.hpp"
 
 namespace jetsweep::device {
@@ -39,6 +41,7 @@ struct ExecutorOptions {
   std::string sim_class;               // sim: board class
   std::string sim_instance;            // sim: instance id (fixes the instance's deviation)
   double time_scale = 1.0;             // sim: wait time_scale x the modelled duration
+  storage::StorageMap storage;         // host/jetson: media names -> dataset roots (`data: "@NAME[/REL]"`)
 };
 
 class RunExecutor {
@@ -67,11 +70,11 @@ class RunExecutor {
  private:
   struct Jetson;
   explicit RunExecutor(ExecutorOptions options);
-  Result<const ImageDataset*> dataset_for(const RunConfig& config);
+  Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path);
   Status prepare_jetson(int64_t run_id, const RunConfig& config);
 
   ExecutorOptions options_;
-  std::unique_ptr<ImageDataset> cached_;   // last dataset loaded, reused by the next run with the same data
+  std::unique_ptr<Dataset> cached_;        // last dataset opened, reused by the next run with the same data
   std::string cached_key_;
   mutable std::mutex board_mu_;            // guards jetson_->controller and modified flags
   std::unique_ptr<Jetson> jetson_;

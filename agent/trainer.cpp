@@ -3,72 +3,220 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstring>
+#include <deque>
+
+#if JETSWEEP_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/util/accumulate.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/cuda.h>
+#endif
 
 #include "agent/loader.hpp"
-#include "agent/models/lenet.hpp"
+#include "agent/models/factory.hpp"
 
 namespace jetsweep::agent {
 
 std::string torch_version() { return TORCH_VERSION; }
 
-namespace {
-constexpr int64_t kClasses = 10;
-
-models::LeNet5 make_lenet(const ImageDataset& data) {
-  return models::LeNet5(data.channels, data.rows, kClasses);
+bool cuda_available() {
+#if JETSWEEP_WITH_CUDA
+  return torch::cuda::is_available();
+#else
+  return false;
+#endif
 }
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+models::InputSpec input_spec(const SampleShape& s) {
+  if (s.kind == SampleShape::Kind::kTokens) return models::InputSpec::tokens(s.seq_len, s.classes);
+  return models::InputSpec::image(s.channels, s.height, s.width, s.classes);
+}
+
+// One minibatch whose compute time is known (CPU: measured synchronously; GPU: resolved from events).
+struct Timed {
+  int64_t index;
+  double stall_s;
+  double compute_s;
+};
+
+// Measures forward + backward + step per minibatch and hands finished timings to the epoch's sums and
+// the observer in minibatch order. Training thread only.
+class ComputeClock {
+ public:
+  virtual ~ComputeClock() = default;
+  virtual void begin() = 0;
+  // Called after optimizer.step(); returns the minibatches whose timing is now known.
+  virtual void end(int64_t index, double stall_s, std::vector<Timed>& done) = 0;
+  // Resolves everything outstanding (end of epoch).
+  virtual void drain(std::vector<Timed>& done) = 0;
+};
+
+// CPU: the ops have run when step() returns, so wall time is the compute time.
+class CpuClock final : public ComputeClock {
+ public:
+  void begin() override { t0_ = clock::now(); }
+  void end(int64_t index, double stall_s, std::vector<Timed>& done) override {
+    done.push_back({index, stall_s, std::chrono::duration<double>(clock::now() - t0_).count()});
+  }
+  void drain(std::vector<Timed>&) override {}
+
+ private:
+  clock::time_point t0_;
+};
+
+#if JETSWEEP_WITH_CUDA
+// GPU: CUDA events recorded on the current stream around forward + backward + step; a minibatch's
+// elapsed time is read only once kLag later minibatches have been queued, when its end event has long
+// completed, so the hot path never synchronises the device (the papers' harness synchronises every
+// minibatch, which serialises the CPU and the GPU).
+class CudaClock final : public ComputeClock {
+ public:
+  static constexpr size_t kLag = 4;
+  void begin() override {
+    pending_.push_back(Pending{});
+    pending_.back().start.record(c10::cuda::getCurrentCUDAStream());
+  }
+  void end(int64_t index, double stall_s, std::vector<Timed>& done) override {
+    Pending& p = pending_.back();
+    p.index = index;
+    p.stall_s = stall_s;
+    p.stop.record(c10::cuda::getCurrentCUDAStream());
+    while (pending_.size() > kLag) resolve_front(done);
+  }
+  void drain(std::vector<Timed>& done) override {
+    while (!pending_.empty()) resolve_front(done);
+  }
+
+ private:
+  struct Pending {
+    at::cuda::CUDAEvent start{cudaEventDefault};  // timing enabled (the default flags disable it)
+    at::cuda::CUDAEvent stop{cudaEventDefault};
+    int64_t index = 0;
+    double stall_s = 0;
+  };
+  void resolve_front(std::vector<Timed>& done) {
+    Pending& p = pending_.front();
+    p.stop.synchronize();  // kLag minibatches old: normally already complete
+    done.push_back({p.index, p.stall_s, static_cast<double>(p.start.elapsed_time(p.stop)) / 1000.0});
+    pending_.pop_front();
+  }
+  std::deque<Pending> pending_;
+};
+
+// Host staging in pinned memory so the host-to-device copies can be non-blocking; a ring of buffers, each
+// reused only after the copy that read it has completed (its event).
+class PinnedStaging {
+ public:
+  static constexpr size_t kSlots = 4;
+  torch::Tensor to_device(const void* src, torch::IntArrayRef shape, torch::ScalarType type, const torch::Device& device) {
+    Slot& s = slots_[next_++ % kSlots];
+    if (s.used) s.copied.synchronize();
+    const int64_t bytes = c10::multiply_integers(shape) * static_cast<int64_t>(c10::elementSize(type));
+    if (!s.buffer.defined() || s.buffer.nbytes() < static_cast<size_t>(bytes))
+      s.buffer = torch::empty({bytes}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    std::memcpy(s.buffer.data_ptr(), src, static_cast<size_t>(bytes));
+    // A view of the pinned buffer: the copy engine sees page-locked memory and copies asynchronously.
+    auto host = torch::from_blob(s.buffer.data_ptr(), shape, torch::TensorOptions().dtype(type));
+    auto dev = host.to(device, /*non_blocking=*/true);
+    s.copied.record(c10::cuda::getCurrentCUDAStream());
+    s.used = true;
+    return dev;
+  }
+
+ private:
+  struct Slot {
+    torch::Tensor buffer;
+    at::cuda::CUDAEvent copied;
+    bool used = false;
+  };
+  Slot slots_[kSlots];
+  size_t next_ = 0;
+};
+#endif
+
 }  // namespace
 
-int64_t model_parameter_count(const std::string& model, int64_t channels, int64_t image_size, int64_t classes) {
-  if (model != "lenet5") return 0;
-  models::LeNet5 net(channels, image_size, classes);
-  int64_t n = 0;
-  for (const auto& p : net->parameters()) n += p.numel();
-  return n;
-}
-
-Status train(const RunConfig& config, const ImageDataset& data, TrainingObserver& observer,
-             const std::atomic<bool>& cancel) {
-  using clock = std::chrono::steady_clock;
-  if (config.model != "lenet5") return invalid_argument("model '" + config.model + "' is not built into this agent");
-  if (data.rows != data.cols) return invalid_argument("LeNet-5 needs square images");
+Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel) {
+  const SampleShape shape = data.shape();
+  const bool tokens = shape.kind == SampleShape::Kind::kTokens;
   try {
     torch::manual_seed(static_cast<uint64_t>(config.seed));
     torch::set_num_threads(static_cast<int>(config.threads));
-    auto model = make_lenet(data);
-    model->train();
-    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-    ImageBatchBuilder builder(data);
+    auto built = models::make_model(config.model, input_spec(shape));
+    if (!built) return built.status().with_context("dataset '" + data.name() + "'");
+    torch::nn::AnyModule model = std::move(built).value();
+    const bool on_gpu = cuda_available();
+    const torch::Device device = on_gpu ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    model.ptr()->to(device);
+    model.ptr()->train();
+    torch::optim::SGD optimizer(model.ptr()->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    DatasetBatchBuilder builder(data, config.seed);
     Loader loader(builder, config.batch_size, config.workers, config.prefetch, config.seed, config.max_minibatches);
+    std::unique_ptr<ComputeClock> compute_clock;
+#if JETSWEEP_WITH_CUDA
+    PinnedStaging staging;
+    if (on_gpu) compute_clock = std::make_unique<CudaClock>();
+#endif
+    if (!compute_clock) compute_clock = std::make_unique<CpuClock>();
 
+    auto to_device = [&](void* src, torch::IntArrayRef sizes, torch::ScalarType type) -> torch::Tensor {
+#if JETSWEEP_WITH_CUDA
+      if (on_gpu) return staging.to_device(src, sizes, type, device);
+#endif
+      return torch::from_blob(src, sizes, type);
+    };
+
+    std::vector<Timed> done;
     for (int64_t epoch = 0; epoch < config.epochs; ++epoch) {
       if (cancel.load()) return Status(Code::kCancelled, "run cancelled before epoch " + std::to_string(epoch));
       observer.on_epoch_start(epoch);
       EpochTiming timing;
       timing.epoch = epoch;
+      auto report = [&] {
+        for (const Timed& t : done) {
+          observer.on_minibatch(epoch, t.index, t.stall_s, t.compute_s);
+          timing.stall_s += t.stall_s;
+          timing.compute_s += t.compute_s;
+        }
+        done.clear();
+      };
       const auto epoch_start = clock::now();
       loader.start_epoch(epoch);
-      torch::Tensor loss_sum = torch::zeros({}, torch::kFloat64);
+      torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
       Batch batch;
       double stall_s = 0;
       while (loader.next(batch, stall_s)) {
-        const auto c0 = clock::now();
-        auto x = torch::from_blob(batch.images.data(), {batch.size, data.channels, data.rows, data.cols},
-                                  torch::kFloat32);
-        auto y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64);
+        if (!batch.status.is_ok())
+          return batch.status.with_context("epoch " + std::to_string(epoch) + " minibatch " + std::to_string(batch.index));
+        compute_clock->begin();
+        torch::Tensor x, y;
+        if (tokens) {
+          x = to_device(batch.tokens.data(), {batch.size, shape.seq_len}, torch::kInt64);
+          y = to_device(batch.labels.data(), {batch.size * shape.seq_len}, torch::kInt64);
+        } else {
+          x = to_device(batch.images.data(), {batch.size, shape.channels, shape.height, shape.width}, torch::kFloat32);
+          y = to_device(batch.labels.data(), {batch.size}, torch::kInt64);
+        }
         optimizer.zero_grad();
-        auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+        auto out = model.forward(x);
+        if (tokens) out = out.reshape({-1, shape.classes});
+        auto loss = torch::nn::functional::cross_entropy(out, y);
         loss.backward();
         optimizer.step();
         // Accumulated on the device: no per-minibatch host synchronisation for the loss.
         loss_sum += loss.detach().to(torch::kFloat64);
-        const double compute_s = std::chrono::duration<double>(clock::now() - c0).count();
-        observer.on_minibatch(epoch, batch.index, stall_s, compute_s);
-        timing.stall_s += stall_s;
-        timing.compute_s += compute_s;
+        compute_clock->end(batch.index, stall_s, done);
         ++timing.minibatches;
+        report();
         if (cancel.load()) return Status(Code::kCancelled, "run cancelled in epoch " + std::to_string(epoch));
       }
+      compute_clock->drain(done);
+      report();
       timing.e2e_s = std::chrono::duration<double>(clock::now() - epoch_start).count();
       timing.mean_loss = timing.minibatches > 0 ? loss_sum.item<double>() / static_cast<double>(timing.minibatches) : 0;
       observer.on_epoch_end(timing);

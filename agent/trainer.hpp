@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/datasets/image_dataset.hpp"
+#include "agent/datasets/dataset.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -25,16 +25,20 @@ class TrainingObserver {
  public:
   virtual ~TrainingObserver() = default;
   virtual void on_epoch_start(int64_t epoch) = 0;
+  // In minibatch order; on the GPU path a few minibatches after the minibatch ran (its compute time comes
+  // from CUDA events resolved later), always before on_epoch_end of its epoch.
   virtual void on_minibatch(int64_t epoch, int64_t index, double stall_s, double compute_s) = 0;
   virtual void on_epoch_end(const EpochTiming& timing) = 0;
 };
 
 std::string torch_version();
-int64_t model_parameter_count(const std::string& model, int64_t channels, int64_t image_size, int64_t classes);
+// Whether this agent was built with CUDA and LibTorch sees a GPU (then train() runs on it).
+bool cuda_available();
 
-// Trains `config.model` on `data` for config.epochs epochs (SGD lr 0.01 momentum 0.9, cross-entropy).
-// Stops early with kCancelled when `cancel` becomes true. Torch exceptions become Status.
-Status train(const RunConfig& config, const ImageDataset& data, TrainingObserver& observer,
-             const std::atomic<bool>& cancel);
+// Trains `config.model` (or an alias) on `data` for config.epochs epochs (SGD lr 0.01 momentum 0.9,
+// cross-entropy; for token datasets over every next-token position). The model is built for the
+// dataset's sample shape and class count. Stops early with kCancelled when `cancel` becomes true.
+// Torch exceptions and sample fetch errors become Status.
+Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel);
 
 }  // namespace jetsweep::agent

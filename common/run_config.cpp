@@ -7,23 +7,33 @@
 namespace jetsweep {
 
 const std::vector<std::string>& known_models() {
-  static const std::vector<std::string> kModels = {"lenet5"};
+  // agent/models/registry.cpp builds each; mobilenet_v3 (the name agent/sim calibrates) = the large variant.
+  static const std::vector<std::string> kModels = {"lenet5",   "mobilenet_v3",      "mobilenet_v3_large", "mobilenet_v3_small",
+                                                   "resnet18", "resnet18_imagenet", "vgg11",              "lstm"};
   return kModels;
 }
 
 const std::vector<std::string>& known_datasets() {
-  static const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist"};
+  static const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist",       "cifar10",
+                                                     "gld23k",        "imagefolder", "text"};
   return kDatasets;
 }
 
 std::string default_data_path(const std::string& dataset) {
   if (dataset == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
   if (dataset == "mnist") return "/usr/share/datasets/mnist";
+  // Not packaged by Debian: where docs/WORKLOADS.md tells operators to unpack them.
+  if (dataset == "cifar10") return "/usr/share/datasets/cifar10";
+  if (dataset == "gld23k") return "/usr/share/datasets/gld23k";
+  if (dataset == "imagefolder") return "/usr/share/datasets/imagefolder";
+  if (dataset == "text") return "/usr/share/datasets/wikitext-2";
   return "";
 }
 
 int64_t known_train_samples(const std::string& dataset) {
   if (dataset == "fashion-mnist" || dataset == "mnist") return 60000;
+  if (dataset == "cifar10") return 50000;   // SIGMETRICS'23 Table 2
+  if (dataset == "gld23k") return 23080;    // SIGMETRICS'23 Table 2
   return 0;
 }
 

@@ -128,6 +128,7 @@ Result<ImageDataset> load_training_set(const std::string& dataset, const std::st
   d.count = images.dims[0];
   d.rows = images.dims[1];
   d.cols = images.dims[2];
+  d.classes = 10;
   d.pixels = std::move(images.data);
   d.labels = std::move(labels.data);
   // Training-set statistics as used by the usual torchvision Normalize() for each dataset.

@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
 #include <thread>
 
+#include "agent/datasets/image_dataset.hpp"
 #include "agent/loader.hpp"
 
 using namespace jetsweep::agent;
@@ -17,13 +19,16 @@ class DelayedBuilder final : public BatchBuilder {
  public:
   DelayedBuilder(int64_t samples, std::chrono::microseconds delay) : samples_(samples), delay_(delay) {}
   int64_t sample_count() const override { return samples_; }
-  void build(const int64_t* ids, int64_t n, Batch& out) const override {
+  void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const override {
     started_.fetch_add(1);
     std::this_thread::sleep_for(delay_);
     out.size = n;
     out.images.assign(ids, ids + n);
     out.labels.assign(ids, ids + n);
+    for (int64_t i = 0; i < n; ++i)
+      if (ids[i] == fail_id_) out.status = jetsweep::io_error("sample " + std::to_string(ids[i]) + " unreadable");
   }
+  int64_t fail_id_ = -1;
   mutable std::atomic<int64_t> started_{0};
 
  private:
@@ -135,7 +140,7 @@ TEST_CASE("stopping mid-epoch joins the workers") {
   CHECK(b.started_.load() < 200);
 }
 
-TEST_CASE("ImageBatchBuilder normalises pixels with the dataset's mean and std") {
+TEST_CASE("DatasetBatchBuilder normalises pixels with the dataset's mean and std") {
   ImageDataset d;
   d.count = 2;
   d.rows = d.cols = 1;
@@ -143,11 +148,37 @@ TEST_CASE("ImageBatchBuilder normalises pixels with the dataset's mean and std")
   d.labels = {3, 7};
   d.mean = 0.5f;
   d.std = 0.25f;
-  ImageBatchBuilder b(d);
+  InMemoryImageDataset data(d, InMemoryAugment{});
+  DatasetBatchBuilder b(data, 1);
   Batch out;
   int64_t ids[] = {1, 0};
-  b.build(ids, 2, out);
+  b.build(0, ids, 2, out);
+  REQUIRE(out.status.is_ok());
   CHECK(out.images[0] == doctest::Approx(2.0));   // (1 - 0.5) / 0.25
   CHECK(out.images[1] == doctest::Approx(-2.0));  // (0 - 0.5) / 0.25
   CHECK(out.labels == std::vector<int64_t>{7, 3});
+}
+
+TEST_CASE("a batch whose fetch failed is delivered in order with the error, for w = 0 and w >= 1") {
+  for (int64_t workers : {0, 2}) {
+    DelayedBuilder b(20, std::chrono::microseconds(0));
+    b.fail_id_ = 13;
+    Loader loader(b, 4, workers, 2, 5);
+    loader.start_epoch(0);
+    Batch batch;
+    double stall = 0;
+    int64_t failed = 0, delivered = 0;
+    while (loader.next(batch, stall)) {
+      ++delivered;
+      if (!batch.status.is_ok()) {
+        ++failed;
+        CHECK(batch.status.message() == "sample 13 unreadable");
+        const auto& order = loader.order();
+        const auto pos = std::find(order.begin(), order.end(), 13) - order.begin();
+        CHECK(batch.index == pos / 4);
+      }
+    }
+    CHECK(delivered == 5);
+    CHECK(failed == 1);
+  }
 }

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "agent/run_executor.hpp"
+#include "agent/models/registry.hpp"
+#include "agent/storage/disk_stats.hpp"
 #include "agent/trainer.hpp"
 #include "support/dataset_gen.hpp"
 #include "support/temp_dir.hpp"
@@ -12,7 +14,7 @@ using namespace jetsweep;
 using namespace jetsweep::agent;
 
 TEST_CASE("LeNet-5 has the paper's ~60k parameters (61,706 for 1x28x28, 10 classes)") {
-  CHECK(model_parameter_count("lenet5", 1, 28, 10) == 61706);
+  CHECK(models::parameter_count("lenet5", models::InputSpec::image(1, 28, 28, 10)).value() == 61706);
 }
 
 namespace {
@@ -72,6 +74,16 @@ TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and ru
     if (!executor.has_power_sensor()) CHECK_FALSE(e.energy_j.has_value());
   }
   CHECK(epochs[1].loss < epochs[0].loss);  // it learns the label-dependent brightness
+  // Page-cache residency of the two IDX files: just written, so resident at the end of each epoch.
+  for (const auto& e : epochs) {
+    REQUIRE(e.cache_start_frac.has_value());
+    REQUIRE(e.cache_end_frac.has_value());
+    CHECK(*e.cache_end_frac > 0.5);
+    CHECK(*e.cache_end_frac <= 1.0);
+    // Read IO of the device backing the data: measured when the temp dir is on a block device.
+    CHECK(e.read_mb_s.has_value() == storage::block_device_for(dir.str()).is_ok());
+    if (e.read_mb_s) CHECK(*e.read_iops >= 0);
+  }
   CHECK(samples >= 3);                     // start plus epoch boundaries at least
 }
 
@@ -107,11 +119,20 @@ TEST_CASE("cancellation ends the run as cancelled") {
 TEST_CASE("standalone JSON lines: one object per line with the epoch fields") {
   std::ostringstream out;
   JsonLinesSink sink(out);
-  sink.emit(proto::EpochResult{0, 1, 2.5, 0.5, 1.5, 10, std::nullopt, std::nullopt, 0.3});
+  proto::EpochResult e;
+  e.epoch = 1;
+  e.e2e_s = 2.5;
+  e.stall_s = 0.5;
+  e.compute_s = 1.5;
+  e.minibatches = 10;
+  e.loss = 0.3;
+  e.cache_start_frac = 0.25;
+  sink.emit(e);
   auto v = boost::json::parse(out.str()).as_object();
   CHECK(v.at("type") == "epoch");
   CHECK(v.at("epoch") == 1);
   CHECK(v.at("minibatches") == 10);
   CHECK(v.at("energy_j").is_null());
+  CHECK(v.at("cache_start_frac").as_double() == 0.25);
   CHECK_FALSE(v.contains("version"));
 }
