@@ -85,7 +85,9 @@ int run_command(const std::string& exe, const std::vector<std::string>& args_in,
   std::vector<std::string> args = args_in;
   auto argv = argv_of(exe, args);
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return -1;
+  // Close-on-exec: only the dup2'd stdout/stderr reach the child, so a daemon it starts (pg_ctl's server)
+  // cannot hold the pipes open and block the reads below.
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return -1;
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], STDOUT_FILENO);
