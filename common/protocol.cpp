@@ -1,6 +1,7 @@
 #include "common/protocol.hpp"
 
 #include <boost/json.hpp>
+#include <chrono>
 
 #include "common/json_fields.hpp"
 
@@ -27,6 +28,8 @@ JS_PROTO_TAG(SampleChunk, "samples")
 JS_PROTO_TAG(RunFinished, "run_finished")
 JS_PROTO_TAG(Ack, "ack")
 JS_PROTO_TAG(Error, "error")
+JS_PROTO_TAG(TimeSync, "time_sync")
+JS_PROTO_TAG(TimeSyncReply, "time_sync_reply")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) {
@@ -62,6 +65,9 @@ void fill(bj::object& o, const Register& m) {
   f["git_sha"] = m.facts.git_sha;
   o["facts"] = std::move(f);
   put_opt(o, "current_run", m.current_run);
+  bj::array runs;
+  for (int64_t r : m.journal_runs) runs.emplace_back(r);
+  o["journal_runs"] = std::move(runs);
 }
 void fill(bj::object& o, const Registered& m) {
   o["agent_id"] = m.agent_id;
@@ -99,6 +105,7 @@ void fill(bj::object& o, const EpochResult& m) {
 }
 void fill(bj::object& o, const SampleChunk& m) {
   o["run_id"] = m.run_id;
+  o["t0_unix_s"] = json::optional_number(m.t0_unix_s);
   bj::array rows;
   rows.reserve(m.samples.size());
   for (const auto& s : m.samples) {
@@ -121,6 +128,12 @@ void fill(bj::object& o, const RunFinished& m) {
   o["wall_s"] = m.wall_s;
 }
 void fill(bj::object& o, const Ack& m) { o["up_to"] = m.up_to; }
+void fill(bj::object& o, const TimeSync& m) { o["t0"] = m.t0; }
+void fill(bj::object& o, const TimeSyncReply& m) {
+  o["t0"] = m.t0;
+  o["t1"] = m.t1;
+  o["t2"] = m.t2;
+}
 void fill(bj::object& o, const Error& m) {
   o["code"] = m.code;
   o["message"] = m.message;
@@ -132,6 +145,9 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
   m.name = r.string("name");
   if (r.ok() && m.name.empty()) r.fail("name", "must not be empty");
   m.current_run = r.opt_integer("current_run");
+  if (o_has(o, "journal_runs")) {
+    for (double d : r.number_array("journal_runs")) m.journal_runs.push_back(static_cast<int64_t>(d));
+  }
   if (const auto* f = r.object("facts")) {
     FieldReader fr(*f, r.where() + " field 'facts',");
     m.facts.hostname = fr.string("hostname");
@@ -201,6 +217,7 @@ Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
 }
 Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
   m.run_id = r.integer("run_id");
+  m.t0_unix_s = r.opt_number("t0_unix_s");
   const auto* rows = r.array("samples");
   if (!rows) return r.status();
   if (rows->size() > kMaxSamplesPerChunk)
@@ -238,6 +255,16 @@ Status parse(const bj::object&, FieldReader& r, Ack& m) {
   auto v = r.integer("up_to");
   if (r.ok() && v < 0) r.fail("up_to", "must be >= 0");
   m.up_to = static_cast<uint64_t>(v);
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, TimeSync& m) {
+  m.t0 = r.number("t0");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, TimeSyncReply& m) {
+  m.t0 = r.number("t0");
+  m.t1 = r.number("t1");
+  m.t2 = r.number("t2");
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, Error& m) {
@@ -307,6 +334,10 @@ Result<Envelope> decode(std::string_view frame) {
   auto body = d(o, type);
   if (!body) return body.status();
   return Envelope{static_cast<uint64_t>(id), std::move(body).value()};
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 bool needs_ack(const Body& body) {

@@ -38,6 +38,9 @@ struct Register {
   std::string name;
   DeviceFacts facts;
   std::optional<int64_t> current_run;  // run it is still executing (after a reconnect)
+  // Runs with results still unacknowledged in the agent's on-disk journal (replayed after registration);
+  // the controller keeps them assigned to this agent instead of requeueing them.
+  std::vector<int64_t> journal_runs;
   bool operator==(const Register&) const = default;
 };
 
@@ -105,6 +108,7 @@ struct Sample {
 
 struct SampleChunk {
   int64_t run_id = 0;
+  std::optional<double> t0_unix_s;   // the agent's wall clock (Unix seconds) at t_s = 0 of the run
   std::vector<Sample> samples;
   bool operator==(const SampleChunk&) const = default;
 };
@@ -116,6 +120,22 @@ struct RunFinished {
   std::string error;
   double wall_s = 0;
   bool operator==(const RunFinished&) const = default;
+};
+
+// controller -> agent: NTP-style clock probe; t0 = controller wall clock (Unix seconds) when sent.
+struct TimeSync {
+  double t0 = 0;
+  bool operator==(const TimeSync&) const = default;
+};
+
+// agent -> controller, answer to TimeSync: t1 = agent clock at receipt, t2 = agent clock when replying.
+// The controller, receiving at t3, computes offset = ((t1 - t0) + (t2 - t3)) / 2 (agent minus controller)
+// and round trip = (t3 - t0) - (t2 - t1), and keeps the estimate with the smallest round trip.
+struct TimeSyncReply {
+  double t0 = 0;
+  double t1 = 0;
+  double t2 = 0;
+  bool operator==(const TimeSyncReply&) const = default;
 };
 
 // controller -> agent: every message with id <= up_to is committed to the database.
@@ -133,7 +153,10 @@ struct Error {
 };
 
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
-                          RunFinished, Ack, Error>;
+                          RunFinished, Ack, Error, TimeSync, TimeSyncReply>;
+
+// Wall clock in Unix seconds (for TimeSync and SampleChunk::t0_unix_s).
+double unix_now_s();
 
 struct Envelope {
   uint64_t id = 0;   // sender's sequence number; data messages are acked by it

@@ -16,8 +16,9 @@ void round_trip(const Body& body, uint64_t id = 42) {
 
 TEST_CASE("every message type round-trips through the envelope") {
   DeviceFacts f{"host-a", 8, 16LL << 30, "host", "host", "Linux 6.1", "1.13.1", "g++ 12", "abc123"};
-  round_trip(Register{"agent-1", f, std::nullopt});
-  round_trip(Register{"agent-1", f, 17});
+  round_trip(Register{"agent-1", f, std::nullopt, {}});
+  round_trip(Register{"agent-1", f, 17, {}});
+  round_trip(Register{"agent-1", f, std::nullopt, {4, 9}});
   round_trip(Registered{3, 1000});
   round_trip(Heartbeat{"idle", std::nullopt});
   round_trip(Heartbeat{"running", 5});
@@ -29,11 +30,15 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}});
   round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
   round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
-  round_trip(SampleChunk{9, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5},
+  round_trip(SampleChunk{9, std::nullopt, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5},
                              Sample{0.2, 0.0, {}, std::nullopt, 0, 0, std::nullopt}}});
   round_trip(RunFinished{9, "done", "", 30.0});
   round_trip(RunFinished{9, "cancelled", "agent shutting down", 1.0});
   round_trip(Ack{77});
+  round_trip(TimeSync{1763770000.25});
+  round_trip(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75});
+  SampleChunk with_t0{9, 1763770000.125, {Sample{0.1, 50.0, {}, std::nullopt, 0, 0, std::nullopt}}};
+  round_trip(with_t0);
   round_trip(Error{"protocol_error", "bad", 4});
 }
 
