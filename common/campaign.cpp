@@ -161,10 +161,14 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
       campaign.repetitions = to_int(file, key, it->second);
       if (campaign.repetitions < 1 || campaign.repetitions > 100000)
         fail(file, it->second, "'repetitions' must be between 1 and 100000");
+    } else if (key == "priority") {
+      campaign.priority = to_int(file, key, it->second);
+      if (campaign.priority < -1000 || campaign.priority > 1000)
+        fail(file, it->second, "'priority' must be between -1000 and 1000");
     } else if (key == "matrix") {
       matrix = it->second;
     } else {
-      fail(file, it->first, "unknown top-level key '" + key + "' (known: campaign, description, repetitions, matrix)");
+      fail(file, it->first, "unknown top-level key '" + key + "' (known: campaign, description, repetitions, priority, matrix)");
     }
   }
   if (campaign.name.empty()) fail(file, root, "missing 'campaign' (the campaign's name)");

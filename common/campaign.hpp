@@ -15,6 +15,8 @@ struct Campaign {
   std::string name;
   std::string description;
   int64_t repetitions = 1;
+  int64_t priority = 0;            // higher runs first
+
   std::vector<std::string> axes;   // keys given as lists, in file order (for the report)
   std::vector<RunConfig> runs;     // expanded, deterministic order
 };

@@ -76,6 +76,7 @@ void AgentSession::on_frame(std::string frame) {
   if (!registered()) return reject("not_registered", "first message must be 'register'", id);
   if (proto::needs_ack(body)) return ingest(id, std::move(body));
   if (std::holds_alternative<proto::Heartbeat>(body)) return;
+  if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
   if (const auto* e = std::get_if<proto::Error>(&body)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << ") reported " << e->code << ": " << e->message;
     if (e->code == "busy" && current_run) {
@@ -107,7 +108,9 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
         auto id = s.register_agent(reg);
         if (!id) return id.status();
         // Runs it held before but no longer executes go back to the queue.
-        auto n = s.requeue_agent_runs(id.value(), reg.current_run, "agent " + reg.name + " re-registered without it");
+        std::vector<int64_t> keep = reg.journal_runs;
+        if (reg.current_run) keep.push_back(*reg.current_run);
+        auto n = s.requeue_agent_runs(id.value(), keep, "agent " + reg.name + " re-registered without it");
         if (!n) return n.status();
         return Outcome{Status::ok(), id.value(), n.value()};
       },
@@ -129,6 +132,22 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
         self->start_heartbeat();
         self->controller_->on_agent_registered(self);
       });
+}
+
+void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
+  const double t3 = proto::unix_now_s();
+  const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
+  const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;
+  if (rtt < 0 || rtt > 60) {
+    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): implausible clock probe (round trip " << rtt << " s)";
+    return;
+  }
+  if (best_rtt_s_ && rtt >= *best_rtt_s_) return;
+  best_rtt_s_ = rtt;
+  JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
+  controller_->db().post<Status>(
+      controller_->executor(), [a = agent_id_, offset, rtt](Store& s) { return s.record_clock(a, offset, rtt); },
+      [](Status) {});
 }
 
 void AgentSession::ingest(uint64_t id, proto::Body body) {
@@ -213,6 +232,10 @@ void AgentSession::start_heartbeat() {
       return self->close("no heartbeat for " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) + " ms");
     self->send(proto::Heartbeat{"controller", std::nullopt});
+    const auto& o = self->controller_->options();
+    ++self->heartbeats_;
+    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0)
+      self->send(proto::TimeSync{proto::unix_now_s()});
     self->start_heartbeat();
   });
 }

@@ -41,6 +41,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void write_next();
   void start_heartbeat();
   void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
+  void on_time_sync_reply(const proto::TimeSyncReply& m);
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   std::shared_ptr<Controller> controller_;
@@ -54,6 +55,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   bool registering_ = false;
   size_t in_flight_ = 0;
   int bad_frames_ = 0;
+  int heartbeats_ = 0;
+  std::optional<double> best_rtt_s_;
   int64_t agent_id_ = 0;
   std::string name_;
   std::string device_class_;

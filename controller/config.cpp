@@ -1,5 +1,7 @@
 #include "controller/config.hpp"
 
+#include <cstdlib>
+
 namespace jetsweep::controller {
 
 std::string controller_usage() {
@@ -10,7 +12,10 @@ std::string controller_usage() {
          "                    port 0 picks a free port)\n"
          "  --port-file FILE  write the bound port to FILE once listening\n"
          "  --heartbeat-ms N  heartbeat interval announced to agents (default 1000)\n"
-         "  --lease-s N       requeue runs of agents disconnected longer than N seconds (default 30)\n";
+         "  --lease-s N       requeue runs of agents disconnected longer than N seconds (default 30)\n"
+         "  --max-attempts N  assignments per run before it is declared lost (default 3)\n"
+         "  --enroll-secret S agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check)\n"
+         "  --api-token T     API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check)\n";
 }
 
 namespace {
@@ -29,6 +34,8 @@ Result<long long> parse_int(const std::string& flag, const std::string& v, long 
 
 Result<ControllerConfig> parse_controller_args(const std::vector<std::string>& args) {
   ControllerConfig c;
+  if (const char* e = std::getenv("JETSWEEP_ENROLL_SECRET")) c.options.enroll_secret = e;
+  if (const char* t = std::getenv("JETSWEEP_API_TOKEN")) c.options.api_token = t;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> Result<std::string> {
@@ -56,6 +63,14 @@ Result<ControllerConfig> parse_controller_args(const std::vector<std::string>& a
       JS_ASSIGN_OR_RETURN(std::string v, value());
       JS_ASSIGN_OR_RETURN(long long s, parse_int(a, v, 1, 86400 * 7));
       c.options.lease_s = static_cast<double>(s);
+    } else if (a == "--max-attempts") {
+      JS_ASSIGN_OR_RETURN(std::string v, value());
+      JS_ASSIGN_OR_RETURN(long long n, parse_int(a, v, 1, 1000));
+      c.max_attempts = static_cast<int>(n);
+    } else if (a == "--enroll-secret") {
+      JS_ASSIGN_OR_RETURN(c.options.enroll_secret, value());
+    } else if (a == "--api-token") {
+      JS_ASSIGN_OR_RETURN(c.options.api_token, value());
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {

@@ -15,6 +15,7 @@ struct ControllerConfig {
   unsigned short listen_port = 8420;
   std::string port_file;          // written with the bound port once listening (useful with port 0)
   ControllerOptions options;
+  int max_attempts = 3;
   bool verbose = false;
   bool help = false;
 };

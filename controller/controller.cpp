@@ -11,6 +11,16 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 namespace bj = boost::json;
 
+bool authorized(std::string_view header, const std::string& token) {
+  if (token.empty()) return true;
+  const std::string_view prefix = "Bearer ";
+  if (header.substr(0, prefix.size()) != prefix) return false;
+  const std::string_view presented = header.substr(prefix.size());
+  unsigned diff = presented.size() == token.size() ? 0u : 1u;
+  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned>(token[i] ^ (i < presented.size() ? presented[i] : 0));
+  return diff == 0;
+}
+
 Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options)
     : ioc_(ioc), db_(db), options_(options), sweep_timer_(ioc) {}
 
@@ -147,7 +157,12 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
   if (parts.size() < 1 || parts[0] != "api")
     return respond(error_response(*shared_req, http::status::not_found, "no such endpoint: " + std::string(shared_req->target())));
 
-  if (parts.size() == 2 && parts[1] == "health" && method == http::verb::get) {
+  const bool is_health = parts.size() == 2 && parts[1] == "health";
+  if (!is_health && !authorized(shared_req->base()[http::field::authorization], options_.api_token))
+    return respond(error_response(*shared_req, http::status::unauthorized,
+                                  "missing or wrong API token (Authorization: Bearer ...; jetsweep --token or "
+                                  "$JETSWEEP_API_TOKEN)"));
+  if (is_health && method == http::verb::get) {
     bj::object o;
     o["ok"] = true;
     o["agents_connected"] = agents_.size();
@@ -178,6 +193,25 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
           o["runs"] = r->runs;
           respond(json_response(*shared_req, http::status::created, o));
           self->dispatch_all();
+        });
+  }
+  if (parts.size() == 4 && parts[1] == "campaigns" && method == http::verb::post &&
+      (parts[3] == "pause" || parts[3] == "resume" || parts[3] == "cancel")) {
+    const std::string ref = parts[2];
+    const std::string state = parts[3] == "pause" ? "paused" : parts[3] == "resume" ? "active" : "cancelled";
+    return db_.post<Result<bj::object>>(
+        executor(),
+        [ref, state](Store& s) -> Result<bj::object> {
+          auto id = s.resolve_campaign(ref);
+          if (!id) return id.status();
+          Status st = s.set_campaign_state(id.value(), state);
+          if (!st.is_ok()) return st;
+          return s.campaign_status(id.value());
+        },
+        [self, reply, state](Result<bj::object> r) {
+          if (r) JS_LOG_INFO << "campaign " << r->at("campaign_id").as_int64() << " is now " << state;
+          reply(std::move(r));
+          if (state == "active") self->dispatch_all();
         });
   }
   if (parts.size() >= 3 && parts[1] == "campaigns" && method == http::verb::get) {

@@ -22,7 +22,14 @@ struct ControllerOptions {
   std::chrono::milliseconds sweep_interval{2000};
   size_t max_ingest_in_flight = 8;               // per agent connection; reading pauses beyond this
   size_t max_queued_frames = 1024;               // per agent connection write queue bound
+  std::string enroll_secret;                     // agents must present it (Authorization: Bearer); empty = open
+  std::string api_token;                         // API clients must present it; empty = open
+  int time_sync_probes = 5;                      // clock probes right after registration ...
+  int time_sync_every_heartbeats = 60;           // ... then one every N heartbeats
 };
+
+// Constant-time comparison of a presented "Bearer <token>" Authorization header against `token`.
+bool authorized(std::string_view authorization_header, const std::string& token);
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;

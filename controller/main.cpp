@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   log::set_component("controller");
   if (cfg->verbose) log::set_min_level(log::Level::kDebug);
 
-  auto store = std::make_unique<PgStore>(cfg->db_dsn);
+  auto store = std::make_unique<PgStore>(cfg->db_dsn, cfg->max_attempts);
   // The database may still be starting: retry for a while before giving up.
   Status s = store->connect();
   for (int attempt = 1; !s.is_ok() && s.code() == Code::kUnavailable && attempt <= 30; ++attempt) {
@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << bound.port() << "\n";
     std::rename(tmp.c_str(), cfg->port_file.c_str());  // atomic: readers never see a partial file
   }
+  if (cfg->options.enroll_secret.empty())
+    JS_LOG_WARN << "no enrollment secret (--enroll-secret / $JETSWEEP_ENROLL_SECRET): any agent that can reach this port may join";
+  if (cfg->options.api_token.empty())
+    JS_LOG_WARN << "no API token (--api-token / $JETSWEEP_API_TOKEN): the HTTP API is open to anyone who can reach it";
   controller->start();
   listener->start();
 

@@ -51,7 +51,27 @@ bj::value parse_json_field(const pqxx::field& f) {
 
 }  // namespace
 
-PgStore::PgStore(std::string dsn) : dsn_(std::move(dsn)) {}
+PgStore::PgStore(std::string dsn, int max_attempts) : dsn_(std::move(dsn)), max_attempts_(max_attempts) {}
+
+namespace {
+// SET clause that sends a run back to the queue, or declares it lost once it has used its attempts;
+// $why must be bound by the caller's statement as parameter `why_param`.
+std::string requeue_or_lose(int max_attempts, const std::string& why_param) {
+  const std::string lost = "runs.attempts >= " + std::to_string(max_attempts);
+  return "status = CASE WHEN " + lost + " THEN 'lost' ELSE 'queued' END, "
+         "agent_id = CASE WHEN " + lost + " THEN runs.agent_id ELSE NULL END, "
+         "finished_at = CASE WHEN " + lost + " THEN now() ELSE NULL END, "
+         "queued_at = now(), "
+         "error = CASE WHEN " + lost + " THEN 'lost after ' || runs.attempts || ' attempts; last: ' || " + why_param +
+         " ELSE " + why_param + " END";
+}
+
+std::string array_literal(const std::vector<int64_t>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "}";
+}
+}  // namespace
 PgStore::~PgStore() = default;
 
 bool PgStore::connected() const { return conn_ && conn_->is_open(); }
@@ -156,13 +176,14 @@ Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
   });
 }
 
-Result<int64_t> PgStore::requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) {
+Result<int64_t> PgStore::requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                            const std::string& why) {
   return guarded("requeueing agent runs", [&]() -> Result<int64_t> {
     pqxx::work w(*conn_);
-    auto r = w.exec_params(
-        "UPDATE runs SET status = 'queued', agent_id = NULL, error = $3, queued_at = now() "
-        "WHERE agent_id = $1 AND status IN ('assigned', 'running') AND id <> $2",
-        agent_id, keep_run.value_or(-1), why);
+    auto r = w.exec_params("UPDATE runs SET " + requeue_or_lose(max_attempts_, "$3::text") +
+                               " WHERE runs.agent_id = $1 AND runs.status IN ('assigned', 'running') "
+                               "AND NOT (runs.id = ANY($2::bigint[]))",
+                           agent_id, array_literal(keep_runs), why);
     w.commit();
     return static_cast<int64_t>(r.affected_rows());
   });
@@ -172,13 +193,46 @@ Result<int64_t> PgStore::requeue_orphaned_runs(double lease_s) {
   return guarded("requeueing orphaned runs", [&]() -> Result<int64_t> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
-        "UPDATE runs SET status = 'queued', agent_id = NULL, queued_at = now(), "
-        "error = 'agent ' || a.name || ' disconnected for more than ' || $1 || ' s' "
-        "FROM agents a WHERE runs.agent_id = a.id AND runs.status IN ('assigned', 'running') "
-        "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision)",
+        "UPDATE runs SET " +
+            requeue_or_lose(max_attempts_, "('agent ' || a.name || ' disconnected for more than ' || $1 || ' s')") +
+            " FROM agents a WHERE runs.agent_id = a.id AND runs.status IN ('assigned', 'running') "
+            "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision)",
         lease_s);
     w.commit();
     return static_cast<int64_t>(r.affected_rows());
+  });
+}
+
+Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
+  return guarded("recording the clock offset", [&]() -> Status {
+    pqxx::work w(*conn_);
+    w.exec_params("UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
+                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR $3 <= clock_rtt_s "
+                  "  OR clock_measured_at < now() - interval '10 minutes')",
+                  agent_id, offset_s, rtt_s);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Status PgStore::set_campaign_state(int64_t campaign_id, const std::string& state) {
+  if (state != "active" && state != "paused" && state != "cancelled")
+    return invalid_argument("campaign state must be active, paused or cancelled, not '" + state + "'");
+  return guarded("changing the campaign state", [&]() -> Status {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params("UPDATE campaigns SET state = $2 WHERE id = $1 AND state <> 'cancelled' RETURNING id",
+                           campaign_id, state);
+    if (r.empty()) {
+      auto exists = w.exec_params("SELECT state FROM campaigns WHERE id = $1", campaign_id);
+      if (exists.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+      if (state != "cancelled") return invalid_argument("campaign " + std::to_string(campaign_id) + " is cancelled");
+    }
+    if (state == "cancelled")
+      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'campaign cancelled' "
+                    "WHERE campaign_id = $1 AND status = 'queued'",
+                    campaign_id);
+    w.commit();
+    return Status::ok();
   });
 }
 
@@ -186,9 +240,10 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
   return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
-        "WITH next AS (SELECT id FROM runs WHERE status = 'queued' AND "
-        "  (device = 'any' OR device = $2 OR device = (SELECT name FROM agents WHERE id = $1)) "
-        "  ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) "
+        "WITH next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id "
+        "  WHERE runs.status = 'queued' AND c.state = 'active' AND "
+        "  (runs.device = 'any' OR runs.device = $2 OR runs.device = (SELECT name FROM agents WHERE id = $1)) "
+        "  ORDER BY c.priority DESC, runs.id FOR UPDATE OF runs SKIP LOCKED LIMIT 1) "
         "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
         "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
         "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
@@ -299,6 +354,9 @@ Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
         "INSERT INTO samples SELECT s.* FROM samples_stage s "
         "JOIN runs ON runs.id = s.run_id AND runs.agent_id = $1 ON CONFLICT DO NOTHING",
         agent_id);
+    if (m.t0_unix_s)
+      w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
+                    m.run_id, agent_id, *m.t0_unix_s);
     w.commit();
     return Status::ok();
   });
@@ -308,9 +366,14 @@ Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
   return guarded("finishing a run", [&]() -> Status {
     pqxx::work w(*conn_);
     if (m.status == "cancelled") {
-      // The agent shut down mid-run: not the run's fault, so it goes back to the queue.
-      w.exec_params("UPDATE runs SET status = 'queued', agent_id = NULL, queued_at = now(), error = $3 "
-                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+      // The agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost once it
+      // has used its attempts); in a cancelled campaign it is cancelled.
+      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'campaign cancelled' "
+                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') "
+                    "AND campaign_id IN (SELECT id FROM campaigns WHERE state = 'cancelled')",
+                    m.run_id, agent_id);
+      w.exec_params("UPDATE runs SET " + requeue_or_lose(max_attempts_, "$3::text") +
+                        " WHERE runs.id = $1 AND runs.agent_id = $2 AND runs.status IN ('assigned', 'running')",
                     m.run_id, agent_id, "cancelled on its agent: " + m.error);
     } else {
       w.exec_params("UPDATE runs SET status = $3, error = $4, wall_s = $5, finished_at = now(), "
@@ -328,9 +391,9 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
   return guarded("storing the campaign", [&]() -> Result<CreatedCampaign> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
-        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count) VALUES ($1,$2,$3,$4,$5) "
-        "RETURNING id",
-        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()));
+        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, priority) "
+        "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
+        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority);
     const int64_t id = r[0][0].as<int64_t>();
     w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (ordinal integer, config jsonb, device text, epochs integer) "
            "ON COMMIT DELETE ROWS");
@@ -368,7 +431,13 @@ const char* kStatusSql =
     "  count(r.id) FILTER (WHERE r.status = 'running'), count(r.id) FILTER (WHERE r.status = 'done'), "
     "  count(r.id) FILTER (WHERE r.status = 'failed'), count(r.id) FILTER (WHERE r.status = 'lost'), "
     "  coalesce(sum(r.epochs), 0), "
-    "  (SELECT count(*) FROM epochs e JOIN runs r2 ON r2.id = e.run_id WHERE r2.campaign_id = c.id) "
+    "  (SELECT count(*) FROM epochs e JOIN runs r2 ON r2.id = e.run_id WHERE r2.campaign_id = c.id), "
+    "  count(r.id) FILTER (WHERE r.status = 'cancelled'), c.state, c.priority, "
+    "  (SELECT avg(e.e2e_s) FROM epochs e JOIN runs r3 ON r3.id = e.run_id WHERE r3.campaign_id = c.id), "
+    "  coalesce(sum(r.epochs) FILTER (WHERE r.status IN ('queued', 'assigned', 'running')), 0), "
+    "  count(DISTINCT r.agent_id) FILTER (WHERE r.status IN ('assigned', 'running')), "
+    "  (SELECT count(*) FROM epochs e JOIN runs r4 ON r4.id = e.run_id "
+    "   WHERE r4.campaign_id = c.id AND r4.status IN ('assigned', 'running')) "
     "FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id ";
 
 bj::object status_row(const pqxx::row& row) {
@@ -386,7 +455,19 @@ bj::object status_row(const pqxx::row& row) {
   o["lost"] = row[10].as<int64_t>();
   o["epochs_total"] = row[11].as<int64_t>();
   o["epochs_done"] = row[12].as<int64_t>();
-  o["finished"] = row[8].as<int64_t>() + row[9].as<int64_t>() == row[4].as<int64_t>();
+  o["cancelled"] = row[13].as<int64_t>();
+  o["state"] = row[14].c_str();
+  o["priority"] = row[15].as<int64_t>();
+  const int64_t open = row[5].as<int64_t>() + row[6].as<int64_t>() + row[7].as<int64_t>();
+  o["finished"] = open == 0;
+  // ETA from measured epoch times: epochs still to run x mean epoch time / agents busy with the campaign.
+  if (!row[16].is_null() && open > 0) {
+    const double remaining_epochs = static_cast<double>(row[17].as<int64_t>() - row[19].as<int64_t>());
+    const double agents = std::max<int64_t>(1, row[18].as<int64_t>());
+    o["eta_s"] = remaining_epochs * row[16].as<double>() / agents;
+  } else {
+    o["eta_s"] = open == 0 ? bj::value(0.0) : bj::value(nullptr);
+  }
   return o;
 }
 }  // namespace

@@ -13,7 +13,8 @@ namespace jetsweep::controller {
 
 class PgStore final : public Store {
  public:
-  explicit PgStore(std::string dsn);
+  // `max_attempts`: how many times a run may be assigned before it is declared lost.
+  explicit PgStore(std::string dsn, int max_attempts = 3);
   ~PgStore() override;
 
   // Opens (or re-opens) the connection; kUnavailable when the server cannot be reached.
@@ -24,8 +25,11 @@ class PgStore final : public Store {
   Status reset_connections() override;
   Result<int64_t> register_agent(const proto::Register& reg) override;
   Status set_agent_connected(int64_t agent_id, bool connected) override;
-  Result<int64_t> requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) override;
+  Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                     const std::string& why) override;
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
+  Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
+  Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
   Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
   Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
@@ -47,6 +51,7 @@ class PgStore final : public Store {
   auto guarded(const char* what, Fn&& fn) -> decltype(fn());
 
   std::string dsn_;
+  int max_attempts_;
   std::unique_ptr<pqxx::connection> conn_;
 };
 

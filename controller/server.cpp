@@ -56,6 +56,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
           res.prepare_payload();
           return self->write(std::move(res));
         }
+        if (!authorized(req[http::field::authorization], self->controller_->options().enroll_secret)) {
+          JS_LOG_WARN << "agent connection refused: missing or wrong enrollment secret";
+          HttpResponse res{http::status::unauthorized, req.version()};
+          res.set(http::field::content_type, "application/json");
+          res.body() = "{\"error\":\"missing or wrong enrollment secret\"}\n";
+          res.keep_alive(false);
+          res.prepare_payload();
+          return self->write(std::move(res));
+        }
         self->stream_.expires_never();
         std::make_shared<AgentSession>(self->stream_.release_socket(), self->controller_)->run(std::move(req));
         return;

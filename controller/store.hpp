@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/campaign.hpp"
 #include "common/protocol.hpp"
@@ -34,10 +35,16 @@ class Store {
 
   virtual Result<int64_t> register_agent(const proto::Register& reg) = 0;
   virtual Status set_agent_connected(int64_t agent_id, bool connected) = 0;
-  // Requeues runs assigned to the agent except `keep_run` (the one it says it is still executing).
-  virtual Result<int64_t> requeue_agent_runs(int64_t agent_id, std::optional<int64_t> keep_run, const std::string& why) = 0;
-  // Requeues runs of agents disconnected for longer than `lease_s`.
+  // Requeues runs assigned to the agent except `keep_runs` (still executing, or with results waiting in its
+  // journal). A run that has used up its attempts becomes 'lost' instead, with the reason kept.
+  virtual Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                             const std::string& why) = 0;
+  // Requeues (or loses) runs of agents disconnected for longer than `lease_s`.
   virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
+  // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes).
+  virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
+  // active | paused | cancelled; cancelling also cancels the campaign's queued runs.
+  virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;
   // Claims the oldest queued run the agent's class can take; clears partial results of earlier attempts.
   virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
   // Puts a claimed run back (e.g. the agent vanished before it could be sent).

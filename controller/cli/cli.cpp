@@ -22,15 +22,17 @@ using tcp = boost::asio::ip::tcp;
 namespace {
 
 const char* kUsage =
-    "usage: jetsweep [--controller http://HOST:PORT] COMMAND\n"
+    "usage: jetsweep [--controller http://HOST:PORT] [--token T] COMMAND\n"
     "  validate FILE                 expand and check a campaign; prints the run count\n"
     "  submit FILE                   submit a campaign; prints its id\n"
     "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
     "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
     "  agents [--json]               the fleet\n"
+    "  pause|resume|cancel CAMPAIGN  stop handing out its runs / carry on / cancel its queued runs\n"
     "  analyze METHOD [...]          variability | pareto | predict | optimize | epochs | synth (docs/ANALYSIS.md)\n"
     "  export [...]                  the per-mode CSV corpus from the database (docs/ANALYSIS.md)\n"
-    "The controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420.\n";
+    "The controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420; --token T (default\n"
+    "$JETSWEEP_API_TOKEN) is sent as the API token.\n";
 
 Status split_url(const std::string& url, std::string& host, std::string& port) {
   const std::string scheme = "http://";
@@ -103,8 +105,16 @@ std::string format_status(const bj::object& s, bool progress_bar) {
   const int64_t total = integer(s, "epochs_total"), done = integer(s, "epochs_done");
   out << "campaign " << integer(s, "campaign_id") << " (" << str(s, "name") << "): " << integer(s, "runs") << " runs: "
       << integer(s, "done") << " done, " << integer(s, "running") << " running, " << integer(s, "assigned")
-      << " assigned, " << integer(s, "queued") << " queued, " << integer(s, "failed") << " failed; epochs " << done
-      << "/" << total;
+      << " assigned, " << integer(s, "queued") << " queued, " << integer(s, "failed") << " failed";
+  if (integer(s, "lost") > 0) out << ", " << integer(s, "lost") << " lost";
+  if (integer(s, "cancelled") > 0) out << ", " << integer(s, "cancelled") << " cancelled";
+  out << "; epochs " << done << "/" << total;
+  if (s.contains("state") && s.at("state") != "active") out << " [" << str(s, "state") << "]";
+  if (s.contains("eta_s") && s.at("eta_s").is_double() && s.at("eta_s").as_double() > 0) {
+    const auto eta = static_cast<int64_t>(s.at("eta_s").as_double());
+    out << "; ETA " << eta / 3600 << "h" << std::setw(2) << std::setfill('0') << (eta / 60) % 60 << "m"
+        << std::setw(2) << (eta % 60) << "s" << std::setfill(' ');
+  }
   if (progress_bar && total > 0) {
     const int width = 30;
     int filled = static_cast<int>(std::lround(width * static_cast<double>(done) / static_cast<double>(total)));
@@ -179,6 +189,7 @@ std::string format_report(const bj::object& report) {
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
   std::string controller = std::getenv("JETSWEEP_CONTROLLER") ? std::getenv("JETSWEEP_CONTROLLER") : "http://127.0.0.1:8420";
+  std::string token = std::getenv("JETSWEEP_API_TOKEN") ? std::getenv("JETSWEEP_API_TOKEN") : "";
   std::vector<std::string> rest;
   bool as_json = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -188,6 +199,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         return 2;
       }
       controller = args[++i];
+    } else if (args[i] == "--token") {
+      if (i + 1 >= args.size()) {
+        err << "jetsweep: --token: missing value\n";
+        return 2;
+      }
+      token = args[++i];
     } else if (args[i] == "--json") {
       as_json = true;
     } else if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
@@ -211,14 +228,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   };
   auto api = [&](const std::string& method, const std::string& target, const std::string& body,
                  const std::vector<std::pair<std::string, std::string>>& headers) -> Result<bj::value> {
-    auto r = http_request(controller, method, target, body, headers);
+    auto all_headers = headers;
+    if (!token.empty()) all_headers.emplace_back("Authorization", "Bearer " + token);
+    auto r = http_request(controller, method, target, body, all_headers);
     if (!r) return r.status();
     bj::error_code ec;
     auto v = bj::parse(r->body, ec);
     if (ec) return protocol_error("controller answered HTTP " + std::to_string(r->status) + " with a body that is not JSON");
     if (r->status >= 400) {
       std::string msg = v.is_object() && v.as_object().contains("error") ? str(v.as_object(), "error") : r->body;
-      return Status(r->status == 404 ? Code::kNotFound : r->status == 400 ? Code::kInvalidArgument : Code::kInternal, msg);
+      return Status(r->status == 404 ? Code::kNotFound
+                    : r->status == 400 || r->status == 401 ? Code::kInvalidArgument
+                                                           : Code::kInternal,
+                    msg);
     }
     return v;
   };
@@ -293,6 +315,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!r) return fail(r.status());
     if (as_json) out << bj::serialize(r.value()) << "\n";
     else out << format_report(r->as_object());
+    return 0;
+  }
+  if (cmd == "pause" || cmd == "resume" || cmd == "cancel") {
+    if (!need_args(1, "CAMPAIGN")) return 2;
+    auto r = api("POST", "/api/campaigns/" + rest[1] + "/" + cmd, "", {});
+    if (!r) return fail(r.status());
+    if (as_json) out << bj::serialize(r.value()) << "\n";
+    else out << format_status(r->as_object(), false) << "\n";
     return 0;
   }
   if (cmd == "agents") {

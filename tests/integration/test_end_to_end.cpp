@@ -155,3 +155,99 @@ TEST_CASE("simulated Nano, Xavier NX, AGX Xavier and AGX Orin agents: runs land 
   CHECK(run_command(kBin + "/jetsweep", {"validate", std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sim_fleet.yaml"}, &out, &err) == 0);
   CHECK(out.find("expands to 32 runs") != std::string::npos);
 }
+
+TEST_CASE("with an enrollment secret and an API token, anything else is rejected") {
+  TestDatabase db;
+  Fleet fleet(db, {"--enroll-secret", "s3cret-enroll", "--api-token", "s3cret-api"});
+  auto no_token = cli::http_request(fleet.url(), "GET", "/api/campaigns");
+  REQUIRE(no_token.is_ok());
+  CHECK(no_token->status == 401);
+  auto wrong = cli::http_request(fleet.url(), "GET", "/api/campaigns", "", {{"Authorization", "Bearer nope"}});
+  CHECK(wrong->status == 401);
+  auto right = cli::http_request(fleet.url(), "GET", "/api/campaigns", "", {{"Authorization", "Bearer s3cret-api"}});
+  CHECK(right->status == 200);
+  CHECK(cli::http_request(fleet.url(), "GET", "/api/health")->status == 200);  // liveness stays open
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "status"}, &out, &err) == 2);
+  CHECK(err.find("missing or wrong API token") != std::string::npos);
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "--token", "s3cret-api", "status"}, &out, &err) == 0);
+
+  namespace beast = boost::beast;
+  namespace ws = beast::websocket;
+  boost::asio::io_context ioc;
+  auto handshake = [&](const std::string& secret) {
+    ws::stream<beast::tcp_stream> s(ioc);
+    beast::get_lowest_layer(s).connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                                                                     static_cast<unsigned short>(fleet.port())));
+    if (!secret.empty())
+      s.set_option(ws::stream_base::decorator([secret](ws::request_type& req) {
+        req.set(beast::http::field::authorization, "Bearer " + secret);
+      }));
+    beast::error_code ec;
+    s.handshake("127.0.0.1", "/agent", ec);
+    return ec;
+  };
+  CHECK(handshake("") == ws::error::upgrade_declined);
+  CHECK(handshake("guess") == ws::error::upgrade_declined);
+  CHECK_FALSE(handshake("s3cret-enroll"));
+  CHECK(fleet.controller().log().find("missing or wrong enrollment secret") != std::string::npos);
+}
+
+TEST_CASE("a run whose agent vanishes once too often is lost, with the reason kept") {
+  TestDatabase db;
+  Fleet fleet(db, {"--lease-s", "1", "--max-attempts", "1"});
+  write_idx_dataset((fleet.dir() / "data").string(), 200, false);
+  write_file(fleet.dir() / "lost.yaml", campaign_yaml("lost", (fleet.dir() / "data").string(), "16", "0", 200));
+  auto& doomed = fleet.add_agent("doomed", {"--no-journal"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  const int64_t id = submit(fleet, fleet.dir() / "lost.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return db.count("SELECT count(*) FROM epochs") >= 1; }), fleet.logs());
+  doomed.signal(SIGKILL);
+  doomed.wait(10s);
+  REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(id); }), fleet.logs());
+  CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'lost'") == 1);
+  CHECK(db.count("SELECT count(*) FROM runs WHERE error LIKE 'lost after 1 attempts; last: agent doomed disconnected%'") == 1);
+  CHECK(fleet.status(id).at("lost").as_int64() == 1);
+}
+
+TEST_CASE("priorities order the queue; paused campaigns wait; cancelled campaigns end") {
+  TestDatabase db;
+  Fleet fleet(db);
+  write_idx_dataset((fleet.dir() / "data").string(), 64, false);
+  const std::string data = (fleet.dir() / "data").string();
+  write_file(fleet.dir() / "low.yaml", campaign_yaml("low", data, "[16, 32]", "0", 1));
+  write_file(fleet.dir() / "high.yaml", "priority: 5\n" + campaign_yaml("high", data, "[16, 32]", "0", 1));
+  write_file(fleet.dir() / "nowhere.yaml", campaign_yaml("nowhere", data, "16", "0", 1) + "  device: no-such-board\n");
+  const int64_t low = submit(fleet, fleet.dir() / "low.yaml");
+  fleet.cli({"pause", "low"});
+  const int64_t high = submit(fleet, fleet.dir() / "high.yaml");
+  const int64_t nowhere = submit(fleet, fleet.dir() / "nowhere.yaml");
+  fleet.add_agent("solo", {"--no-journal"});
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(high); }), fleet.logs());
+  CHECK(fleet.status(low).at("queued").as_int64() == 2);  // paused: nothing handed out
+  CHECK(fleet.status(low).at("state") == "paused");
+  fleet.cli({"resume", std::to_string(low)});
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(low); }), fleet.logs());
+  // The high-priority campaign's runs were all assigned before any of the low one's.
+  CHECK(db.count("SELECT count(*) FROM runs h, runs l WHERE h.campaign_id = " + std::to_string(high) +
+                 " AND l.campaign_id = " + std::to_string(low) + " AND h.assigned_at > l.assigned_at") == 0);
+  CHECK_FALSE(fleet.finished(nowhere));  // no agent of that class
+  auto cancelled = bj::parse(fleet.cli({"cancel", "--json", "nowhere"})).as_object();
+  CHECK(cancelled.at("cancelled").as_int64() == 1);
+  CHECK(cancelled.at("finished").as_bool());
+  CHECK(cancelled.at("state") == "cancelled");
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "resume", "nowhere"}, &out, &err) == 2);
+  CHECK(err.find("is cancelled") != std::string::npos);
+}
+
+TEST_CASE("the controller measures each agent's clock offset") {
+  TestDatabase db;
+  Fleet fleet(db);
+  fleet.add_agent("clocked", {"--no-journal"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return db.count("SELECT count(*) FROM agents WHERE clock_rtt_s IS NOT NULL") == 1; }),
+                  fleet.logs());
+  // Same machine, same clock: the offset is within the round trip.
+  CHECK(db.count("SELECT count(*) FROM agents WHERE abs(clock_offset_s) <= clock_rtt_s + 0.001") == 1);
+}
