@@ -251,3 +251,52 @@ TEST_CASE("the controller measures each agent's clock offset") {
   // Same machine, same clock: the offset is within the round trip.
   CHECK(db.count("SELECT count(*) FROM agents WHERE abs(clock_offset_s) <= clock_rtt_s + 0.001") == 1);
 }
+
+TEST_CASE("analysis works on a campaign that came through the pipeline (simulated AGX Xavier fleet)") {
+  TestDatabase db;
+  Fleet fleet(db);
+  std::vector<std::unique_ptr<Process>> sims;
+  for (const std::string instance : {"1", "2"})
+    sims.push_back(std::make_unique<Process>(
+        kBin + "/jetsweep-agent",
+        std::vector<std::string>{"--controller", "ws://127.0.0.1:" + std::to_string(fleet.port()), "--name",
+                                 "xavier-" + instance, "--sim", "agx-xavier/" + instance, "--time-scale", "0"},
+        (fleet.dir() / ("xavier-" + instance + ".log")).string()));
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(2); }), fleet.logs());
+  write_file(fleet.dir() / "modes.yaml",
+             "campaign: modes\nrepetitions: 2\nmatrix:\n  device: agx-xavier\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 3\n  sample_hz: 2\n  power_mode:\n"
+             "    - {cores: 8, cpu_khz: 2265600, gpu_hz: 1377000000, emc_hz: 2133000000}\n"
+             "    - {cores: 8, cpu_khz: 1190400, gpu_hz: 1377000000, emc_hz: 2133000000}\n"
+             "    - {cores: 4, cpu_khz: 1190400, gpu_hz: 675750000, emc_hz: 1331200000}\n"
+             "    - {cores: 2, cpu_khz: 729600, gpu_hz: 318750000, emc_hz: 800000000}\n");
+  const int64_t id = submit(fleet, fleet.dir() / "modes.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(id); }), fleet.logs());
+  REQUIRE(db.count("SELECT count(*) FROM runs WHERE status = 'done'") == 8);
+
+  auto analyze = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"analyze"});
+    args.insert(args.end(), {"--db", db.dsn(), "--campaign", std::to_string(id), "--json"});
+    std::string out, err;
+    const int rc = run_command(kBin + "/jetsweep", args, &out, &err);
+    REQUIRE_MESSAGE(rc == 0, "jetsweep " << args[1] << " exited " << rc << ": " << err);
+    return bj::parse(out);
+  };
+  const std::string w = "lenet5/fashion-mnist";
+  auto pareto = analyze({"pareto", "--workload", w});
+  const std::string pareto_text = bj::serialize(pareto);
+  CHECK(pareto_text.find("\"cpu_mhz\"") != std::string::npos);
+  CHECK(pareto_text.find("\"emc_mhz\"") != std::string::npos);
+  auto variability = bj::serialize(analyze({"variability"}));
+  CHECK(variability.find("xavier-1") != std::string::npos);
+  CHECK(variability.find("xavier-2") != std::string::npos);
+  auto optimize = bj::serialize(analyze({"optimize", "--workload", w, "--power-budget-w", "1000"}));
+  CHECK(optimize.find("\"cores\"") != std::string::npos);
+
+  std::string csv, err;
+  REQUIRE(run_command(kBin + "/jetsweep", {"export", "--db", db.dsn(), "--campaign", std::to_string(id)}, &csv, &err) == 0);
+  CHECK(csv.rfind("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw", 0) == 0);
+  const auto rows = std::count(csv.begin(), csv.end(), '\n') - 1;
+  CHECK(rows >= 4);  // one row per mode at least (per instance when instances are kept apart)
+  CHECK(csv.find("agx-xavier,lenet5/fashion-mnist,2,729.6,318.75,800") != std::string::npos);
+}
