@@ -2,6 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <optional>
+#include <random>
+
+#include "common/board_classes.hpp"
+
 #include <fstream>
 #include <functional>
 #include <map>
@@ -146,11 +152,141 @@ YAML::Node load_yaml(std::string_view text, const std::string& file) {
   }
 }
 
+// A power_mode value that asks for modes generated from the board class's tables.
+struct ModeGenerator {
+  YAML::Node node;
+  bool sample = false;       // uniform random sample of `count` modes; else the grid
+  int64_t every = 1;         // grid: every k-th value of each frequency table
+  int64_t count = 0;         // sample size
+  int64_t seed = 1;
+  std::vector<int64_t> cores;  // restrict core counts (empty = 1..max)
+};
+
+bool is_generator(const YAML::Node& n) { return n.IsMap() && n["generate"]; }
+
+// A default-constructed YAML::Node is "defined" and null: presence means a non-null value.
+bool given(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
+  ModeGenerator g;
+  g.node = n;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = scalar_text(it->first);
+    if (key == "generate") {
+      const std::string kind = to_string_value(file, "power_mode.generate", it->second);
+      if (kind != "grid" && kind != "sample")
+        fail(file, it->second, "'power_mode.generate' must be 'grid' or 'sample', not '" + kind + "'");
+      g.sample = kind == "sample";
+    } else if (key == "every") {
+      g.every = to_int(file, "power_mode.every", it->second);
+      if (g.every < 1) fail(file, it->second, "'power_mode.every' must be >= 1");
+    } else if (key == "count") {
+      g.count = to_int(file, "power_mode.count", it->second);
+      if (g.count < 1) fail(file, it->second, "'power_mode.count' must be >= 1");
+    } else if (key == "seed") {
+      g.seed = to_int(file, "power_mode.seed", it->second);
+    } else if (key == "cores") {
+      const auto& v = it->second;
+      if (v.IsSequence()) {
+        for (const auto& c : v) g.cores.push_back(to_int(file, "power_mode.cores", c));
+      } else {
+        g.cores.push_back(to_int(file, "power_mode.cores", v));
+      }
+      for (int64_t c : g.cores)
+        if (c < 1) fail(file, v, "'power_mode.cores' must be >= 1");
+    } else {
+      fail(file, it->first, "unknown power_mode generator key '" + key + "' (known: generate, every, count, seed, cores)");
+    }
+  }
+  if (g.sample && g.count == 0) fail(file, n, "'power_mode: {generate: sample}' needs 'count'");
+  if (!g.sample && g.count != 0) fail(file, n, "'count' goes with 'generate: sample'");
+  return g;
+}
+
+// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
+std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base) {
+  auto tables = board_class_tables(base.device);
+  if (!tables)
+    fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
+                           "': " + tables.status().message());
+  const auto& t = tables.value();
+  std::vector<int64_t> cores = g.cores;
+  if (cores.empty())
+    for (int64_t c = 1; c <= t.cores; ++c) cores.push_back(c);
+  for (int64_t c : cores)
+    if (c > t.cores) fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) + " cores of " + t.board_class);
+  auto every = [&](const std::vector<int64_t>& v) {
+    std::vector<int64_t> out;
+    const size_t step = static_cast<size_t>(g.sample ? 1 : g.every);
+    for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
+    return out;
+  };
+  const auto cpu = every(t.cpu_khz), gpu = every(t.gpu_hz), emc = every(t.emc_hz);
+  const uint64_t total = cores.size() * cpu.size() * gpu.size() * emc.size();
+  std::vector<uint64_t> picks;
+  if (g.sample) {
+    if (static_cast<uint64_t>(g.count) > total)
+      fail(file, g.node, "'power_mode.count' " + std::to_string(g.count) + " exceeds the " + std::to_string(total) +
+                             " modes of " + t.board_class);
+    // Floyd's algorithm: a uniform sample of `count` distinct indices, reproducible from the seed.
+    std::mt19937_64 rng(static_cast<uint64_t>(g.seed));
+    std::set<uint64_t> chosen;
+    for (uint64_t j = total - static_cast<uint64_t>(g.count); j < total; ++j) {
+      std::uniform_int_distribution<uint64_t> d(0, j);
+      const uint64_t r = d(rng);
+      if (!chosen.insert(r).second) chosen.insert(j);
+    }
+    picks.assign(chosen.begin(), chosen.end());
+  } else {
+    if (total > static_cast<uint64_t>(kMaxRunsPerCampaign))
+      fail(file, g.node, "the generated grid has " + std::to_string(total) + " modes");
+    picks.resize(total);
+    for (uint64_t i = 0; i < total; ++i) picks[i] = i;
+  }
+  std::vector<RunConfig> out;
+  out.reserve(picks.size());
+  for (uint64_t idx : picks) {
+    RunConfig c = base;
+    c.power_mode_name.clear();
+    c.emc_hz = emc[idx % emc.size()];
+    idx /= emc.size();
+    c.gpu_hz = gpu[idx % gpu.size()];
+    idx /= gpu.size();
+    c.cpu_khz = cpu[idx % cpu.size()];
+    idx /= cpu.size();
+    c.cores = cores[idx];
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Whether `run` has every value the rule (a mapping of run keys to values) names.
+bool matches_rule(const std::string& file, const YAML::Node& rule, const RunConfig& run) {
+  for (auto it = rule.begin(); it != rule.end(); ++it) {
+    RunConfig probe = run;
+    (*find_setter(scalar_text(it->first)))(probe, file, scalar_text(it->first), it->second);
+    if (!(probe == run)) return false;
+  }
+  return true;
+}
+
+void check_rule(const std::string& file, const std::string& what, const YAML::Node& rule) {
+  if (!rule.IsMap()) fail(file, rule, "each '" + what + "' entry must be a mapping of run keys to values");
+  for (auto it = rule.begin(); it != rule.end(); ++it) {
+    const std::string key = scalar_text(it->first);
+    if (!find_setter(key)) fail(file, it->first, "unknown key '" + key + "' in '" + what + "' (known: " + known_keys() + ")");
+    if (it->second.IsSequence()) fail(file, it->second, "'" + what + "' entries take single values");
+    if (key == "power_mode" && is_generator(it->second)) fail(file, it->second, "'" + what + "' cannot generate power modes");
+    RunConfig probe;
+    apply_checked(probe, file, key, it->second);
+  }
+}
+
 Campaign parse_campaign_or_throw(std::string_view text, const std::string& file) {
   YAML::Node root = load_yaml(text, file);
   if (!root.IsMap()) fail(file, root, "a campaign file must be a mapping with 'campaign' and 'matrix' keys");
   Campaign campaign;
-  YAML::Node matrix;
+  YAML::Node matrix, zip, exclude, include;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = scalar_text(it->first);
     if (key == "campaign") {
@@ -167,15 +303,23 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
         fail(file, it->second, "'priority' must be between -1000 and 1000");
     } else if (key == "matrix") {
       matrix = it->second;
+    } else if (key == "zip") {
+      zip = it->second;
+    } else if (key == "exclude") {
+      exclude = it->second;
+    } else if (key == "include") {
+      include = it->second;
     } else {
-      fail(file, it->first, "unknown top-level key '" + key + "' (known: campaign, description, repetitions, priority, matrix)");
+      fail(file, it->first,
+           "unknown top-level key '" + key + "' (known: campaign, description, repetitions, priority, matrix, zip, "
+           "exclude, include)");
     }
   }
   if (campaign.name.empty()) fail(file, root, "missing 'campaign' (the campaign's name)");
-  if (!matrix) fail(file, root, "missing 'matrix'");
+  if (!given(matrix)) fail(file, root, "missing 'matrix'");
   if (!matrix.IsMap()) fail(file, matrix, "'matrix' must be a mapping of run keys to a value or a list of values");
 
-  // Each axis: key plus its values (a scalar is a one-value axis).
+  // Each axis: key plus its values (a scalar is a one-value axis); generated power modes are kept apart.
   struct Axis {
     std::string key;
     std::vector<YAML::Node> values;
@@ -183,7 +327,8 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
   std::vector<Axis> axes;
   std::set<std::string> seen;
   bool has_model = false, has_dataset = false;
-  RunConfig base;
+  std::optional<ModeGenerator> generator;
+  RunConfig scalars;  // the single-valued keys, base of 'include' entries
   for (auto it = matrix.begin(); it != matrix.end(); ++it) {
     const std::string key = scalar_text(it->first);
     if (!find_setter(key)) {
@@ -193,12 +338,17 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
     if (!seen.insert(key).second) fail(file, it->first, "duplicate key '" + key + "'");
     has_model |= key == "model";
     has_dataset |= key == "dataset";
+    if (key == "power_mode" && is_generator(it->second)) {
+      generator = parse_generator(file, it->second);
+      continue;
+    }
     Axis axis{key, {}};
     if (it->second.IsSequence()) {
       if (it->second.size() == 0) fail(file, it->second, "'" + key + "' has an empty list: nothing to run");
       std::set<std::string> distinct;
       for (const auto& v : it->second) {
-        RunConfig probe = base;
+        if (key == "power_mode" && is_generator(v)) fail(file, v, "a power_mode generator cannot be part of a list");
+        RunConfig probe;
         apply_checked(probe, file, key, v);  // type and range check at the element's own mark
         const std::string text = v.IsScalar() ? v.Scalar() : YAML::Dump(v);
         if (!distinct.insert(text).second) fail(file, v, "'" + key + "' lists '" + text + "' twice");
@@ -206,8 +356,7 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
       }
       campaign.axes.push_back(key);
     } else {
-      RunConfig probe = base;
-      apply_checked(probe, file, key, it->second);
+      apply_checked(scalars, file, key, it->second);
       axis.values.push_back(it->second);
     }
     axes.push_back(std::move(axis));
@@ -215,32 +364,111 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
   if (!has_model) fail(file, matrix, "matrix is missing 'model'");
   if (!has_dataset) fail(file, matrix, "matrix is missing 'dataset'");
 
-  int64_t total = campaign.repetitions;
-  for (const auto& a : axes) {
-    total *= static_cast<int64_t>(a.values.size());
-    if (total > kMaxRunsPerCampaign)
-      fail(file, matrix, "the matrix expands to more than " + std::to_string(kMaxRunsPerCampaign) + " runs");
+  // zip: groups of list axes that advance together instead of multiplying.
+  std::vector<int> group_of(axes.size(), -1);
+  int groups = 0;
+  if (given(zip)) {
+    if (!zip.IsSequence()) fail(file, zip, "'zip' must be a list of lists of matrix keys, e.g. [[batch_size, workers]]");
+    for (const auto& g : zip) {
+      if (!g.IsSequence() || g.size() < 2) fail(file, g, "each 'zip' entry must list two or more matrix keys");
+      size_t length = 0;
+      for (const auto& k : g) {
+        const std::string key = scalar_text(k);
+        auto a = std::find_if(axes.begin(), axes.end(), [&](const Axis& x) { return x.key == key; });
+        if (a == axes.end() || a->values.size() < 2 || std::find(campaign.axes.begin(), campaign.axes.end(), key) == campaign.axes.end())
+          fail(file, k, "'zip' names '" + key + "', which is not a list in the matrix");
+        const size_t i = static_cast<size_t>(a - axes.begin());
+        if (group_of[i] != -1) fail(file, k, "'" + key + "' is zipped twice");
+        if (length != 0 && a->values.size() != length)
+          fail(file, k, "zipped lists differ in length: '" + key + "' has " + std::to_string(a->values.size()) +
+                            " values, the others " + std::to_string(length));
+        length = a->values.size();
+        group_of[i] = groups;
+      }
+      ++groups;
+    }
   }
-  campaign.runs.reserve(static_cast<size_t>(total));
-  // Odometer over the axes: the last key varies fastest; repetitions innermost.
-  std::vector<size_t> index(axes.size(), 0);
+  // Odometer digits: each zip group is one digit, every other axis its own.
+  struct Digit {
+    std::vector<size_t> axes;
+    size_t size = 1;
+  };
+  std::vector<Digit> digits;
+  std::vector<int> digit_of_group(static_cast<size_t>(groups), -1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (group_of[i] >= 0 && digit_of_group[static_cast<size_t>(group_of[i])] >= 0) {
+      digits[static_cast<size_t>(digit_of_group[static_cast<size_t>(group_of[i])])].axes.push_back(i);
+      continue;
+    }
+    if (group_of[i] >= 0) digit_of_group[static_cast<size_t>(group_of[i])] = static_cast<int>(digits.size());
+    digits.push_back(Digit{{i}, axes[i].values.size()});
+  }
+
+  {
+    int64_t product = campaign.repetitions;
+    for (const auto& d : digits) {
+      product *= static_cast<int64_t>(d.size);
+      if (product > kMaxRunsPerCampaign)
+        fail(file, matrix, "the matrix expands to more than " + std::to_string(kMaxRunsPerCampaign) + " runs");
+    }
+  }
+  const bool has_exclude = given(exclude);
+  if (has_exclude) {
+    if (!exclude.IsSequence()) fail(file, exclude, "'exclude' must be a list of mappings");
+    for (const auto& rule : exclude) check_rule(file, "exclude", rule);
+  }
+  std::vector<RunConfig> combos;
+  auto add = [&](RunConfig c) {
+    if (c.data.empty()) c.data = default_data_path(c.dataset);
+    if (has_exclude)
+      for (const auto& rule : exclude)
+        if (matches_rule(file, rule, c)) return;
+    if (static_cast<int64_t>(combos.size()) * campaign.repetitions >= kMaxRunsPerCampaign)
+      fail(file, matrix, "the matrix expands to more than " + std::to_string(kMaxRunsPerCampaign) + " runs");
+    combos.push_back(std::move(c));
+  };
+  // Odometer over the digits: the last key varies fastest; generated modes innermost, repetitions last.
+  std::vector<size_t> index(digits.size(), 0);
   while (true) {
     RunConfig c;
-    for (size_t i = 0; i < axes.size(); ++i) apply_checked(c, file, axes[i].key, axes[i].values[index[i]]);
-    if (c.data.empty()) c.data = default_data_path(c.dataset);
+    for (const auto& d : digits)
+      for (size_t a : d.axes) apply_checked(c, file, axes[a].key, axes[a].values[index[&d - digits.data()]]);
+    if (generator) {
+      for (auto& m : generate_modes(file, *generator, c)) add(std::move(m));
+    } else {
+      add(std::move(c));
+    }
+    size_t i = digits.size();
+    bool done = digits.empty();
+    while (i > 0) {
+      --i;
+      if (++index[i] < digits[i].size) break;
+      index[i] = 0;
+      if (i == 0) done = true;
+    }
+    if (done) break;
+  }
+  if (given(include)) {
+    if (!include.IsSequence()) fail(file, include, "'include' must be a list of mappings");
+    for (const auto& rule : include) {
+      check_rule(file, "include", rule);
+      RunConfig c = scalars;
+      for (auto it = rule.begin(); it != rule.end(); ++it) apply_checked(c, file, scalar_text(it->first), it->second);
+      for (const auto& a : axes)
+        if (a.values.size() > 1 && !rule[a.key])
+          fail(file, rule, "'include' entry must give '" + a.key + "' (a list in the matrix)");
+      if (c.data.empty()) c.data = default_data_path(c.dataset);
+      combos.push_back(std::move(c));
+    }
+  }
+  campaign.runs.reserve(combos.size() * static_cast<size_t>(campaign.repetitions));
+  for (auto& c : combos)
     for (int64_t r = 0; r < campaign.repetitions; ++r) {
       c.repetition = r;
       campaign.runs.push_back(c);
     }
-    size_t i = axes.size();
-    while (i > 0) {
-      --i;
-      if (++index[i] < axes[i].values.size()) break;
-      index[i] = 0;
-      if (i == 0) return campaign;
-    }
-    if (axes.empty()) return campaign;
-  }
+  if (campaign.runs.empty()) fail(file, matrix, "every run is excluded: nothing to run");
+  return campaign;
 }
 
 RunConfig parse_run_spec_or_throw(std::string_view text, const std::string& file) {

@@ -119,3 +119,72 @@ TEST_CASE("power modes: named or explicit, as an axis") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  power_mode: [{cores: 2}, {cores: 2}]\n")
             .find("lists '") != std::string::npos);
 }
+
+namespace {
+Campaign parsed(const std::string& yaml) {
+  auto c = parse_campaign(yaml, "m.yaml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  return c.value();
+}
+const char* kHead = "campaign: m\nmatrix:\n  dataset: mnist\n";
+}  // namespace
+
+TEST_CASE("generated power modes: the full AGX Xavier grid x 3 models is the ~88,000-run matrix") {
+  auto c = parsed(std::string(kHead) +
+                  "  device: agx-xavier\n  model: [lenet5, resnet18, mobilenet_v3]\n  power_mode: {generate: grid}\n");
+  CHECK(c.runs.size() == 3u * 29232u);
+  std::set<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>> distinct;
+  for (const auto& r : c.runs) distinct.insert({r.model, r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz});
+  CHECK(distinct.size() == c.runs.size());
+  CHECK(c.runs.front().cores == 1);
+  CHECK(c.runs.front().cpu_khz == 115200);
+  CHECK(c.runs.front().gpu_hz == 114750000);
+  CHECK(c.runs.front().emc_hz == 204000000);
+  CHECK(c.runs[29231].cores == 8);
+  CHECK(c.runs[29231].cpu_khz == 2265600);
+  CHECK(c.runs[29231].emc_hz == 2133000000);
+}
+
+TEST_CASE("generated power modes: every k-th value, core subsets, seeded uniform samples") {
+  auto every = parsed(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\n  power_mode: {generate: grid, every: 2, cores: [4, 8]}\n");
+  CHECK(every.runs.size() == 2u * 15u * 7u * 5u);
+  auto sample = [&](int seed) {
+    return parsed(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n  power_mode: {generate: sample, count: 4368, seed: " +
+                  std::to_string(seed) + "}\n");
+  };
+  auto a = sample(7), b = sample(7), other = sample(8);
+  REQUIRE(a.runs.size() == 4368);
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> modes;
+  for (const auto& r : a.runs) modes.insert({r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz});
+  CHECK(modes.size() == 4368);  // distinct: a sample without replacement of the 18,096 Orin modes
+  CHECK(a.runs == b.runs);
+  CHECK_FALSE(a.runs == other.runs);
+  CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  power_mode: {generate: grid}\n"))
+            .find("bad.yaml:5:15: power_mode generation needs a board class in 'device' for this run, got 'any'") == 0);
+  CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  device: nano\n"
+                             "  power_mode: {generate: sample, count: 99999}\n"))
+            .find("exceeds the 5040 modes of nano") != std::string::npos);
+  CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  device: nano\n"
+                             "  power_mode: {generate: grid, stride: 2}\n")) ==
+        "bad.yaml:6:32: unknown power_mode generator key 'stride' (known: generate, every, count, seed, cores)");
+}
+
+TEST_CASE("exclude, include and zip") {
+  auto c = parsed("campaign: m\nmatrix:\n  dataset: cifar10\n  device: [nano, agx-xavier]\n  model: [lenet5, resnet18]\n"
+                  "exclude:\n  - {model: resnet18, device: nano}\n"
+                  "include:\n  - {device: nano, model: lenet5, batch_size: 128}\n");
+  REQUIRE(c.runs.size() == 4);
+  for (const auto& r : c.runs) CHECK_FALSE((r.model == "resnet18" && r.device == "nano"));
+  CHECK(c.runs.back().batch_size == 128);
+  auto z = parsed(std::string(kHead) + "  model: lenet5\n  batch_size: [16, 32, 64]\n  workers: [0, 1, 2]\n  epochs: [1, 2]\n"
+                  "zip:\n  - [batch_size, workers]\n");
+  REQUIRE(z.runs.size() == 6);
+  for (const auto& r : z.runs) CHECK(r.workers == (r.batch_size == 16 ? 0 : r.batch_size == 32 ? 1 : 2));
+  CHECK(error_of(std::string(kHead) + "  model: lenet5\n  batch_size: [16, 32]\n  workers: [0, 1, 2]\nzip:\n  - [batch_size, workers]\n") ==
+        "bad.yaml:8:18: zipped lists differ in length: 'workers' has 3 values, the others 2");
+  CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {modle: lenet5}\n") ==
+        "bad.yaml:6:6: unknown key 'modle' in 'exclude' (known: device, model, dataset, data, batch_size, workers, "
+        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks)");
+  CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {model: lenet5}\n").find("every run is excluded") !=
+        std::string::npos);
+}

@@ -1,10 +1,10 @@
-// Tables from shared/reference/JETSON.md and the papers (SIGMETRICS'23 footnote 3: AGX Xavier
+// Frequency tables of each Jetson board class, from shared/reference/JETSON.md and the papers (SIGMETRICS'23 footnote 3: AGX Xavier
 // 29 CPU x 14 GPU x 9 EMC; PowerTrain Table 2: AGX Orin 29 x 13 x 4 x 12 cores = 18,096, Orin Nano
 // 20 x 5 x 3 x 6 cores = 1,800). JETSON.md leaves the Xavier NX EMC list blank: the NX's LPDDR4x
 // tops out at 1866 MHz, so its list is the AGX Xavier ladder up to 1866 MHz (an assumption).
-#include "agent/device/sim_tables.hpp"
+#include "common/board_classes.hpp"
 
-namespace jetsweep::device {
+namespace jetsweep {
 
 namespace {
 
@@ -20,10 +20,10 @@ std::vector<int64_t> mhz_x1000(std::initializer_list<int64_t> khz) {
   return v;
 }
 
-std::vector<SimBoardTables> all_tables() {
-  std::vector<SimBoardTables> out;
+std::vector<BoardClassTables> all_tables() {
+  std::vector<BoardClassTables> out;
   {
-    SimBoardTables t;
+    BoardClassTables t;
     t.board_class = "nano";
     t.module = "Nano";
     t.cores = 4;
@@ -35,7 +35,7 @@ std::vector<SimBoardTables> all_tables() {
     out.push_back(t);
   }
   {
-    SimBoardTables t;
+    BoardClassTables t;
     t.board_class = "xavier-nx";
     t.module = "Xavier NX";
     t.cores = 6;
@@ -47,7 +47,7 @@ std::vector<SimBoardTables> all_tables() {
     out.push_back(t);
   }
   {
-    SimBoardTables t;
+    BoardClassTables t;
     t.board_class = "agx-xavier";
     t.module = "AGX Xavier";
     t.cores = 8;
@@ -58,7 +58,7 @@ std::vector<SimBoardTables> all_tables() {
     out.push_back(t);
   }
   {
-    SimBoardTables t;
+    BoardClassTables t;
     t.board_class = "agx-orin";
     t.module = "AGX Orin";
     t.cores = 12;
@@ -70,7 +70,7 @@ std::vector<SimBoardTables> all_tables() {
     out.push_back(t);
   }
   {
-    SimBoardTables t;
+    BoardClassTables t;
     t.board_class = "orin-nano";
     t.module = "Orin Nano";
     t.cores = 6;
@@ -86,24 +86,24 @@ std::vector<SimBoardTables> all_tables() {
 
 }  // namespace
 
-uint64_t SimBoardTables::mode_count() const {
+uint64_t BoardClassTables::mode_count() const {
   return static_cast<uint64_t>(cores) * cpu_khz.size() * gpu_hz.size() * emc_hz.size();
 }
 
-std::vector<std::string> sim_board_classes() {
+std::vector<std::string> board_classes() {
   std::vector<std::string> out;
   for (const auto& t : all_tables()) out.push_back(t.board_class);
   return out;
 }
 
-Result<SimBoardTables> sim_board_tables(std::string_view board_class) {
-  static const std::vector<SimBoardTables> kTables = all_tables();
+Result<BoardClassTables> board_class_tables(std::string_view board_class) {
+  static const std::vector<BoardClassTables> kTables = all_tables();
   std::string known;
   for (const auto& t : kTables) {
     if (t.board_class == board_class) return t;
     known += (known.empty() ? "" : ", ") + t.board_class;
   }
-  return invalid_argument("unknown simulated board class '" + std::string(board_class) + "' (known: " + known + ")");
+  return invalid_argument("unknown board class '" + std::string(board_class) + "' (known: " + known + ")");
 }
 
-}  // namespace jetsweep::device
+}  // namespace jetsweep
