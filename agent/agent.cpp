@@ -1,7 +1,9 @@
 #include "agent/agent.hpp"
 
 #include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <set>
 
 #include "common/log.hpp"
 
@@ -9,6 +11,7 @@ namespace jetsweep::agent {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
+namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 const char* state_name(AgentState s) {
@@ -30,19 +33,24 @@ struct Agent::Connection {
   tcp::resolver resolver;
   websocket::stream<beast::tcp_stream> ws;
   beast::flat_buffer buffer;
+  websocket::response_type upgrade_response;   // the controller's answer to the upgrade request
   bool open = false;
 };
 
-// Forwards results from the training thread to the io thread, in order.
+// Forwards results from the training thread to the io thread, in order. Sample chunks the executor left
+// without a clock anchor (the sim backend, whose sample times are modelled and must stay deterministic) get
+// the wall clock at which the run was started.
 class Agent::PostingSink final : public ResultSink {
  public:
-  explicit PostingSink(std::shared_ptr<Agent> agent) : agent_(std::move(agent)) {}
+  PostingSink(std::shared_ptr<Agent> agent, double run_t0_unix_s) : agent_(std::move(agent)), run_t0_unix_s_(run_t0_unix_s) {}
   void emit(proto::Body body) override {
+    if (auto* c = std::get_if<proto::SampleChunk>(&body); c && !c->t0_unix_s) c->t0_unix_s = run_t0_unix_s_;
     asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable { a->enqueue_result(std::move(b)); });
   }
 
  private:
   std::shared_ptr<Agent> agent_;
+  double run_t0_unix_s_;
 };
 
 Agent::Agent(asio::io_context& ioc, AgentOptions options)
@@ -54,7 +62,13 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       idle_timer_(ioc),
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
-      executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {}
+      executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {
+  if (options_.journal) {
+    // Messages left unacknowledged by a previous process become the outbox, replayed after registration.
+    unacked_ = options_.journal->take_pending();
+    next_id_ = std::max(next_id_, options_.journal->next_id());
+  }
+}
 
 Agent::~Agent() {
   cancel_ = true;
@@ -89,10 +103,28 @@ void Agent::connect() {
       beast::get_lowest_layer(c->ws).expires_never();
       c->ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10), websocket::stream_base::none(), false});
       c->ws.read_message_max(proto::kMaxFrameBytes);
+      if (!self->options_.enroll_secret.empty())
+        c->ws.set_option(websocket::stream_base::decorator(
+            [secret = self->options_.enroll_secret](websocket::request_type& req) {
+              req.set(http::field::authorization, "Bearer " + secret);
+            }));
       const std::string host = self->options_.host + ":" + self->options_.port;
-      c->ws.async_handshake(host, self->options_.target, [self, c](beast::error_code ec) {
+      c->ws.async_handshake(c->upgrade_response, host, self->options_.target, [self, c](beast::error_code ec) {
         if (self->conn_ != c) return;
-        if (ec) return self->drop_connection("websocket handshake: " + ec.message());
+        if (ec == websocket::error::upgrade_declined && c->upgrade_response.result() == http::status::unauthorized) {
+          JS_LOG_ERROR << "agent " << self->options_.name << ": controller refused the enrollment secret (HTTP 401 from "
+                       << self->options_.host << ":" << self->options_.port << self->options_.target << "; "
+                       << (self->options_.enroll_secret.empty() ? "none was given: pass --enroll-secret or set "
+                                                                  "JETSWEEP_ENROLL_SECRET"
+                                                                : "check --enroll-secret / JETSWEEP_ENROLL_SECRET")
+                       << "); retrying";
+          return self->drop_connection("enrollment secret refused");
+        }
+        if (ec)
+          return self->drop_connection("websocket handshake: " + ec.message() +
+                                       (ec == websocket::error::upgrade_declined
+                                            ? " (HTTP " + std::to_string(c->upgrade_response.result_int()) + ")"
+                                            : std::string()));
         self->on_connected(c);
       });
     });
@@ -107,6 +139,11 @@ void Agent::on_connected(std::shared_ptr<Connection> c) {
   reg.name = options_.name;
   reg.facts = options_.facts;
   reg.current_run = current_run_;
+  if (options_.journal) {
+    std::set<int64_t> runs;
+    for (const auto& e : unacked_) runs.insert(e.run_id);
+    reg.journal_runs.assign(runs.begin(), runs.end());
+  }
   send_now(reg);
   read_next(c);
 }
@@ -116,25 +153,26 @@ void Agent::read_next(std::shared_ptr<Connection> c) {
   c->ws.async_read(c->buffer, [self, c](beast::error_code ec, std::size_t) {
     if (self->conn_ != c) return;
     if (ec) return self->drop_connection("read: " + ec.message());
+    const double rx_unix_s = proto::unix_now_s();   // before decoding: TimeSyncReply.t1
     std::string frame = beast::buffers_to_string(c->buffer.data());
     c->buffer.consume(c->buffer.size());
     self->last_rx_ = std::chrono::steady_clock::now();
-    self->on_frame(c, frame);
+    self->on_frame(c, frame, rx_unix_s);
     if (self->conn_ == c && c->open) self->read_next(c);
   });
 }
 
-void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame) {
+void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame, double rx_unix_s) {
   auto env = proto::decode(frame);
   if (!env) {
     JS_LOG_WARN << "agent " << options_.name << ": rejected frame from controller: " << env.status().message();
     send_now(proto::Error{"protocol_error", env.status().message(), std::nullopt});
     return;
   }
-  handle(c, env.value());
+  handle(c, env.value(), rx_unix_s);
 }
 
-void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env) {
+void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s) {
   if (const auto* m = std::get_if<proto::Registered>(&env.body)) {
     agent_id_ = m->agent_id;
     heartbeat_interval_ = std::chrono::milliseconds(m->heartbeat_interval_ms);
@@ -142,7 +180,7 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env) {
     JS_LOG_INFO << "agent " << options_.name << ": registered as agent " << agent_id_ << ", resending "
                 << unacked_.size() << " unacknowledged result messages";
     set_state(shutting_down_ ? AgentState::kDraining : current_run_ ? AgentState::kRunning : AgentState::kIdle);
-    for (const auto& [id, frame] : unacked_) write_frame(frame);
+    for (const auto& e : unacked_) write_frame(e.frame);
     start_heartbeat();
     maybe_finish_drain();
   } else if (const auto* m = std::get_if<proto::AssignRun>(&env.body)) {
@@ -155,8 +193,17 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env) {
       start_run(*m);
     }
   } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
-    while (!unacked_.empty() && unacked_.front().first <= m->up_to) unacked_.pop_front();
+    while (!unacked_.empty() && unacked_.front().id <= m->up_to) unacked_.pop_front();
+    if (options_.journal) {
+      Status s = options_.journal->ack(m->up_to);
+      if (!s.is_ok())
+        JS_LOG_ERROR << "agent " << options_.name << ": journal ack up to #" << m->up_to << ": " << s.to_string()
+                     << " (the messages may be resent after a restart; the controller ignores duplicates)";
+    }
     maybe_finish_drain();
+  } else if (const auto* m = std::get_if<proto::TimeSync>(&env.body)) {
+    // Control path, not journaled: a stale clock probe is worthless after a reconnect.
+    send_now(proto::TimeSyncReply{m->t0, rx_unix_s, proto::unix_now_s()});
   } else if (std::holds_alternative<proto::Heartbeat>(env.body)) {
     // last_rx_ already updated.
   } else if (const auto* m = std::get_if<proto::Error>(&env.body)) {
@@ -210,9 +257,21 @@ void Agent::send_now(proto::Body body) {
 }
 
 void Agent::enqueue_result(proto::Body body) {
-  const uint64_t id = next_id_++;
-  std::string frame = proto::encode(proto::Envelope{id, std::move(body)});
-  unacked_.emplace_back(id, frame);
+  JournalEntry e;
+  e.id = next_id_++;
+  e.run_id = result_run_id(body);
+  e.run_finished = std::holds_alternative<proto::RunFinished>(body);
+  const std::string type(proto::type_name(body));
+  e.frame = proto::encode(proto::Envelope{e.id, std::move(body)});
+  if (options_.journal) {
+    // Written (and synced per the journal's policy) before it can reach the controller.
+    Status s = options_.journal->append(e, type);
+    if (!s.is_ok())
+      JS_LOG_ERROR << "agent " << options_.name << ": journal append of '" << type << "' #" << e.id << " (run "
+                   << e.run_id << "): " << s.to_string() << "; kept in memory only";
+  }
+  std::string frame = e.frame;
+  unacked_.push_back(std::move(e));
   // Only after registration: frames sent before it would be re-sent again on Registered.
   if (conn_ && conn_->open && state_ != AgentState::kRegistering && state_ != AgentState::kConnecting)
     write_frame(std::move(frame));
@@ -265,8 +324,8 @@ void Agent::start_run(const proto::AssignRun& assign) {
               << assign.config.dataset << " bs " << assign.config.batch_size << " w " << assign.config.workers << ")";
   idle_timer_.cancel();
   auto self = shared_from_this();
-  training_thread_ = std::thread([self, assign] {
-    PostingSink sink(self);
+  training_thread_ = std::thread([self, assign, t0 = proto::unix_now_s()] {
+    PostingSink sink(self, t0);
     self->executor_->execute(assign.run_id, assign.config, sink, self->cancel_);
     asio::post(self->ioc_, [self, id = assign.run_id] { self->on_run_finished(id); });
   });

@@ -1,6 +1,7 @@
 // Agent: owns the connection to the controller (Boost.Beast WebSocket client), the explicit state machine
 // Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped, the outbox of
-// result messages kept until the controller acks them (resent after every reconnect), heartbeats, and the
+// result messages kept until the controller acks them (written to the journal first when there is one,
+// replayed from it after a restart, resent after every reconnect), clock-sync replies, heartbeats, and the
 // training thread, and the board-restore policy (restore after `idle_restore` without a run, and in
 // release_board() at shutdown). All members are touched only on the io_context's single thread; the
 // training thread talks to it through asio::post.
@@ -17,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/journal.hpp"
 #include "agent/run_executor.hpp"
 #include "common/protocol.hpp"
 
@@ -39,6 +41,10 @@ struct AgentOptions {
   std::chrono::milliseconds idle_restore{600000};
   // The backend that executes runs; null = the host backend on `root`.
   std::shared_ptr<RunExecutor> executor;
+  // On-disk journal of result messages (opened by the caller); null = keep them in memory only.
+  std::shared_ptr<Journal> journal;
+  // Sent as "Authorization: Bearer <secret>" in the WebSocket upgrade request when not empty.
+  std::string enroll_secret;
 };
 
 class Agent : public std::enable_shared_from_this<Agent> {
@@ -61,12 +67,13 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void connect();
   void on_connected(std::shared_ptr<Connection> c);
   void read_next(std::shared_ptr<Connection> c);
-  void on_frame(std::shared_ptr<Connection> c, const std::string& frame);
-  void handle(std::shared_ptr<Connection> c, const proto::Envelope& env);
+  // rx_unix_s: the wall clock when the frame was read (TimeSyncReply.t1).
+  void on_frame(std::shared_ptr<Connection> c, const std::string& frame, double rx_unix_s);
+  void handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s);
   void drop_connection(const std::string& why);
   void schedule_reconnect();
   void send_now(proto::Body body);                 // control messages: not kept across reconnects
-  void enqueue_result(proto::Body body);           // data messages: kept until acked
+  void enqueue_result(proto::Body body);           // data messages: journaled, kept until acked
   void write_frame(std::string frame);
   void write_next();
   void start_heartbeat();
@@ -91,7 +98,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   int64_t agent_id_ = 0;
 
   uint64_t next_id_ = 1;
-  std::deque<std::pair<uint64_t, std::string>> unacked_;   // result frames not yet committed by the controller
+  std::deque<JournalEntry> unacked_;   // result frames not yet committed by the controller (in id order)
   std::deque<std::string> write_queue_;                    // frames queued on the current connection
   bool writing_ = false;
   bool shutting_down_ = false;

@@ -2,7 +2,10 @@
 
 #include "agent/storage/storage_map.hpp"
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace jetsweep::agent {
@@ -10,7 +13,12 @@ namespace jetsweep::agent {
 std::string agent_usage() {
   return "usage:\n"
          "  jetsweep-agent --controller ws://HOST:PORT --name NAME [BACKEND] [--root DIR] [--verbose]\n"
+         "      [--journal-dir DIR | --no-journal] [--enroll-secret S]\n"
          "      dial out to a controller, register, run assigned runs one at a time\n"
+         "      results are journaled in DIR before they are sent and replayed after a restart until the controller\n"
+         "      acknowledges them (default DIR: ~/.local/state/jetsweep/NAME, or /var/lib/jetsweep/journal/NAME as\n"
+         "      root; one agent per DIR); --no-journal keeps them in memory only (lost if the agent dies)\n"
+         "      --enroll-secret S (default: $JETSWEEP_ENROLL_SECRET): sent as 'Authorization: Bearer S' when connecting\n"
          "  jetsweep-agent run --spec FILE.yaml --out FILE.jsonl [BACKEND] [--root DIR]\n"
          "      one run without a controller; one JSON object per line\n"
          "  BACKEND (default: host, LibTorch on this machine):\n"
@@ -46,6 +54,17 @@ Status parse_ws_url(const std::string& url, std::string& host, std::string& port
   for (char ch : port)
     if (!std::isdigit(static_cast<unsigned char>(ch))) return invalid_argument("--controller '" + url + "': bad port '" + port + "'");
   return Status::ok();
+}
+
+Result<std::string> default_journal_dir(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return invalid_argument("agent name '" + name + "' cannot name a journal directory; pass --journal-dir DIR");
+  if (::geteuid() == 0) return "/var/lib/jetsweep/journal/" + name;
+  const char* state = std::getenv("XDG_STATE_HOME");
+  if (state && *state == '/') return std::string(state) + "/jetsweep/" + name;
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) return invalid_argument("no $HOME to put the journal under; pass --journal-dir DIR");
+  return std::string(home) + "/.local/state/jetsweep/" + name;
 }
 
 Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
@@ -176,6 +195,14 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       std::string spec;
       JS_ASSIGN_OR_RETURN(spec, value(a));
       c.storage.push_back(spec);
+    } else if (a == "--journal-dir") {
+      JS_ASSIGN_OR_RETURN(c.journal_dir, value(a));
+      if (c.journal_dir.empty()) return invalid_argument("--journal-dir: must not be empty");
+    } else if (a == "--no-journal") {
+      c.no_journal = true;
+    } else if (a == "--enroll-secret") {
+      JS_ASSIGN_OR_RETURN(c.enroll_secret, value(a));
+      if (c.enroll_secret.empty()) return invalid_argument("--enroll-secret: must not be empty");
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {
@@ -193,7 +220,10 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
   if (!c.storage.empty() && c.backend == "sim") return invalid_argument("--storage applies to the host and jetson backends");
   storage::StorageMap media;
   for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
+  if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
   if (c.mode == AgentConfig::Mode::kRun) {
+    if (!c.journal_dir.empty() || c.no_journal || !c.enroll_secret.empty())
+      return invalid_argument("run: --journal-dir, --no-journal and --enroll-secret apply to serving a controller");
     if (c.spec_path.empty()) return invalid_argument("run: --spec FILE.yaml is required");
     if (c.out_path.empty()) return invalid_argument("run: --out FILE.jsonl is required");
     return c;

@@ -39,6 +39,11 @@ struct AgentConfig {
   int64_t data_classes = 0;
   int64_t image_width = 320;
   int64_t image_height = 240;
+  // serve: --journal-dir DIR (default: default_journal_dir(name)), --no-journal (results in memory only)
+  std::string journal_dir;
+  bool no_journal = false;
+  // serve: --enroll-secret S (main falls back to $JETSWEEP_ENROLL_SECRET when absent)
+  std::string enroll_secret;
   // shared
   std::string root = "/";
   bool verbose = false;
@@ -51,5 +56,9 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args);
 // Splits "ws://host:port/path" into parts; errors name the URL.
 Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target);
 std::string agent_usage();
+// Where the journal of agent `name` lives without --journal-dir: /var/lib/jetsweep/journal/NAME when running
+// as root, else $XDG_STATE_HOME/jetsweep/NAME or ~/.local/state/jetsweep/NAME. Errors when the name cannot
+// be a directory name or there is no home directory.
+Result<std::string> default_journal_dir(const std::string& name);
 
 }  // namespace jetsweep::agent

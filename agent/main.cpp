@@ -2,6 +2,7 @@
 #include <boost/asio.hpp>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "agent/device/device_cli.hpp"
 #include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
+#include "agent/journal.hpp"
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
@@ -137,6 +139,33 @@ int serve(const agent::AgentConfig& cfg) {
     return 1;
   }
   std::shared_ptr<agent::RunExecutor> shared_executor = std::move(executor).value();
+  std::shared_ptr<agent::Journal> journal;
+  if (!cfg.no_journal) {
+    std::string dir = cfg.journal_dir;
+    if (dir.empty()) {
+      auto d = agent::default_journal_dir(cfg.name);
+      if (!d) {
+        std::cerr << "jetsweep-agent: " << d.status().message() << "\n";
+        return 2;
+      }
+      dir = d.value();
+    }
+    auto j = agent::Journal::open(dir, cfg.name);
+    if (!j) {
+      std::cerr << "jetsweep-agent: " << j.status().message() << "\n";
+      return 1;
+    }
+    journal = std::move(j).value();
+    JS_LOG_INFO << "agent " << cfg.name << ": journal " << dir << " (" << journal->recovery().entries
+                << " messages to replay, next id " << journal->next_id() << ")";
+  } else {
+    JS_LOG_WARN << "agent " << cfg.name << ": --no-journal: results not yet acknowledged are lost if this agent dies";
+  }
+  std::string secret = cfg.enroll_secret;
+  if (secret.empty()) {
+    const char* env = std::getenv("JETSWEEP_ENROLL_SECRET");
+    if (env) secret = env;
+  }
   boost::asio::io_context ioc(1);
   agent::AgentOptions options;
   options.host = cfg.host;
@@ -147,6 +176,8 @@ int serve(const agent::AgentConfig& cfg) {
   options.facts = agent::collect_host_facts(cfg.root, cfg.backend, cfg.device_class);
   shared_executor->describe(options.facts);
   options.executor = shared_executor;
+  options.journal = journal;
+  options.enroll_secret = secret;
   options.idle_restore = std::chrono::milliseconds(static_cast<int64_t>(cfg.idle_restore_s * 1000.0));
   JS_LOG_INFO << "agent " << cfg.name << ": backend " << options.facts.backend << ", device class "
               << options.facts.device_class << " (" << options.facts.kernel << ")";

@@ -51,8 +51,10 @@ std::optional<double> cache_fraction(int64_t run_id, const Dataset& data, bool& 
 // dataset's page-cache residency at epoch start and end and the read IO of its block device.
 class EmittingObserver final : public TrainingObserver {
  public:
-  EmittingObserver(int64_t run_id, ResultSink& sink, Sampler& sampler, const Dataset& data, storage::IoMeter& io)
-      : run_id_(run_id), sink_(sink), sampler_(sampler), data_(data), io_(io) {}
+  // t0_unix_s: the wall clock when the sampler started (t_s = 0).
+  EmittingObserver(int64_t run_id, ResultSink& sink, Sampler& sampler, const Dataset& data, storage::IoMeter& io,
+                   double t0_unix_s)
+      : run_id_(run_id), sink_(sink), sampler_(sampler), data_(data), io_(io), t0_unix_s_(t0_unix_s) {}
 
   void on_epoch_start(int64_t epoch) override {
     cache_start_ = cache_fraction(run_id_, data_, cache_warned_);
@@ -100,6 +102,7 @@ class EmittingObserver final : public TrainingObserver {
     for (size_t i = 0; i < fresh.size(); i += proto::kMaxSamplesPerChunk) {
       proto::SampleChunk c;
       c.run_id = run_id_;
+      c.t0_unix_s = t0_unix_s_;
       c.samples.assign(fresh.begin() + static_cast<long>(i),
                        fresh.begin() + static_cast<long>(std::min(fresh.size(), i + proto::kMaxSamplesPerChunk)));
       sink_.emit(std::move(c));
@@ -118,6 +121,7 @@ class EmittingObserver final : public TrainingObserver {
   Sampler& sampler_;
   const Dataset& data_;
   storage::IoMeter& io_;
+  double t0_unix_s_;
   std::optional<double> cache_start_;
   bool cache_warned_ = false;
   double epoch_t0_ = 0;
@@ -298,10 +302,11 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
   HostProbe probe(options_.root, std::move(power));
   Sampler sampler(probe, config.sample_hz);
   sampler.start();
+  const double t0_unix_s = proto::unix_now_s();
   storage::IoMeter io(data_path, options_.root);
   if (!io.device())
     JS_LOG_WARN << "run " << run_id << ": read IO of the dataset's device not measured: " << io.unavailable_reason();
-  EmittingObserver observer(run_id, sink, sampler, *data.value(), io);
+  EmittingObserver observer(run_id, sink, sampler, *data.value(), io, t0_unix_s);
   Status s = train(config, *data.value(), observer, cancel);
   sampler.stop();
   observer.flush_samples();

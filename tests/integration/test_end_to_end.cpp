@@ -126,7 +126,7 @@ TEST_CASE("simulated Nano, Xavier NX, AGX Xavier and AGX Orin agents: runs land 
     sims.push_back(std::make_unique<Process>(
         kBin + "/jetsweep-agent",
         std::vector<std::string>{"--controller", "ws://127.0.0.1:" + std::to_string(fleet.port()), "--name",
-                                 "sim-" + cls, "--sim", cls + "/1", "--time-scale", "0"},
+                                 "sim-" + cls, "--sim", cls + "/1", "--time-scale", "0", "--no-journal"},
         (fleet.dir() / ("sim-" + cls + ".log")).string()));
   REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(4); }), fleet.logs());
   write_file(fleet.dir() / "sim.yaml",
@@ -260,7 +260,7 @@ TEST_CASE("analysis works on a campaign that came through the pipeline (simulate
     sims.push_back(std::make_unique<Process>(
         kBin + "/jetsweep-agent",
         std::vector<std::string>{"--controller", "ws://127.0.0.1:" + std::to_string(fleet.port()), "--name",
-                                 "xavier-" + instance, "--sim", "agx-xavier/" + instance, "--time-scale", "0"},
+                                 "xavier-" + instance, "--sim", "agx-xavier/" + instance, "--time-scale", "0", "--no-journal"},
         (fleet.dir() / ("xavier-" + instance + ".log")).string()));
   REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(2); }), fleet.logs());
   write_file(fleet.dir() / "modes.yaml",

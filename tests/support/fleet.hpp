@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <cstdlib>
@@ -91,6 +92,10 @@ class Fleet {
     std::vector<std::string> args = {"--controller", "ws://127.0.0.1:" + std::to_string(via_port ? via_port : port_),
                                      "--name", name};
     args.insert(args.end(), extra.begin(), extra.end());
+    // Each test agent journals inside this fleet's temp dir unless the test says otherwise.
+    if (std::find(extra.begin(), extra.end(), "--no-journal") == extra.end() &&
+        std::find(extra.begin(), extra.end(), "--journal-dir") == extra.end())
+      args.insert(args.end(), {"--journal-dir", (dir_ / ("journal-" + name)).string()});
     agents_.push_back(std::make_unique<Process>(kBin + "/jetsweep-agent", args, (dir_ / (name + ".log")).string()));
     return *agents_.back();
   }

@@ -1,0 +1,123 @@
+// The agent's on-disk journal of result messages ("nothing lost, nothing twice", issue 5).
+//
+// Directory layout (one directory per agent name):
+//   DIR/lock          flock(2)ed while an agent has the journal open; holds that agent's pid
+//   DIR/journal.bin   "JSJRNL01" magic, then records: u32 payload length | u32 CRC-32 of the payload | payload
+// Payload kinds (first byte; integers little-endian):
+//   'H' header:  u64 next_id | agent name                   (first record; written only by compaction)
+//   'M' message: u64 id | i64 run_id | u8 is_run_finished | the encoded envelope frame
+//   'A' ack:     u64 up_to                                  (every message with id <= up_to is committed)
+// A record whose length runs past the end of the file or whose CRC does not match ends the journal:
+// it and everything after it are dropped (logged), which is how a record torn by a crash is tolerated.
+//
+// Durability (fsync policy): every message is written with write(2) before it is sent, so it survives the
+// agent process dying at any point. fdatasync(2) runs after every run_finished and every epoch_result, and
+// after minibatch/sample chunks once kSyncBytes of them are unsynced (otherwise they ride on the next epoch's
+// sync), so an OS crash or power loss can lose at most the current epoch's chunks - of a run without its
+// run_finished, which the controller reruns anyway. Ack records are not synced: losing one only means
+// resending messages the controller already has (it ignores them). Compaction writes a new file, syncs it,
+// renames it over the old one and syncs the directory.
+//
+// Message ids keep increasing across restarts: the header carries the next id at compaction time and the
+// next id after opening is above every id and ack in the file (plus kIdGapAfterDroppedTail when a tail was
+// dropped).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/protocol.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep::agent {
+
+// A result message kept until the controller acks it.
+struct JournalEntry {
+  uint64_t id = 0;
+  int64_t run_id = 0;
+  bool run_finished = false;
+  std::string frame;   // proto::encode(Envelope{id, body})
+};
+
+// The run a result message (MinibatchChunk, EpochResult, SampleChunk, RunFinished) belongs to; 0 for others.
+int64_t result_run_id(const proto::Body& body);
+
+// Journal: owns DIR/journal.bin and the DIR/lock flock. Not thread-safe: the agent uses it only on its io
+// thread (tests from one thread).
+class Journal {
+ public:
+  static constexpr uint64_t kSyncBytes = 1u << 20;          // unsynced chunk bytes that force an fdatasync
+  static constexpr uint64_t kCompactMinBytes = 64u << 10;   // all acked and the file is larger: rewrite it
+  static constexpr uint64_t kCompactAckedBytes = 4u << 20;  // acked bytes that, when > 3/4 of the file, force it
+  // Ids skipped after a torn or corrupt tail was dropped: unsynced records lost with it (at most kSyncBytes of
+  // them, or an epoch's chunks) may have been sent, and their ids are never reused.
+  static constexpr uint64_t kIdGapAfterDroppedTail = 1u << 16;
+
+  // What open() found in an existing journal.
+  struct Recovery {
+    size_t entries = 0;              // unacknowledged messages recovered (including synthetic run_finished)
+    size_t dropped_bytes = 0;        // torn or corrupt tail dropped
+    std::vector<int64_t> cancelled;  // runs without run_finished: a cancelled run_finished was appended
+  };
+
+  // Opens (creating if needed) the journal of agent `name` in `dir`: takes the lock (an error naming the
+  // holder's pid when another agent has it), reads and compacts the file, and appends a
+  // RunFinished{run, "cancelled", "agent restarted mid-run"} for every run with unacknowledged results but
+  // no run_finished. The recovered messages are in pending(), in id order.
+  static Result<std::unique_ptr<Journal>> open(const std::string& dir, const std::string& name);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  const Recovery& recovery() const { return recovery_; }
+  // Unacknowledged messages recovered at open(), in id order; moved out by the caller (once).
+  std::deque<JournalEntry> take_pending();
+  // The first id not used by any message in the journal.
+  uint64_t next_id() const { return next_id_; }
+
+  // Appends a message (its id must be >= next_id()); syncs per the policy above. On error the message is
+  // not in the journal (the caller keeps it in memory).
+  Status append(const JournalEntry& entry, std::string_view type);
+  // Every message with id <= up_to is committed: forgets them, compacting the file when they dominate.
+  Status ack(uint64_t up_to);
+  // fdatasync now.
+  Status sync();
+
+  // Runs with unacknowledged messages in the journal.
+  std::vector<int64_t> unacked_runs() const;
+  size_t unacked_count() const { return live_.size(); }
+  uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  struct Live {
+    uint64_t id;
+    int64_t run_id;
+    uint64_t offset;   // of the record (its length field) in the file
+    uint64_t bytes;    // whole record
+  };
+  Journal(std::string dir, std::string name, int lock_fd);
+  Status load(std::deque<JournalEntry>& entries);
+  Status write_record(const std::string& payload, uint64_t& offset);
+  // Writes header + the given entries to a new file and renames it over journal.bin.
+  Status rewrite(const std::deque<JournalEntry>& entries);
+  Status compact();
+  std::string path() const;
+
+  std::string dir_;
+  std::string name_;
+  int lock_fd_ = -1;
+  int fd_ = -1;
+  uint64_t next_id_ = 1;
+  uint64_t file_bytes_ = 0;
+  uint64_t live_bytes_ = 0;
+  uint64_t unsynced_bytes_ = 0;
+  std::deque<Live> live_;
+  std::deque<JournalEntry> pending_;
+  Recovery recovery_;
+};
+
+}  // namespace jetsweep::agent
