@@ -345,13 +345,10 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
     Axis axis{key, {}};
     if (it->second.IsSequence()) {
       if (it->second.size() == 0) fail(file, it->second, "'" + key + "' has an empty list: nothing to run");
-      std::set<std::string> distinct;
       for (const auto& v : it->second) {
         if (key == "power_mode" && is_generator(v)) fail(file, v, "a power_mode generator cannot be part of a list");
         RunConfig probe;
         apply_checked(probe, file, key, v);  // type and range check at the element's own mark
-        const std::string text = v.IsScalar() ? v.Scalar() : YAML::Dump(v);
-        if (!distinct.insert(text).second) fail(file, v, "'" + key + "' lists '" + text + "' twice");
         axis.values.push_back(v);
       }
       campaign.axes.push_back(key);
@@ -386,6 +383,15 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
         group_of[i] = groups;
       }
       ++groups;
+    }
+  }
+  // A value twice in a plain axis is a mistake (it would run twice); in zipped lists it is normal.
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (group_of[i] != -1) continue;
+    std::set<std::string> distinct;
+    for (const auto& v : axes[i].values) {
+      const std::string text = v.IsScalar() ? v.Scalar() : YAML::Dump(v);
+      if (!distinct.insert(text).second) fail(file, v, "'" + axes[i].key + "' lists '" + text + "' twice");
     }
   }
   // Odometer digits: each zip group is one digit, every other axis its own.

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "common/campaign.hpp"
@@ -41,6 +42,27 @@ TEST_CASE("repetitions multiply runs and are numbered") {
   std::set<std::pair<int64_t, int64_t>> seen;
   for (const auto& r : c->runs) seen.insert({r.batch_size, r.repetition});
   CHECK(seen.size() == 6);
+}
+
+TEST_CASE("every shipped campaign in experiments/ validates") {
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(JETSWEEP_SOURCE_DIR) + "/experiments")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    auto c = load_campaign_file(e.path().string());
+    CHECK_MESSAGE(c.is_ok(), c.status().to_string());
+  }
+  CHECK(files >= 9);
+  auto v = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_variability_15h.yaml");
+  REQUIRE(v.is_ok());
+  REQUIRE(v->runs.size() == 15);
+  CHECK(v->runs[0].device == "agx-1");
+  CHECK(v->runs[0].model == "resnet18");
+  CHECK(v->runs[14].device == "nano-5");
+  CHECK(v->runs[14].epochs == 670);
+  auto t3 = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_agx_power_modes.yaml");
+  REQUIRE(t3.is_ok());
+  CHECK(t3->runs.size() == 3 * 14);
 }
 
 TEST_CASE("the shipped demo campaign validates") {
