@@ -1,0 +1,241 @@
+// bench_load_agents: many simulated agents in one process (one WebSocket connection each, one io thread)
+// against a real controller, speaking the real protocol. Each agent registers with device class "load",
+// heartbeats, and "executes" an assigned run by waiting --run-s seconds, then reports one epoch and
+// run_finished (acked by the controller like any result). Prints a JSON summary: agents registered,
+// dispatch latency (agent idle -> assign_run received) p50/p99, runs done, and the makespan of the runs.
+// Usage: bench_load_agents --controller ws://HOST:PORT --agents N [--run-s 1] [--runs M] [--hold-s S]
+//                          [--heartbeat-ms 1000] [--secret S] [--connect-batch 200]
+#include <algorithm>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/protocol.hpp"
+
+namespace asio = boost::asio;
+namespace proto = jetsweep::proto;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string host = "127.0.0.1", port;
+  int agents = 100;
+  double run_s = 1.0;
+  int64_t runs = 0;      // stop when this many runs are done (0 = hold for hold_s)
+  double hold_s = 10;
+  int heartbeat_ms = 1000;
+  int connect_batch = 200;
+  std::string secret;
+};
+
+struct Stats {
+  int connecting = 0;
+  int registered = 0;
+  int failed = 0;
+  int64_t runs_done = 0;
+  std::vector<double> dispatch_ms;
+  std::optional<Clock::time_point> first_assign, last_finish;
+};
+
+// One simulated agent: its socket, write queue and timers. All on the single io thread.
+class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
+ public:
+  LoadAgent(asio::io_context& ioc, const Options& o, Stats& st, int index)
+      : ioc_(ioc), o_(o), st_(st), ws_(ioc), hb_(ioc), run_timer_(ioc), name_("load-" + std::to_string(index)) {}
+
+  void start(const tcp::resolver::results_type& endpoints, std::function<void()> on_connected) {
+    ++st_.connecting;
+    auto self = shared_from_this();
+    beast::get_lowest_layer(ws_).async_connect(endpoints, [self, on_connected](beast::error_code ec, const tcp::endpoint&) {
+      if (ec) return self->fail(on_connected);
+      if (!self->o_.secret.empty())
+        self->ws_.set_option(websocket::stream_base::decorator([s = self->o_.secret](websocket::request_type& r) {
+          r.set(beast::http::field::authorization, "Bearer " + s);
+        }));
+      self->ws_.async_handshake(self->o_.host + ":" + self->o_.port, "/agent", [self, on_connected](beast::error_code ec2) {
+        if (ec2) return self->fail(on_connected);
+        --self->st_.connecting;
+        on_connected();
+        proto::Register reg;
+        reg.name = self->name_;
+        reg.facts = {"load-host", 1, 1 << 30, "sim", "load", "", "", "", "bench"};
+        self->send(proto::Envelope{0, reg});
+        self->read();
+      });
+    });
+  }
+
+ private:
+  void fail(const std::function<void()>& on_connected) {
+    --st_.connecting;
+    ++st_.failed;
+    on_connected();
+  }
+  void send(proto::Envelope env) {
+    queue_.push_back(proto::encode(env));
+    if (queue_.size() == 1) write();
+  }
+  void write() {
+    auto self = shared_from_this();
+    ws_.text(true);
+    ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, std::size_t) {
+      if (ec) return;
+      self->queue_.pop_front();
+      if (!self->queue_.empty()) self->write();
+    });
+  }
+  void read() {
+    auto self = shared_from_this();
+    ws_.async_read(buf_, [self](beast::error_code ec, std::size_t) {
+      if (ec) return;
+      auto env = proto::decode(beast::buffers_to_string(self->buf_.data()));
+      self->buf_.consume(self->buf_.size());
+      if (env) self->handle(env.value());
+      self->read();
+    });
+  }
+  void handle(const proto::Envelope& env) {
+    if (std::holds_alternative<proto::Registered>(env.body)) {
+      ++st_.registered;
+      idle_since_ = Clock::now();
+      heartbeat();
+    } else if (const auto* a = std::get_if<proto::AssignRun>(&env.body)) {
+      const auto now = Clock::now();
+      st_.dispatch_ms.push_back(std::chrono::duration<double, std::milli>(now - idle_since_).count());
+      if (!st_.first_assign) st_.first_assign = now;
+      const int64_t run = a->run_id;
+      run_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.run_s)));
+      auto self = shared_from_this();
+      run_timer_.async_wait([self, run](beast::error_code ec) {
+        if (ec) return;
+        proto::EpochResult e;
+        e.run_id = run;
+        e.e2e_s = e.compute_s = self->o_.run_s;
+        e.minibatches = 1;
+        self->send(proto::Envelope{self->next_id_++, e});
+        self->send(proto::Envelope{self->next_id_++, proto::RunFinished{run, "done", "", self->o_.run_s}});
+        ++self->st_.runs_done;
+        self->st_.last_finish = Clock::now();
+        self->idle_since_ = Clock::now();
+      });
+    } else if (const auto* t = std::get_if<proto::TimeSync>(&env.body)) {
+      const double now = proto::unix_now_s();
+      send(proto::Envelope{0, proto::TimeSyncReply{t->t0, now, now}});
+    }
+  }
+  void heartbeat() {
+    hb_.expires_after(std::chrono::milliseconds(o_.heartbeat_ms));
+    auto self = shared_from_this();
+    hb_.async_wait([self](beast::error_code ec) {
+      if (ec) return;
+      self->send(proto::Envelope{0, proto::Heartbeat{"idle", std::nullopt}});
+      self->heartbeat();
+    });
+  }
+
+  asio::io_context& ioc_;
+  const Options& o_;
+  Stats& st_;
+  websocket::stream<beast::tcp_stream> ws_;
+  asio::steady_timer hb_, run_timer_;
+  beast::flat_buffer buf_;
+  std::deque<std::string> queue_;
+  std::string name_;
+  uint64_t next_id_ = 1;
+  Clock::time_point idle_since_;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string url;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << ": missing value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--controller") url = next();
+    else if (a == "--agents") o.agents = std::stoi(next());
+    else if (a == "--run-s") o.run_s = std::stod(next());
+    else if (a == "--runs") o.runs = std::stoll(next());
+    else if (a == "--hold-s") o.hold_s = std::stod(next());
+    else if (a == "--heartbeat-ms") o.heartbeat_ms = std::stoi(next());
+    else if (a == "--connect-batch") o.connect_batch = std::stoi(next());
+    else if (a == "--secret") o.secret = next();
+    else {
+      std::cerr << "unknown argument " << a << "\n";
+      return 2;
+    }
+  }
+  if (url.rfind("ws://", 0) != 0 || url.find(':', 5) == std::string::npos) {
+    std::cerr << "--controller ws://HOST:PORT is required\n";
+    return 2;
+  }
+  o.host = url.substr(5, url.find(':', 5) - 5);
+  o.port = url.substr(url.find(':', 5) + 1);
+  asio::io_context ioc(1);
+  Stats st;
+  auto endpoints = tcp::resolver(ioc).resolve(o.host, o.port);
+  std::vector<std::shared_ptr<LoadAgent>> agents;
+  int launched = 0;
+  // Connect in batches so the listen backlog is not overrun.
+  std::function<void()> launch_more = [&] {
+    while (launched < o.agents && st.connecting < o.connect_batch) {
+      auto a = std::make_shared<LoadAgent>(ioc, o, st, launched++);
+      agents.push_back(a);
+      a->start(endpoints, [&] { asio::post(ioc, launch_more); });
+    }
+  };
+  launch_more();
+  const auto start = Clock::now();
+  asio::steady_timer tick(ioc);
+  std::optional<Clock::time_point> all_registered;
+  std::function<void()> check = [&] {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!all_registered && st.registered + st.failed >= o.agents) {
+      all_registered = Clock::now();
+      std::cerr << "registered " << st.registered << " agents (" << st.failed << " failed) in " << elapsed << " s\n";
+    }
+    const bool done = o.runs > 0 ? st.runs_done >= o.runs
+                                 : all_registered && std::chrono::duration<double>(Clock::now() - *all_registered).count() >= o.hold_s;
+    if (done || elapsed > 3600) return ioc.stop();
+    tick.expires_after(std::chrono::milliseconds(100));
+    tick.async_wait([&](beast::error_code) { check(); });
+  };
+  check();
+  ioc.run();
+  const double makespan = st.first_assign && st.last_finish
+                              ? std::chrono::duration<double>(*st.last_finish - *st.first_assign).count()
+                              : 0;
+  const double ideal = o.runs > 0 ? std::ceil(static_cast<double>(o.runs) / o.agents) * o.run_s : 0;
+  std::cout << "{\"agents\":" << o.agents << ",\"registered\":" << st.registered << ",\"failed\":" << st.failed
+            << ",\"runs_done\":" << st.runs_done << ",\"dispatch_p50_ms\":" << percentile(st.dispatch_ms, 0.5)
+            << ",\"dispatch_p99_ms\":" << percentile(st.dispatch_ms, 0.99) << ",\"makespan_s\":" << makespan
+            << ",\"ideal_makespan_s\":" << ideal << "}" << std::endl;
+  return st.registered == o.agents ? 0 : 1;
+}
