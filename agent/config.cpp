@@ -32,6 +32,10 @@ std::string agent_usage() {
          "      --storage sd=/media/sd/data); a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" reads DIR/REL\n"
          "  jetsweep-agent models [--json]\n"
          "      the models built in: parameters and forward multiply-accumulates per sample (docs/WORKLOADS.md)\n"
+         "  jetsweep-agent profile --spec CAMPAIGN.yaml --out CORPUS.csv [--minibatches N] [--settle-window K]\n"
+         "                         [--settle-pct P] [BACKEND]\n"
+         "      PowerTrain-style profiling: every run of the campaign (its power modes, e.g. a generated sample)\n"
+         "      in one process, N minibatches each (first dropped, counted once power settles), one CSV row per mode\n"
          "  jetsweep-agent make-data --format mnist|cifar10|jpeg-gld|jpeg-folder|text --out DIR --samples N\n"
          "                 [--seed S] [--classes K] [--image-size WxH]\n"
          "      writes a synthetic dataset in the real on-disk format (JPEG formats: WxH images, default 320x240)\n"
@@ -80,6 +84,9 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       c.device_command = first;
       c.device_args.assign(args.begin() + 1, args.end());
       return c;
+    } else if (first == "profile") {
+      c.mode = AgentConfig::Mode::kProfile;
+      i = 1;
     } else if (first == "models") {
       c.mode = AgentConfig::Mode::kModels;
       i = 1;
@@ -203,6 +210,13 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     } else if (a == "--enroll-secret") {
       JS_ASSIGN_OR_RETURN(c.enroll_secret, value(a));
       if (c.enroll_secret.empty()) return invalid_argument("--enroll-secret: must not be empty");
+    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--minibatches") {
+      JS_ASSIGN_OR_RETURN(c.profile_minibatches, integer(a, 2, 1000000));
+    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--settle-window") {
+      JS_ASSIGN_OR_RETURN(c.settle_window, integer(a, 2, 10000));
+    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--settle-pct") {
+      JS_ASSIGN_OR_RETURN(c.settle_pct, number(a));
+      if (!(c.settle_pct > 0 && c.settle_pct <= 100)) return invalid_argument("--settle-pct: must be in (0, 100]");
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {
@@ -212,7 +226,8 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
   if (!c.sim_class.empty()) {
     if (c.backend == "jetson") return invalid_argument("--sim cannot be combined with --backend jetson");
     c.backend = "sim";
-    if (c.sim_instance.empty()) c.sim_instance = c.mode == AgentConfig::Mode::kRun || c.name.empty() ? "0" : c.name;
+    if (c.sim_instance.empty())
+      c.sim_instance = c.mode == AgentConfig::Mode::kRun || c.mode == AgentConfig::Mode::kProfile || c.name.empty() ? "0" : c.name;
   } else if (c.backend == "sim") {
     return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
   }
@@ -221,11 +236,13 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
   storage::StorageMap media;
   for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
   if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
-  if (c.mode == AgentConfig::Mode::kRun) {
+  if (c.mode == AgentConfig::Mode::kRun || c.mode == AgentConfig::Mode::kProfile) {
+    const std::string cmd = c.mode == AgentConfig::Mode::kRun ? "run" : "profile";
     if (!c.journal_dir.empty() || c.no_journal || !c.enroll_secret.empty())
-      return invalid_argument("run: --journal-dir, --no-journal and --enroll-secret apply to serving a controller");
-    if (c.spec_path.empty()) return invalid_argument("run: --spec FILE.yaml is required");
-    if (c.out_path.empty()) return invalid_argument("run: --out FILE.jsonl is required");
+      return invalid_argument(cmd + ": --journal-dir, --no-journal and --enroll-secret apply to serving a controller");
+    if (c.spec_path.empty()) return invalid_argument(cmd + ": --spec FILE.yaml is required");
+    if (c.out_path.empty())
+      return invalid_argument(cmd + (c.mode == AgentConfig::Mode::kRun ? ": --out FILE.jsonl is required" : ": --out FILE.csv is required"));
     return c;
   }
   if (c.controller_url.empty()) return invalid_argument("--controller ws://HOST:PORT is required");

@@ -10,7 +10,7 @@
 namespace jetsweep::agent {
 
 struct AgentConfig {
-  enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData } mode = Mode::kServe;
+  enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData, kProfile } mode = Mode::kServe;
   // serve
   std::string controller_url;   // ws://HOST:PORT[/path]
   std::string host, port, target = "/agent";
@@ -27,6 +27,10 @@ struct AgentConfig {
   // run
   std::string spec_path;
   std::string out_path;
+  // profile
+  int64_t profile_minibatches = 40;
+  int64_t settle_window = 5;
+  double settle_pct = 3.0;
   // host/jetson: --storage NAME=DIR (repeatable), media a run's `data: "@NAME[/REL]"` refers to
   std::vector<std::string> storage;
   // models: --json

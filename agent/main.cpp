@@ -8,6 +8,7 @@
 
 #include "agent/agent.hpp"
 #include "agent/config.hpp"
+#include "agent/profile.hpp"
 #include "agent/device/device_cli.hpp"
 #include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
@@ -131,6 +132,34 @@ int run_standalone(const agent::AgentConfig& cfg) {
   return restored.is_ok() ? 0 : 1;
 }
 
+// `jetsweep-agent profile`: the campaign's runs are the modes to walk (PowerTrain sec.2.5).
+int run_profile(const agent::AgentConfig& cfg) {
+  auto campaign = load_campaign_file(cfg.spec_path);
+  if (!campaign) {
+    std::cerr << "jetsweep-agent: " << campaign.status().message() << "\n";
+    return 2;
+  }
+  std::ofstream out(cfg.out_path, std::ios::trunc);
+  if (!out) {
+    std::cerr << "jetsweep-agent: " << cfg.out_path << ": cannot open for writing\n";
+    return 2;
+  }
+  auto executor = agent::RunExecutor::open(executor_options(cfg));
+  if (!executor) {
+    std::cerr << "jetsweep-agent: " << executor.status().message() << "\n";
+    return 1;
+  }
+  proto::DeviceFacts facts;
+  (*executor)->describe(facts);
+  if (facts.device_class.empty()) facts.device_class = cfg.device_class;  // the host backend: "host"
+  agent::ProfileOptions options{cfg.profile_minibatches, cfg.settle_window, cfg.settle_pct};
+  const int failed = agent::profile_modes(**executor, facts.device_class, campaign->runs, options, out);
+  Status restored = (*executor)->board_modified() ? (*executor)->restore_board() : Status::ok();
+  if (!restored.is_ok()) std::cerr << "jetsweep-agent: " << restored.message() << "\n";
+  if (failed > 0) std::cerr << "jetsweep-agent: " << failed << " of " << campaign->runs.size() << " modes failed\n";
+  return failed == 0 && restored.is_ok() ? 0 : 1;
+}
+
 int serve(const agent::AgentConfig& cfg) {
   log::set_component("agent " + cfg.name);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
@@ -220,6 +249,9 @@ int main(int argc, char** argv) {
     case agent::AgentConfig::Mode::kRun:
       log::set_component("agent run");
       return run_standalone(cfg.value());
+    case agent::AgentConfig::Mode::kProfile:
+      log::set_component("agent profile");
+      return run_profile(cfg.value());
     case agent::AgentConfig::Mode::kModels:
       return list_models(cfg.value());
     case agent::AgentConfig::Mode::kMakeData:

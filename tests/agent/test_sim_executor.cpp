@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <sstream>
 
+#include "agent/profile.hpp"
 #include "agent/run_executor.hpp"
 #include "agent/sim/sim_executor.hpp"
 #include "agent/telemetry.hpp"
@@ -298,4 +300,80 @@ TEST_CASE("experiments/sim_fleet.yaml: every run is valid on the simulated class
     CHECK_MESSAGE(fin.status == "done", fin.error);
   }
   CHECK(classes == std::set<std::string>{"nano", "xavier-nx", "agx-xavier", "agx-orin"});
+}
+
+TEST_CASE("profiling mode: modes walked with cores only going offline; settle rule; one CSV row per mode") {
+  using namespace jetsweep;
+  using namespace jetsweep::agent;
+  // Ordering.
+  std::vector<RunConfig> modes(3);
+  modes[0].cores = 2;
+  modes[1].cores = 8;
+  modes[1].cpu_khz = 1000;
+  modes[2].cores = 8;
+  modes[2].cpu_khz = 2000;
+  auto ordered = order_for_profiling(modes);
+  CHECK(ordered[0].cpu_khz == 2000);
+  CHECK(ordered[1].cpu_khz == 1000);
+  CHECK(ordered[2].cores == 2);
+
+  // Settle rule on hand-made messages: power ramps for 1 s, then holds at 10 W; minibatches of 0.1 s.
+  std::vector<proto::Body> msgs;
+  proto::MinibatchChunk mb{1, 0, 0, {}, {}};
+  for (int i = 0; i < 40; ++i) {
+    mb.stall_s.push_back(0.01);
+    mb.compute_s.push_back(i == 0 ? 0.49 : 0.09);  // the first minibatch is slow (dropped)
+  }
+  msgs.push_back(mb);
+  proto::SampleChunk sc;
+  sc.run_id = 1;
+  for (int i = 0; i <= 45; ++i) {
+    proto::Sample s;
+    s.t_s = i * 0.1;
+    s.power_w = i < 10 ? 5.0 + 0.5 * i : 10.0;
+    sc.samples.push_back(s);
+  }
+  msgs.push_back(sc);
+  auto p = summarise_mode(msgs, ProfileOptions{40, 5, 3.0});
+  REQUIRE_MESSAGE(p.is_ok(), p.status().to_string());
+  REQUIRE(p->settled_after_s.has_value());
+  CHECK(*p->settled_after_s == doctest::Approx(1.0));
+  // Minibatch j (>= 1) starts at 0.5 + 0.1 (j - 1): counted once the start is >= 1.0 s, i.e. j >= 6.
+  CHECK(p->counted == 34);
+  CHECK(*p->minibatch_ms == doctest::Approx(100.0));
+  CHECK(*p->power_mw == doctest::Approx(10000.0));
+  // Without power samples every minibatch but the first counts and power is null, not invented.
+  auto no_power = summarise_mode({mb}, ProfileOptions{});
+  REQUIRE(no_power.is_ok());
+  CHECK(no_power->counted == 39);
+  CHECK_FALSE(no_power->power_mw.has_value());
+
+  // End to end on a simulated AGX Orin: a generated sample of 6 modes.
+  auto campaign = parse_campaign("campaign: p\nmatrix:\n  device: agx-orin\n  model: resnet18\n  dataset: cifar10\n"
+                                 "  power_mode: {generate: sample, count: 6, seed: 3}\n",
+                                 "p.yaml");
+  REQUIRE(campaign.is_ok());
+  ExecutorOptions o;
+  o.backend = "sim";
+  o.sim_class = "agx-orin";
+  o.sim_instance = "1";
+  o.time_scale = 0;
+  auto executor = RunExecutor::open(o);
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  std::ostringstream csv;
+  CHECK(profile_modes(**executor, "agx-orin", campaign->runs, ProfileOptions{40, 5, 3.0}, csv) == 0);
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,minibatches,settled_after_s,mode_name");
+  int rows = 0;
+  int64_t last_cores = 1000;
+  while (std::getline(lines, line)) {
+    ++rows;
+    CHECK(line.rfind("agx-orin,resnet18/cifar10,", 0) == 0);
+    const int64_t cores = std::stoll(line.substr(std::string("agx-orin,resnet18/cifar10,").size()));
+    CHECK(cores <= last_cores);  // cores only go offline
+    last_cores = cores;
+  }
+  CHECK(rows == 6);
 }
