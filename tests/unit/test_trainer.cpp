@@ -3,10 +3,12 @@
 #include <cmath>
 #include <sstream>
 
-#include "agent/run_executor.hpp"
 #include "agent/models/registry.hpp"
+#include "agent/profile.hpp"
+#include "agent/run_executor.hpp"
 #include "agent/storage/disk_stats.hpp"
 #include "agent/trainer.hpp"
+#include "common/campaign.hpp"
 #include "support/dataset_gen.hpp"
 #include "support/temp_dir.hpp"
 
@@ -135,4 +137,27 @@ TEST_CASE("standalone JSON lines: one object per line with the epoch fields") {
   CHECK(v.at("energy_j").is_null());
   CHECK(v.at("cache_start_frac").as_double() == 0.25);
   CHECK_FALSE(v.contains("version"));
+}
+
+TEST_CASE("profiling mode on the host backend: real training, one row per run, no invented power") {
+  testing::TempDir dir;
+  testing::write_idx_dataset(dir.str(), 400, false);
+  auto campaign = parse_campaign("campaign: p\nmatrix:\n  model: lenet5\n  dataset: mnist\n  data: " + dir.str() +
+                                     "\n  batch_size: [8, 16]\n  workers: 0\n",
+                                 "p.yaml");
+  REQUIRE(campaign.is_ok());
+  auto executor = RunExecutor::open(ExecutorOptions{});
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  std::ostringstream csv;
+  CHECK(profile_modes(**executor, "host", campaign->runs, ProfileOptions{12, 5, 3.0}, csv) == 0);
+  std::istringstream lines(csv.str());
+  std::string header, row;
+  std::getline(lines, header);
+  int rows = 0;
+  while (std::getline(lines, row)) {
+    ++rows;
+    CHECK(row.rfind("host,lenet5/mnist,,,,,", 0) == 0);
+    if (!(*executor)->has_power_sensor()) CHECK(row.find(",,11,,") != std::string::npos);  // no power: empty, 11 counted
+  }
+  CHECK(rows == 2);
 }
