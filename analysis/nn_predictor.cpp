@@ -162,17 +162,22 @@ Status check_inputs(const std::vector<ModeKey>& x, const std::vector<double>& y,
 }
 }  // namespace
 
+NnRegressor NnRegressor::fresh(const NnOptions& o) {
+  torch::manual_seed(o.seed);
+  NnRegressor r;
+  r.impl_ = std::make_unique<Impl>();
+  r.impl_->log_target = o.log_target;
+  r.impl_->dropout = o.dropout;
+  r.impl_->net = Mlp(o.dropout);
+  return r;
+}
+
 Result<NnRegressor> NnRegressor::train(const std::vector<ModeKey>& x, const std::vector<double>& y, const NnOptions& o) {
   JS_RETURN_IF_ERROR(check_inputs(x, y, o));
   try {
     ThreadScope threads(o.threads);
-    torch::manual_seed(o.seed);
-    NnRegressor r;
-    r.impl_ = std::make_unique<Impl>();
+    NnRegressor r = fresh(o);
     auto& im = *r.impl_;
-    im.log_target = o.log_target;
-    im.dropout = o.dropout;
-    im.net = Mlp(o.dropout);
     auto raw = raw_features(x);
     im.x_mean = raw.mean(0);
     im.x_std = raw.std(0, /*unbiased=*/false);
@@ -190,13 +195,8 @@ Result<NnRegressor> NnRegressor::transfer(const std::vector<ModeKey>& x, const s
   JS_RETURN_IF_ERROR(check_inputs(x, y, o));
   try {
     ThreadScope threads(o.threads);
-    torch::manual_seed(o.seed);
-    NnRegressor r;
-    r.impl_ = std::make_unique<Impl>();
+    NnRegressor r = fresh(o);  // fresh output layer (seeded init); hidden layers copied below
     auto& im = *r.impl_;
-    im.log_target = o.log_target;
-    im.dropout = o.dropout;
-    im.net = Mlp(o.dropout);  // fresh output layer (seeded init)
     {
       torch::NoGradGuard ng;
       im.net->l1->weight.copy_(impl_->net->l1->weight);

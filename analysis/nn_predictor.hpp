@@ -57,6 +57,8 @@ class NnRegressor {
 
  private:
   struct Impl;
+  // A regressor with a freshly initialised network for `o` (seeded), used by train() and transfer().
+  static NnRegressor fresh(const NnOptions& o);
   std::unique_ptr<Impl> impl_;
 };
 
