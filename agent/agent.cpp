@@ -192,6 +192,14 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
     } else {
       start_run(*m);
     }
+  } else if (const auto* m = std::get_if<proto::CancelRun>(&env.body)) {
+    if (current_run_ == m->run_id) {
+      JS_LOG_INFO << "agent " << options_.name << ": cancelling run " << m->run_id << " at the controller's request ("
+                  << m->reason << ")";
+      cancel_ = true;
+    } else {
+      JS_LOG_INFO << "agent " << options_.name << ": cancel of run " << m->run_id << " ignored (not running it)";
+    }
   } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
     while (!unacked_.empty() && unacked_.front().id <= m->up_to) unacked_.pop_front();
     if (options_.journal) {

@@ -3,8 +3,13 @@
 // heartbeats, and "executes" an assigned run by waiting --run-s seconds, then reports one epoch and
 // run_finished (acked by the controller like any result). Prints a JSON summary: agents registered,
 // dispatch latency (agent idle -> assign_run received) p50/p99, runs done, and the makespan of the runs.
+// With --samples-per-run N each run also streams N telemetry samples (--sample-cores per-core values each)
+// in chunks of --sample-chunk, as the real agent does at epoch end, and a run counts as done only when the
+// controller has acknowledged its run_finished (acks come after the rows are committed, in order), so
+// samples_per_s is end-to-end ingestion: decode, COPY into staging, merge, commit.
 // Usage: bench_load_agents --controller ws://HOST:PORT --agents N [--run-s 1] [--runs M] [--hold-s S]
 //                          [--heartbeat-ms 1000] [--secret S] [--connect-batch 200]
+//                          [--samples-per-run N] [--sample-chunk 2048] [--sample-cores 8]
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -40,6 +45,9 @@ struct Options {
   int heartbeat_ms = 1000;
   int connect_batch = 200;
   std::string secret;
+  int64_t samples_per_run = 0;
+  int64_t sample_chunk = 2048;
+  int sample_cores = 8;
 };
 
 struct Stats {
@@ -47,6 +55,7 @@ struct Stats {
   int registered = 0;
   int failed = 0;
   int64_t runs_done = 0;
+  int64_t samples_acked = 0;
   std::vector<double> dispatch_ms;
   std::optional<Clock::time_point> first_assign, last_finish;
 };
@@ -122,19 +131,52 @@ class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
       auto self = shared_from_this();
       run_timer_.async_wait([self, run](beast::error_code ec) {
         if (ec) return;
+        self->send_samples(run);
         proto::EpochResult e;
         e.run_id = run;
         e.e2e_s = e.compute_s = self->o_.run_s;
         e.minibatches = 1;
         self->send(proto::Envelope{self->next_id_++, e});
+        self->finish_id_ = self->next_id_;
         self->send(proto::Envelope{self->next_id_++, proto::RunFinished{run, "done", "", self->o_.run_s}});
-        ++self->st_.runs_done;
-        self->st_.last_finish = Clock::now();
-        self->idle_since_ = Clock::now();
+        if (self->o_.samples_per_run == 0) self->run_done();
       });
+    } else if (const auto* ack = std::get_if<proto::Ack>(&env.body)) {
+      if (o_.samples_per_run > 0 && finish_id_ != 0 && ack->up_to >= finish_id_) {
+        finish_id_ = 0;
+        st_.samples_acked += o_.samples_per_run;
+        run_done();
+      }
     } else if (const auto* t = std::get_if<proto::TimeSync>(&env.body)) {
       const double now = proto::unix_now_s();
       send(proto::Envelope{0, proto::TimeSyncReply{t->t0, now, now}});
+    }
+  }
+  void run_done() {
+    ++st_.runs_done;
+    st_.last_finish = Clock::now();
+    idle_since_ = Clock::now();
+  }
+  // Telemetry of one run, shaped like the real agent's: 10 Hz timestamps, per-core utilisation.
+  void send_samples(int64_t run) {
+    for (int64_t first = 0; first < o_.samples_per_run; first += o_.sample_chunk) {
+      proto::SampleChunk c;
+      c.run_id = run;
+      c.t0_unix_s = proto::unix_now_s();
+      const int64_t last = std::min(o_.samples_per_run, first + o_.sample_chunk);
+      c.samples.reserve(static_cast<size_t>(last - first));
+      for (int64_t i = first; i < last; ++i) {
+        proto::Sample x;
+        x.t_s = 0.1 * static_cast<double>(i);
+        x.cpu_util_pct = 37.5 + static_cast<double>(i % 50);
+        x.core_util_pct.assign(static_cast<size_t>(o_.sample_cores), 12.5 + static_cast<double>(i % 80));
+        x.cpu_freq_mhz = 1190.4;
+        x.mem_used_kb = 2'000'000 + i;
+        x.disk_read_bytes = 4096 * (i % 7);
+        x.power_w = 9.25 + 0.001 * static_cast<double>(i % 1000);
+        c.samples.push_back(std::move(x));
+      }
+      send(proto::Envelope{next_id_++, std::move(c)});
     }
   }
   void heartbeat() {
@@ -156,6 +198,7 @@ class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
   std::deque<std::string> queue_;
   std::string name_;
   uint64_t next_id_ = 1;
+  uint64_t finish_id_ = 0;   // id of the run_finished awaiting its ack (samples mode)
   Clock::time_point idle_since_;
 };
 
@@ -187,6 +230,9 @@ int main(int argc, char** argv) {
     else if (a == "--heartbeat-ms") o.heartbeat_ms = std::stoi(next());
     else if (a == "--connect-batch") o.connect_batch = std::stoi(next());
     else if (a == "--secret") o.secret = next();
+    else if (a == "--samples-per-run") o.samples_per_run = std::stoll(next());
+    else if (a == "--sample-chunk") o.sample_chunk = std::max<int64_t>(1, std::stoll(next()));
+    else if (a == "--sample-cores") o.sample_cores = std::stoi(next());
     else {
       std::cerr << "unknown argument " << a << "\n";
       return 2;
@@ -236,6 +282,8 @@ int main(int argc, char** argv) {
   std::cout << "{\"agents\":" << o.agents << ",\"registered\":" << st.registered << ",\"failed\":" << st.failed
             << ",\"runs_done\":" << st.runs_done << ",\"dispatch_p50_ms\":" << percentile(st.dispatch_ms, 0.5)
             << ",\"dispatch_p99_ms\":" << percentile(st.dispatch_ms, 0.99) << ",\"makespan_s\":" << makespan
-            << ",\"ideal_makespan_s\":" << ideal << "}" << std::endl;
+            << ",\"ideal_makespan_s\":" << ideal << ",\"samples_acked\":" << st.samples_acked
+            << ",\"samples_per_s\":" << (makespan > 0 ? static_cast<double>(st.samples_acked) / makespan : 0) << "}"
+            << std::endl;
   return st.registered == o.agents ? 0 : 1;
 }

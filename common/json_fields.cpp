@@ -44,9 +44,15 @@ boost::json::value optional_number(const std::optional<double>& v) {
   return nullptr;
 }
 
+const std::string& FieldReader::where() const {
+  if (parent_ && where_.empty())
+    where_ = parent_->where() + " field '" + array_name_ + "[" + std::to_string(index_) + "]',";
+  return where_;
+}
+
 void FieldReader::fail(const char* name, const std::string& what) {
   if (!status_.is_ok()) return;
-  status_ = protocol_error(where_ + " field '" + name + "': " + what);
+  status_ = protocol_error(where() + " field '" + name + "': " + what);
 }
 
 const boost::json::value* FieldReader::find(const char* name, bool required) {

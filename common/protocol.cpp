@@ -30,6 +30,7 @@ JS_PROTO_TAG(Ack, "ack")
 JS_PROTO_TAG(Error, "error")
 JS_PROTO_TAG(TimeSync, "time_sync")
 JS_PROTO_TAG(TimeSyncReply, "time_sync_reply")
+JS_PROTO_TAG(CancelRun, "cancel_run")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) {
@@ -76,6 +77,10 @@ void fill(bj::object& o, const Registered& m) {
 void fill(bj::object& o, const Heartbeat& m) {
   o["state"] = m.state;
   put_opt(o, "run_id", m.run_id);
+}
+void fill(bj::object& o, const CancelRun& m) {
+  o["run_id"] = m.run_id;
+  o["reason"] = m.reason;
 }
 void fill(bj::object& o, const AssignRun& m) {
   o["run_id"] = m.run_id;
@@ -174,6 +179,11 @@ Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
   m.run_id = r.opt_integer("run_id");
   return r.status();
 }
+Status parse(const bj::object&, FieldReader& r, CancelRun& m) {
+  m.run_id = r.integer("run_id");
+  m.reason = r.opt_string("reason").value_or("");
+  return r.status();
+}
 Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
   m.run_id = r.integer("run_id");
   if (const auto* c = r.object("config")) {
@@ -228,7 +238,7 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
       r.fail("samples", "element " + std::to_string(i) + " is not an object");
       break;
     }
-    FieldReader sr(v.get_object(), r.where() + " field 'samples[" + std::to_string(i) + "]',");
+    FieldReader sr(v.get_object(), r, "samples", i);
     Sample s;
     s.t_s = sr.number("t_s");
     s.cpu_util_pct = sr.number("cpu_util_pct");
@@ -316,7 +326,9 @@ Result<Envelope> decode(std::string_view frame) {
     return protocol_error("frame of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
                           std::to_string(kMaxFrameBytes));
   bj::error_code ec;
-  bj::value v = bj::parse(frame, ec);
+  // The parsed tree lives only while the frame is decoded: bump-allocate it, free it in one go.
+  bj::monotonic_resource arena;
+  bj::value v = bj::parse(frame, ec, &arena);
   if (ec) return protocol_error("malformed JSON frame: " + ec.message());
   if (!v.is_object()) return protocol_error(std::string("frame is not a JSON object but ") + json::kind_name(v));
   const auto& o = v.get_object();

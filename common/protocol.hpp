@@ -138,6 +138,14 @@ struct TimeSyncReply {
   bool operator==(const TimeSyncReply&) const = default;
 };
 
+// controller -> agent: stop run `run_id` now (its campaign or the run itself was cancelled). The agent stops
+// at the next minibatch and reports run_finished "cancelled"; what it measured so far is kept.
+struct CancelRun {
+  int64_t run_id = 0;
+  std::string reason;
+  bool operator==(const CancelRun&) const = default;
+};
+
 // controller -> agent: every message with id <= up_to is committed to the database.
 struct Ack {
   uint64_t up_to = 0;
@@ -153,7 +161,7 @@ struct Error {
 };
 
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
-                          RunFinished, Ack, Error, TimeSync, TimeSyncReply>;
+                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun>;
 
 // Wall clock in Unix seconds (for TimeSync and SampleChunk::t0_unix_s).
 double unix_now_s();

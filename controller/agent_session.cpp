@@ -157,7 +157,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
   auto self = shared_from_this();
   std::optional<int64_t> finished;
   if (const auto* f = std::get_if<proto::RunFinished>(&body)) finished = f->run_id;
-  controller_->db().post<Status>(
+  controller_->ingest_db(agent).post<Status>(
       controller_->executor(),
       [agent, body = std::move(body)](Store& s) -> Status {
         return std::visit(

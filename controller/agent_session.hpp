@@ -31,6 +31,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // Dispatch bookkeeping (owned by the Controller, io thread).
   std::optional<int64_t> current_run;
   bool claiming = false;
+  std::optional<int64_t> cancel_sent;   // run we already asked this connection to stop
 
  private:
   void read_next();

@@ -14,6 +14,8 @@ std::string controller_usage() {
          "  --heartbeat-ms N  heartbeat interval announced to agents (default 1000)\n"
          "  --lease-s N       requeue runs of agents disconnected longer than N seconds (default 30)\n"
          "  --max-attempts N  assignments per run before it is declared lost (default 3)\n"
+         "  --ingest-connections N  database connections for agents' results, each agent's on one of them so\n"
+         "                    its acknowledgements stay in order (default 2)\n"
          "  --enroll-secret S agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check)\n"
          "  --api-token T     API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check)\n";
 }
@@ -67,6 +69,10 @@ Result<ControllerConfig> parse_controller_args(const std::vector<std::string>& a
       JS_ASSIGN_OR_RETURN(std::string v, value());
       JS_ASSIGN_OR_RETURN(long long n, parse_int(a, v, 1, 1000));
       c.max_attempts = static_cast<int>(n);
+    } else if (a == "--ingest-connections") {
+      JS_ASSIGN_OR_RETURN(std::string v, value());
+      JS_ASSIGN_OR_RETURN(long long n, parse_int(a, v, 1, 64));
+      c.ingest_connections = static_cast<int>(n);
     } else if (a == "--enroll-secret") {
       JS_ASSIGN_OR_RETURN(c.options.enroll_secret, value());
     } else if (a == "--api-token") {

@@ -16,6 +16,7 @@ struct ControllerConfig {
   std::string port_file;          // written with the bound port once listening (useful with port 0)
   ControllerOptions options;
   int max_attempts = 3;
+  int ingest_connections = 2;     // DbWorkers (PostgreSQL connections) for agents' results
   bool verbose = false;
   bool help = false;
 };

@@ -1,6 +1,7 @@
 #include "controller/controller.hpp"
 
 #include <boost/json.hpp>
+#include <charconv>
 
 #include "common/campaign.hpp"
 #include "common/log.hpp"
@@ -21,8 +22,8 @@ bool authorized(std::string_view header, const std::string& token) {
   return diff == 0;
 }
 
-Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options)
-    : ioc_(ioc), db_(db), options_(options), sweep_timer_(ioc) {}
+Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest)
+    : ioc_(ioc), db_(db), ingest_(std::move(ingest)), options_(options), sweep_timer_(ioc) {}
 
 void Controller::start() { sweep(); }
 
@@ -44,6 +45,7 @@ void Controller::sweep() {
         if (!r) JS_LOG_WARN << "lease sweep failed: " << r.status().to_string();
         else if (r.value() > 0) JS_LOG_INFO << "lease sweep requeued " << r.value() << " runs of vanished agents";
         self->dispatch_all();
+        self->stop_cancelled_runs();
       });
   sweep_timer_.expires_after(options_.sweep_interval);
   sweep_timer_.async_wait([self](boost::system::error_code ec) {
@@ -100,6 +102,28 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
 void Controller::dispatch_all() {
   for (auto& [id, weak] : agents_)
     if (auto s = weak.lock()) try_dispatch(s);
+}
+
+void Controller::stop_cancelled_runs() {
+  if (stopped_) return;
+  auto self = shared_from_this();
+  db_.post<Result<std::vector<RunOnAgent>>>(
+      executor(), [](Store& s) { return s.runs_to_stop(); },
+      [self](Result<std::vector<RunOnAgent>> r) {
+        if (!r) {
+          JS_LOG_WARN << "listing runs to stop failed: " << r.status().to_string();
+          return;
+        }
+        for (const auto& run : r.value()) {
+          auto it = self->agents_.find(run.agent_id);
+          if (it == self->agents_.end()) continue;  // disconnected: the lease sweep cancels it
+          auto session = it->second.lock();
+          if (!session || session->current_run != run.run_id || session->cancel_sent == run.run_id) continue;
+          session->cancel_sent = run.run_id;
+          JS_LOG_INFO << "asking agent " << run.agent_id << " (" << session->name() << ") to stop run " << run.run_id;
+          session->send(proto::CancelRun{run.run_id, "cancelled on the controller"});
+        }
+      });
 }
 
 namespace {
@@ -166,7 +190,10 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
     bj::object o;
     o["ok"] = true;
     o["agents_connected"] = agents_.size();
+    size_t ingest_queue = 0;
+    for (auto* w : ingest_) ingest_queue += w->queued();
     o["db_queue"] = db_.queued();
+    o["ingest_queue"] = ingest_queue;
     return respond(json_response(*shared_req, http::status::ok, o));
   }
   if (parts.size() == 2 && parts[1] == "agents" && method == http::verb::get) {
@@ -212,6 +239,21 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
           if (r) JS_LOG_INFO << "campaign " << r->at("campaign_id").as_int64() << " is now " << state;
           reply(std::move(r));
           if (state == "active") self->dispatch_all();
+          if (state == "cancelled") self->stop_cancelled_runs();
+        });
+  }
+  if (parts.size() == 4 && parts[1] == "runs" && parts[3] == "cancel" && method == http::verb::post) {
+    int64_t run_id = 0;
+    const auto& ref = parts[2];
+    auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), run_id);
+    if (ec != std::errc() || end != ref.data() + ref.size() || run_id <= 0)
+      return respond(error_response(*shared_req, http::status::bad_request, "run id '" + ref + "' is not a positive integer"));
+    return db_.post<Result<bj::object>>(
+        executor(), [run_id](Store& s) { return s.cancel_run(run_id); },
+        [self, reply, run_id](Result<bj::object> r) {
+          if (r) JS_LOG_INFO << "run " << run_id << " cancel requested: " << bj::serialize(r.value());
+          reply(std::move(r));
+          self->stop_cancelled_runs();
         });
   }
   if (parts.size() >= 3 && parts[1] == "campaigns" && method == http::verb::get) {

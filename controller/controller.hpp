@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "controller/db_worker.hpp"
 
@@ -36,11 +37,16 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 
 class Controller : public std::enable_shared_from_this<Controller> {
  public:
-  Controller(boost::asio::io_context& ioc, DbWorker& db, ControllerOptions options);
+  // `ingest` are the workers for agents' results (an agent's messages always go to the same one, so they
+  // commit and are acknowledged in order); empty = all on `db`.
+  Controller(boost::asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest = {});
   void start();
   void stop();
 
   DbWorker& db() { return db_; }
+  DbWorker& ingest_db(int64_t agent_id) {
+    return ingest_.empty() ? db_ : *ingest_[static_cast<size_t>(agent_id) % ingest_.size()];
+  }
   const ControllerOptions& options() const { return options_; }
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
 
@@ -50,6 +56,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
   // Hands the agent a queued run if it is idle.
   void try_dispatch(const std::shared_ptr<AgentSession>& session);
   void dispatch_all();
+  // Sends cancel_run to the agents of executing runs whose cancel was requested (once per connection).
+  void stop_cancelled_runs();
 
   // HTTP API; `respond` is called exactly once (io thread).
   void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
@@ -59,6 +67,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
 
   boost::asio::io_context& ioc_;
   DbWorker& db_;
+  std::vector<DbWorker*> ingest_;
   ControllerOptions options_;
   boost::asio::steady_timer sweep_timer_;
   std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id

@@ -43,7 +43,14 @@ int main(int argc, char** argv) {
   boost::asio::io_context ioc(1);
   DbWorker db(std::move(store));
   db.start();
-  auto controller = std::make_shared<Controller>(ioc, db, cfg->options);
+  std::vector<std::unique_ptr<DbWorker>> ingest_workers;
+  std::vector<DbWorker*> ingest;
+  for (int i = 0; i < cfg->ingest_connections; ++i) {
+    ingest_workers.push_back(std::make_unique<DbWorker>(std::make_unique<PgStore>(cfg->db_dsn, cfg->max_attempts)));
+    ingest_workers.back()->start();
+    ingest.push_back(ingest_workers.back().get());
+  }
+  auto controller = std::make_shared<Controller>(ioc, db, cfg->options, ingest);
   auto listener = std::make_shared<Listener>(ioc, controller);
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(cfg->listen_host, ec);
@@ -80,6 +87,7 @@ int main(int argc, char** argv) {
     ioc.stop();
   });
   ioc.run();
+  for (auto& w : ingest_workers) w->stop();
   db.stop();
   JS_LOG_INFO << "stopped";
   return 0;

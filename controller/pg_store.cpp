@@ -1,8 +1,11 @@
 #include "controller/pg_store.hpp"
 
 #include <pqxx/pqxx>
+#include <pqxx/tablewriter>
 
+#include <charconv>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -54,16 +57,119 @@ bj::value parse_json_field(const pqxx::field& f) {
 PgStore::PgStore(std::string dsn, int max_attempts) : dsn_(std::move(dsn)), max_attempts_(max_attempts) {}
 
 namespace {
-// SET clause that sends a run back to the queue, or declares it lost once it has used its attempts;
-// $why must be bound by the caller's statement as parameter `why_param`.
+// SET clause that sends a run back to the queue, or declares it lost once it has used its attempts, or
+// cancelled when a cancel was requested; $why must be bound by the caller's statement as `why_param`.
 std::string requeue_or_lose(int max_attempts, const std::string& why_param) {
+  const std::string cancelled = "runs.cancel_requested";
   const std::string lost = "runs.attempts >= " + std::to_string(max_attempts);
-  return "status = CASE WHEN " + lost + " THEN 'lost' ELSE 'queued' END, "
-         "agent_id = CASE WHEN " + lost + " THEN runs.agent_id ELSE NULL END, "
-         "finished_at = CASE WHEN " + lost + " THEN now() ELSE NULL END, "
+  const std::string ends = "(" + cancelled + " OR " + lost + ")";
+  return "status = CASE WHEN " + cancelled + " THEN 'cancelled' WHEN " + lost + " THEN 'lost' ELSE 'queued' END, "
+         "agent_id = CASE WHEN " + ends + " THEN runs.agent_id ELSE NULL END, "
+         "finished_at = CASE WHEN " + ends + " THEN now() ELSE NULL END, "
          "queued_at = now(), "
-         "error = CASE WHEN " + lost + " THEN 'lost after ' || runs.attempts || ' attempts; last: ' || " + why_param +
+         "error = CASE WHEN " + cancelled + " THEN 'cancelled by request; its agent stopped with: ' || " + why_param +
+         " WHEN " + lost + " THEN 'lost after ' || runs.attempts || ' attempts; last: ' || " + why_param +
          " ELSE " + why_param + " END";
+}
+
+// Rows in PostgreSQL's COPY text format, built in one buffer (numbers as shortest round-trip decimals).
+class CopyText {
+ public:
+  static std::string number(double v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+  }
+  void field(int64_t v) {
+    sep();
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    text_.append(buf, r.ptr);
+  }
+  void field(double v) {
+    sep();
+    if (!std::isfinite(v)) return null();  // the agent never sends these; NOT NULL columns reject them loudly
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    text_.append(buf, r.ptr);
+  }
+  void field(const std::optional<double>& v) {
+    if (v && std::isfinite(*v)) return field(*v);
+    sep();
+    null();
+  }
+  void array(const std::vector<double>& v) {
+    sep();
+    text_ += '{';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) text_ += ',';
+      if (!std::isfinite(v[i])) {
+        text_ += "NULL";
+        continue;
+      }
+      char buf[32];
+      auto r = std::to_chars(buf, buf + sizeof buf, v[i]);
+      text_.append(buf, r.ptr);
+    }
+    text_ += '}';
+  }
+  void end_row() {
+    text_ += '\n';
+    first_ = true;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  void sep() {
+    if (!first_) text_ += '\t';
+    first_ = false;
+  }
+  void null() { text_ += "\\N"; }
+  std::string text_;
+  bool first_ = true;
+};
+
+// Idempotent ingest of one message's rows into `table` for a run the agent owns. Rows of runs the agent does
+// not own are dropped (a requeued run belongs to its new agent). The common case, rows never seen before,
+// is one COPY straight into the table; a resend (the `present` query, with $1 = run id, finds a row of
+// the chunk) or a race caught as a unique violation goes through a staging table merged with ON CONFLICT
+// DO NOTHING. The run's row is locked FOR SHARE so it cannot be reassigned mid-ingest. `also` runs in the
+// same transaction. Marks an assigned run running.
+Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id, const std::string& table,
+                       const std::string& present, const CopyText& rows,
+                       const std::function<void(pqxx::work&)>& also) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      pqxx::work w(conn);
+      auto owned = w.exec_params("SELECT 1 FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id, agent_id);
+      if (owned.empty()) {
+        w.commit();
+        return Status::ok();
+      }
+      const bool merge = attempt > 0 || !w.exec_params(present, run_id).empty();
+      const std::string target = merge ? table + "_stage" : table;
+      if (merge)
+        w.exec("CREATE TEMP TABLE IF NOT EXISTS " + target + " (LIKE " + table + ") ON COMMIT DELETE ROWS");
+      {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        // tablewriter is the libpqxx 6.4 API that accepts preformatted COPY text (stream_to formats per row).
+        pqxx::tablewriter copy(w, target);
+#pragma GCC diagnostic pop
+        copy.write_raw_line(rows.text());
+        copy.complete();
+      }
+      if (merge) w.exec("INSERT INTO " + table + " SELECT * FROM " + target + " ON CONFLICT DO NOTHING");
+      if (also) also(w);
+      w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
+                    "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                    run_id, agent_id);
+      w.commit();
+      return Status::ok();
+    } catch (const pqxx::unique_violation&) {
+      if (attempt > 0) throw;
+    }
+  }
 }
 
 std::string array_literal(const std::vector<int64_t>& v) {
@@ -105,6 +211,10 @@ auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
   } catch (const pqxx::in_doubt_error& e) {
     conn_.reset();
     return unavailable(std::string(what) + ": commit in doubt: " + e.what());
+  } catch (const pqxx::transaction_rollback& e) {
+    // Deadlock or serialization failure between the dispatch and ingest connections: nothing was written,
+    // so the caller retries.
+    return unavailable(std::string(what) + ": transaction rolled back: " + e.what());
   } catch (const pqxx::sql_error& e) {
     // Admin shutdown / cannot-connect-now surface as sql_error with class 57 or 08: retryable.
     const std::string state = e.sqlstate();
@@ -227,12 +337,50 @@ Status PgStore::set_campaign_state(int64_t campaign_id, const std::string& state
       if (exists.empty()) return not_found("no campaign " + std::to_string(campaign_id));
       if (state != "cancelled") return invalid_argument("campaign " + std::to_string(campaign_id) + " is cancelled");
     }
-    if (state == "cancelled")
+    if (state == "cancelled") {
       w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'campaign cancelled' "
                     "WHERE campaign_id = $1 AND status = 'queued'",
                     campaign_id);
+      w.exec_params("UPDATE runs SET cancel_requested = true "
+                    "WHERE campaign_id = $1 AND status IN ('assigned', 'running')",
+                    campaign_id);
+    }
     w.commit();
     return Status::ok();
+  });
+}
+
+Result<bj::object> PgStore::cancel_run(int64_t run_id) {
+  return guarded("cancelling a run", [&]() -> Result<bj::object> {
+    pqxx::work w(*conn_);
+    w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'cancelled by request' "
+                  "WHERE id = $1 AND status = 'queued'",
+                  run_id);
+    w.exec_params("UPDATE runs SET cancel_requested = true WHERE id = $1 AND status IN ('assigned', 'running')", run_id);
+    auto r = w.exec_params("SELECT r.id, r.campaign_id, r.status, r.cancel_requested, a.name, r.error FROM runs r "
+                           "LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1",
+                           run_id);
+    w.commit();
+    if (r.empty()) return not_found("no run " + std::to_string(run_id));
+    bj::object o;
+    o["run_id"] = r[0][0].as<int64_t>();
+    o["campaign_id"] = r[0][1].as<int64_t>();
+    o["status"] = r[0][2].c_str();
+    o["stopping"] = r[0][3].as<bool>() && (std::string(r[0][2].c_str()) == "assigned" || std::string(r[0][2].c_str()) == "running");
+    o["agent"] = field_text(r[0][4]);
+    o["error"] = r[0][5].c_str();
+    return o;
+  });
+}
+
+Result<std::vector<RunOnAgent>> PgStore::runs_to_stop() {
+  return guarded("listing runs to stop", [&]() -> Result<std::vector<RunOnAgent>> {
+    pqxx::nontransaction n(*conn_);
+    auto r = n.exec("SELECT id, agent_id FROM runs WHERE cancel_requested AND status IN ('assigned', 'running') "
+                    "AND agent_id IS NOT NULL");
+    std::vector<RunOnAgent> out;
+    for (const auto& row : r) out.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+    return out;
   });
 }
 
@@ -281,24 +429,21 @@ Status PgStore::unclaim_run(int64_t run_id, int64_t agent_id) {
 
 Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
   return guarded("ingesting minibatches", [&]() -> Status {
-    pqxx::work w(*conn_);
-    w.exec("CREATE TEMP TABLE IF NOT EXISTS minibatches_stage (LIKE minibatches) ON COMMIT DELETE ROWS");
-    {
-      pqxx::stream_to copy(w, "minibatches_stage");
-      for (size_t i = 0; i < m.stall_s.size(); ++i)
-        copy << std::make_tuple(m.run_id, m.epoch, m.first_index + static_cast<int64_t>(i), m.stall_s[i], m.compute_s[i]);
-      copy.complete();
+    if (m.stall_s.empty()) return Status::ok();
+    CopyText text;
+    for (size_t i = 0; i < m.stall_s.size(); ++i) {
+      text.field(m.run_id);
+      text.field(m.epoch);
+      text.field(m.first_index + static_cast<int64_t>(i));
+      text.field(m.stall_s[i]);
+      text.field(m.compute_s[i]);
+      text.end_row();
     }
-    auto r = w.exec_params(
-        "INSERT INTO minibatches SELECT s.* FROM minibatches_stage s "
-        "JOIN runs ON runs.id = s.run_id AND runs.agent_id = $1 ON CONFLICT DO NOTHING",
-        agent_id);
-    w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
-                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
-                  m.run_id, agent_id);
-    w.commit();
-    (void)r;
-    return Status::ok();
+    const std::string present =
+        "SELECT 1 FROM minibatches WHERE run_id = $1 AND epoch = " + std::to_string(m.epoch) + " AND idx BETWEEN " +
+        std::to_string(m.first_index) + " AND " + std::to_string(m.first_index + static_cast<int64_t>(m.stall_s.size()) - 1) +
+        " LIMIT 1";
+    return copy_owned_rows(*conn_, agent_id, m.run_id, "minibatches", present, text, nullptr);
   });
 }
 
@@ -334,31 +479,31 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
 
 Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
   return guarded("ingesting samples", [&]() -> Status {
-    pqxx::work w(*conn_);
-    w.exec("CREATE TEMP TABLE IF NOT EXISTS samples_stage (LIKE samples) ON COMMIT DELETE ROWS");
-    {
-      pqxx::stream_to copy(w, "samples_stage");
-      for (const auto& s : m.samples) {
-        auto freq = nullable(s.cpu_freq_mhz);
-        auto power = nullable(s.power_w);
-        std::string cores = "{";
-        for (size_t i = 0; i < s.core_util_pct.size(); ++i)
-          cores += (i ? "," : "") + pqxx::to_string(s.core_util_pct[i]);
-        cores += "}";
-        copy << std::make_tuple(m.run_id, s.t_s, s.cpu_util_pct, freq.c_str(), s.mem_used_kb, s.disk_read_bytes,
-                                power.c_str(), cores);
-      }
-      copy.complete();
+    if (m.samples.empty()) return Status::ok();
+    CopyText text;
+    double t_min = m.samples.front().t_s, t_max = t_min;
+    for (const auto& s : m.samples) {
+      t_min = std::min(t_min, s.t_s);
+      t_max = std::max(t_max, s.t_s);
+      text.field(m.run_id);
+      text.field(s.t_s);
+      text.field(s.cpu_util_pct);
+      text.field(s.cpu_freq_mhz);
+      text.field(s.mem_used_kb);
+      text.field(s.disk_read_bytes);
+      text.field(s.power_w);
+      text.array(s.core_util_pct);
+      text.end_row();
     }
-    w.exec_params(
-        "INSERT INTO samples SELECT s.* FROM samples_stage s "
-        "JOIN runs ON runs.id = s.run_id AND runs.agent_id = $1 ON CONFLICT DO NOTHING",
-        agent_id);
-    if (m.t0_unix_s)
-      w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
-                    m.run_id, agent_id, *m.t0_unix_s);
-    w.commit();
-    return Status::ok();
+    // t_s travels as the shortest round-trip decimal, so the range bounds compare exactly with stored rows.
+    const std::string present = "SELECT 1 FROM samples WHERE run_id = $1 AND t_s BETWEEN " + CopyText::number(t_min) +
+                                " AND " + CopyText::number(t_max) + " LIMIT 1";
+    std::optional<double> t0 = m.t0_unix_s;
+    return copy_owned_rows(*conn_, agent_id, m.run_id, "samples", present, text, [&](pqxx::work& w) {
+      if (t0)
+        w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
+                      m.run_id, agent_id, *t0);
+    });
   });
 }
 
@@ -366,12 +511,14 @@ Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
   return guarded("finishing a run", [&]() -> Status {
     pqxx::work w(*conn_);
     if (m.status == "cancelled") {
-      // The agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost once it
-      // has used its attempts); in a cancelled campaign it is cancelled.
-      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'campaign cancelled' "
-                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') "
-                    "AND campaign_id IN (SELECT id FROM campaigns WHERE state = 'cancelled')",
-                    m.run_id, agent_id);
+      // Stopped at our request (cancel_run, or its campaign was cancelled): cancelled, its rows kept.
+      // Otherwise the agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost
+      // once it has used its attempts).
+      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), wall_s = $3, "
+                    "error = CASE WHEN cancel_requested THEN 'cancelled while running' ELSE 'campaign cancelled' END "
+                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (cancel_requested "
+                    "  OR campaign_id IN (SELECT id FROM campaigns WHERE state = 'cancelled'))",
+                    m.run_id, agent_id, m.wall_s);
       w.exec_params("UPDATE runs SET " + requeue_or_lose(max_attempts_, "$3::text") +
                         " WHERE runs.id = $1 AND runs.agent_id = $2 AND runs.status IN ('assigned', 'running')",
                     m.run_id, agent_id, "cancelled on its agent: " + m.error);

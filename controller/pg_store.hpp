@@ -31,6 +31,8 @@ class PgStore final : public Store {
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
   Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
+  Result<boost::json::object> cancel_run(int64_t run_id) override;
+  Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
   Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
   Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;

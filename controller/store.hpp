@@ -20,6 +20,11 @@ struct Assignment {
   RunConfig config;
 };
 
+struct RunOnAgent {
+  int64_t run_id = 0;
+  int64_t agent_id = 0;
+};
+
 struct CreatedCampaign {
   int64_t campaign_id = 0;
   int64_t runs = 0;
@@ -43,10 +48,15 @@ class Store {
   virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
   // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes).
   virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
-  // active | paused | cancelled; cancelling also cancels the campaign's queued runs.
+  // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
+  // executing runs to be stopped (cancel_requested; see runs_to_stop).
   virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;
   // Claims the oldest queued run the agent's class can take; clears partial results of earlier attempts.
   virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
+  // Cancels a queued run, or marks an executing one for stopping; returns the run's state; not_found.
+  virtual Result<boost::json::object> cancel_run(int64_t run_id) = 0;
+  // Executing runs whose cancel was requested, with their agents (the controller sends them cancel_run).
+  virtual Result<std::vector<RunOnAgent>> runs_to_stop() = 0;
   // Puts a claimed run back (e.g. the agent vanished before it could be sent).
   virtual Status unclaim_run(int64_t run_id, int64_t agent_id) = 0;
 

@@ -28,7 +28,9 @@ const char* kUsage =
     "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
     "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
     "  agents [--json]               the fleet\n"
-    "  pause|resume|cancel CAMPAIGN  stop handing out its runs / carry on / cancel its queued runs\n"
+    "  pause|resume|cancel CAMPAIGN  stop handing out its runs / carry on / cancel it: queued runs are\n"
+    "                                cancelled, executing ones stopped (what they measured is kept)\n"
+    "  cancel-run RUN_ID [--json]    cancel one run (stopped on its agent if it is executing)\n"
     "  analyze METHOD [...]          variability | pareto | predict | optimize | epochs | synth (docs/ANALYSIS.md)\n"
     "  export [...]                  the per-mode CSV corpus from the database (docs/ANALYSIS.md)\n"
     "The controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420; --token T (default\n"
@@ -323,6 +325,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!r) return fail(r.status());
     if (as_json) out << bj::serialize(r.value()) << "\n";
     else out << format_status(r->as_object(), false) << "\n";
+    return 0;
+  }
+  if (cmd == "cancel-run") {
+    if (!need_args(1, "RUN_ID")) return 2;
+    auto r = api("POST", "/api/runs/" + rest[1] + "/cancel", "", {});
+    if (!r) return fail(r.status());
+    if (as_json) {
+      out << bj::serialize(r.value()) << "\n";
+    } else {
+      const auto& o = r->as_object();
+      out << "run " << integer(o, "run_id") << " (campaign " << integer(o, "campaign_id") << "): " << str(o, "status")
+          << (o.at("stopping").as_bool() ? ", being stopped on " + str(o, "agent") : std::string()) << "\n";
+    }
     return 0;
   }
   if (cmd == "agents") {

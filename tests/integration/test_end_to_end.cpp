@@ -241,6 +241,65 @@ TEST_CASE("priorities order the queue; paused campaigns wait; cancelled campaign
   CHECK(err.find("is cancelled") != std::string::npos);
 }
 
+TEST_CASE("cancelling stops executing runs on their agent, keeps what they measured, and the agent carries on") {
+  TestDatabase db;
+  Fleet fleet(db);
+  write_idx_dataset((fleet.dir() / "data").string(), 200, false);
+  const std::string data = (fleet.dir() / "data").string();
+  write_file(fleet.dir() / "long.yaml", campaign_yaml("long", data, "[16, 32]", "0", 500));
+  write_file(fleet.dir() / "after.yaml", campaign_yaml("after", data, "64", "0", 1));
+  fleet.add_agent("solo");
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  const int64_t id = submit(fleet, fleet.dir() / "long.yaml");
+  const std::string in_campaign = " FROM runs WHERE campaign_id = " + std::to_string(id);
+  auto running_with_epochs = [&] {
+    return db.count("SELECT count(*)" + in_campaign + " AND status = 'running' AND EXISTS "
+                    "(SELECT 1 FROM epochs e WHERE e.run_id = runs.id)") == 1;
+  };
+
+  // One run, cancelled while it executes: the agent stops it mid-campaign.
+  REQUIRE_MESSAGE(wait_until(300s, running_with_epochs), fleet.logs());
+  const int64_t first = db.count("SELECT id" + in_campaign + " AND status = 'running'");
+  auto r = bj::parse(fleet.cli({"cancel-run", "--json", std::to_string(first)})).as_object();
+  CHECK(r.at("stopping").as_bool());
+  CHECK(r.at("agent") == "solo");
+  const std::string first_run = "SELECT count(*) FROM runs WHERE id = " + std::to_string(first);
+  REQUIRE_MESSAGE(wait_until(120s, [&] { return db.count(first_run + " AND status = 'cancelled'") == 1; }), fleet.logs());
+  CHECK(db.count(first_run + " AND error = 'cancelled while running' AND wall_s > 0") == 1);
+  const int64_t kept = db.count("SELECT count(*) FROM epochs WHERE run_id = " + std::to_string(first));
+  CHECK(kept >= 1);
+  CHECK(kept < 500);
+  // Its minibatch rows are kept too, each epoch's complete.
+  CHECK(db.count("SELECT count(*) FROM epochs e WHERE e.run_id = " + std::to_string(first) +
+                 " AND e.minibatches <> (SELECT count(*) FROM minibatches m WHERE m.run_id = e.run_id AND m.epoch = e.epoch)") == 0);
+
+  // The agent takes the next run; cancelling the whole campaign stops that one too.
+  REQUIRE_MESSAGE(wait_until(300s, running_with_epochs), fleet.logs());
+  auto c = bj::parse(fleet.cli({"cancel", "--json", "long"})).as_object();
+  CHECK(c.at("state") == "cancelled");
+  REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(id); }), fleet.logs());
+  CHECK(db.count("SELECT count(*)" + in_campaign + " AND status = 'cancelled'") == 2);
+  CHECK(db.count("SELECT count(*)" + in_campaign + " AND status = 'cancelled' AND error = 'cancelled while running'") == 2);
+  CHECK(fleet.status(id).at("cancelled").as_int64() == 2);
+
+  // The agent is still there and idle: it runs the next campaign.
+  const int64_t after = submit(fleet, fleet.dir() / "after.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(after); }), fleet.logs());
+  CHECK(fleet.status(after).at("done").as_int64() == 1);
+
+  // A finished run cannot be stopped; unknown and malformed ids are clear errors.
+  auto done = bj::parse(fleet.cli({"cancel-run", "--json", std::to_string(db.count("SELECT id FROM runs WHERE campaign_id = " +
+                                                                                   std::to_string(after)))}))
+                  .as_object();
+  CHECK(done.at("status") == "done");
+  CHECK_FALSE(done.at("stopping").as_bool());
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "cancel-run", "999999"}, &out, &err) != 0);
+  CHECK(err.find("no run 999999") != std::string::npos);
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "cancel-run", "x1"}, &out, &err) != 0);
+  CHECK(err.find("not a positive integer") != std::string::npos);
+}
+
 TEST_CASE("the controller measures each agent's clock offset") {
   TestDatabase db;
   Fleet fleet(db);

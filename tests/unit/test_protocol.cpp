@@ -27,6 +27,7 @@ TEST_CASE("every message type round-trips through the envelope") {
   c.workers = 2;
   c.data = "/data/fmnist";
   round_trip(AssignRun{9, c});
+  round_trip(CancelRun{9, "campaign 3 cancelled"});
   round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}});
   round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
   round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
