@@ -204,6 +204,7 @@ int serve(const agent::AgentConfig& cfg) {
   options.root = cfg.root;
   options.facts = agent::collect_host_facts(cfg.root, cfg.backend, cfg.device_class);
   shared_executor->describe(options.facts);
+  for (const auto& spec : cfg.storage) options.facts.storage.push_back(spec.substr(0, spec.find('=')));
   options.executor = shared_executor;
   options.journal = journal;
   options.enroll_secret = secret;

@@ -201,6 +201,7 @@ void RunExecutor::describe(proto::DeviceFacts& facts) const {
                    (info.nvpmodel_conf_fnv1a64.empty() ? std::string() : "; nvpmodel.conf " + info.nvpmodel_conf_fnv1a64);
   } else if (sim_) {
     facts.device_class = options_.sim_class;
+    facts.mem_bytes = sim_->model().tables().mem_total_bytes();  // the simulated board's RAM, not the host's
     facts.kernel += "; simulated " + sim_->model().tables().module + " instance " + options_.sim_instance +
                     " (time scale " + std::to_string(options_.time_scale) + ")";
   }

@@ -25,6 +25,7 @@ std::vector<BoardClassTables> all_tables() {
   {
     BoardClassTables t;
     t.board_class = "nano";
+    t.mem_gb = 4;
     t.module = "Nano";
     t.cores = 4;
     t.cpu_khz = {102000, 204000, 307200, 403200, 518400, 614400, 710400, 825600,
@@ -37,6 +38,7 @@ std::vector<BoardClassTables> all_tables() {
   {
     BoardClassTables t;
     t.board_class = "xavier-nx";
+    t.mem_gb = 8;
     t.module = "Xavier NX";
     t.cores = 6;
     t.cpu_khz = ladder_khz(115200, 76800, 1881600);
@@ -49,6 +51,7 @@ std::vector<BoardClassTables> all_tables() {
   {
     BoardClassTables t;
     t.board_class = "agx-xavier";
+    t.mem_gb = 32;
     t.module = "AGX Xavier";
     t.cores = 8;
     t.cpu_khz = ladder_khz(115200, 76800, 2265600);
@@ -60,6 +63,7 @@ std::vector<BoardClassTables> all_tables() {
   {
     BoardClassTables t;
     t.board_class = "agx-orin";
+    t.mem_gb = 32;
     t.module = "AGX Orin";
     t.cores = 12;
     t.cpu_khz = ladder_khz(115200, 76800, 2188800);
@@ -72,6 +76,7 @@ std::vector<BoardClassTables> all_tables() {
   {
     BoardClassTables t;
     t.board_class = "orin-nano";
+    t.mem_gb = 8;
     t.module = "Orin Nano";
     t.cores = 6;
     t.cpu_khz = ladder_khz(115200, 76800, 1420800);
@@ -95,6 +100,16 @@ std::vector<std::string> board_classes() {
   for (const auto& t : all_tables()) out.push_back(t.board_class);
   return out;
 }
+
+std::string device_target_class(std::string_view device) {
+  if (is_every_instance(device)) device.remove_suffix(2);
+  static const std::vector<std::string> kClasses = board_classes();
+  for (const auto& c : kClasses)
+    if (c == device) return c;
+  return device == "host" ? "host" : "";
+}
+
+bool is_every_instance(std::string_view device) { return device.size() > 2 && device.substr(device.size() - 2) == "/*"; }
 
 Result<BoardClassTables> board_class_tables(std::string_view board_class) {
   static const std::vector<BoardClassTables> kTables = all_tables();

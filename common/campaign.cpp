@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 namespace jetsweep {
@@ -99,12 +100,35 @@ void set_power_mode(RunConfig& c, const std::string& file, const YAML::Node& n) 
   }
 }
 
+std::string join_classes() {
+  std::string s;
+  for (const auto& c : board_classes()) s += (s.empty() ? "" : ", ") + c;
+  return s;
+}
+
+// A run on a board class that has less RAM than the run needs would wait forever: refuse it at `where`.
+void check_fits(const std::string& file, const YAML::Node& where, const RunConfig& c) {
+  const std::string cls = device_target_class(c.device);
+  if (cls.empty() || cls == "host") return;
+  auto t = board_class_tables(cls);
+  if (!t) return;
+  std::string why;
+  const int64_t need = required_memory_bytes(c, &why);
+  if (need > t->mem_total_bytes())
+    fail(file, where, "model '" + c.model + "' does not fit on '" + cls + "' (" + std::to_string(t->mem_gb) +
+                          " GB): " + why + "; exclude that combination");
+}
+
 // One settable key of RunConfig: how to assign it from a YAML scalar.
 using Setter = std::function<void(RunConfig&, const std::string& file, const std::string& key, const YAML::Node&)>;
 
 const std::vector<std::pair<std::string, Setter>>& setters() {
   static const std::vector<std::pair<std::string, Setter>> kSetters = {
-      {"device", [](RunConfig& c, auto& f, auto& k, auto& n) { c.device = to_string_value(f, k, n); }},
+      {"device", [](RunConfig& c, auto& f, auto& k, auto& n) {
+         c.device = to_string_value(f, k, n);
+         if (is_every_instance(c.device) && device_target_class(c.device).empty())
+           fail(f, n, "'" + c.device + "': '/*' follows a board class (known: " + join_classes() + ", host)");
+       }},
       {"model", [](RunConfig& c, auto& f, auto& k, auto& n) { c.model = to_string_value(f, k, n); }},
       {"dataset", [](RunConfig& c, auto& f, auto& k, auto& n) { c.dataset = to_string_value(f, k, n); }},
       {"data", [](RunConfig& c, auto& f, auto& k, auto& n) { c.data = to_string_value(f, k, n); }},
@@ -119,6 +143,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"max_minibatches", [](RunConfig& c, auto& f, auto& k, auto& n) { c.max_minibatches = to_int(f, k, n); }},
       {"power_mode", [](RunConfig& c, auto& f, auto& k, auto& n) { set_power_mode(c, f, n); }},
       {"pin_clocks", [](RunConfig& c, auto& f, auto& k, auto& n) { c.pin_clocks = to_bool(f, k, n); }},
+      {"min_memory_mb", [](RunConfig& c, auto& f, auto& k, auto& n) { c.min_memory_mb = to_int(f, k, n); }},
   };
   return kSetters;
 }
@@ -205,7 +230,7 @@ ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
 
 // The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
 std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base) {
-  auto tables = board_class_tables(base.device);
+  auto tables = board_class_tables(device_target_class(base.device));
   if (!tables)
     fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
                            "': " + tables.status().message());
@@ -301,6 +326,12 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
       campaign.priority = to_int(file, key, it->second);
       if (campaign.priority < -1000 || campaign.priority > 1000)
         fail(file, it->second, "'priority' must be between -1000 and 1000");
+    } else if (key == "order") {
+      const std::string order = to_string_value(file, key, it->second);
+      if (order != "power_modes" && order != "file")
+        fail(file, it->second, "'order' must be 'power_modes' (default: each board's modes in an order that needs "
+                               "no reboot) or 'file' (the order of expansion)");
+      campaign.dispatch_by_power_mode = order == "power_modes";
     } else if (key == "matrix") {
       matrix = it->second;
     } else if (key == "zip") {
@@ -311,8 +342,8 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
       include = it->second;
     } else {
       fail(file, it->first,
-           "unknown top-level key '" + key + "' (known: campaign, description, repetitions, priority, matrix, zip, "
-           "exclude, include)");
+           "unknown top-level key '" + key + "' (known: campaign, description, repetitions, priority, order, matrix, "
+           "zip, exclude, include)");
     }
   }
   if (campaign.name.empty()) fail(file, root, "missing 'campaign' (the campaign's name)");
@@ -424,11 +455,12 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
     for (const auto& rule : exclude) check_rule(file, "exclude", rule);
   }
   std::vector<RunConfig> combos;
-  auto add = [&](RunConfig c) {
+  auto add = [&](RunConfig c, const YAML::Node& where) {
     if (c.data.empty()) c.data = default_data_path(c.dataset);
     if (has_exclude)
       for (const auto& rule : exclude)
         if (matches_rule(file, rule, c)) return;
+    check_fits(file, where, c);
     if (static_cast<int64_t>(combos.size()) * campaign.repetitions >= kMaxRunsPerCampaign)
       fail(file, matrix, "the matrix expands to more than " + std::to_string(kMaxRunsPerCampaign) + " runs");
     combos.push_back(std::move(c));
@@ -437,12 +469,17 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
   std::vector<size_t> index(digits.size(), 0);
   while (true) {
     RunConfig c;
+    YAML::Node where = matrix;  // errors about the combination point at its model value
     for (const auto& d : digits)
-      for (size_t a : d.axes) apply_checked(c, file, axes[a].key, axes[a].values[index[&d - digits.data()]]);
+      for (size_t a : d.axes) {
+        const YAML::Node& v = axes[a].values[index[&d - digits.data()]];
+        apply_checked(c, file, axes[a].key, v);
+        if (axes[a].key == "model") where = v;
+      }
     if (generator) {
-      for (auto& m : generate_modes(file, *generator, c)) add(std::move(m));
+      for (auto& m : generate_modes(file, *generator, c)) add(std::move(m), where);
     } else {
-      add(std::move(c));
+      add(std::move(c), where);
     }
     size_t i = digits.size();
     bool done = digits.empty();
@@ -464,6 +501,7 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
         if (a.values.size() > 1 && !rule[a.key])
           fail(file, rule, "'include' entry must give '" + a.key + "' (a list in the matrix)");
       if (c.data.empty()) c.data = default_data_path(c.dataset);
+      check_fits(file, rule, c);
       combos.push_back(std::move(c));
     }
   }
@@ -499,6 +537,22 @@ RunConfig parse_run_spec_or_throw(std::string_view text, const std::string& file
 }
 
 }  // namespace
+
+std::vector<size_t> dispatch_order(const Campaign& c) {
+  std::vector<size_t> order(c.runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (!c.dispatch_by_power_mode) return order;
+  std::stable_sort(order.begin(), order.end(), [&](size_t ia, size_t ib) {
+    const RunConfig& a = c.runs[ia];
+    const RunConfig& b = c.runs[ib];
+    // Runs without explicit cores keep file order among themselves, ahead of the explicit ones.
+    const bool ea = a.cores > 0, eb = b.cores > 0;
+    if (ea != eb) return !ea;
+    if (!ea) return false;
+    return std::tuple(b.cores, b.cpu_khz, b.gpu_hz, b.emc_hz) < std::tuple(a.cores, a.cpu_khz, a.gpu_hz, a.emc_hz);
+  });
+  return order;
+}
 
 Result<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -16,10 +16,18 @@ struct Campaign {
   std::string description;
   int64_t repetitions = 1;
   int64_t priority = 0;            // higher runs first
+  bool dispatch_by_power_mode = true;   // `order: power_modes` (default) or `order: file`
 
   std::vector<std::string> axes;   // keys given as lists, in file order (for the report)
   std::vector<RunConfig> runs;     // expanded, deterministic order
 };
+
+// The order in which the controller queues a campaign's runs (indexes into runs). With
+// dispatch_by_power_mode, runs with explicit power modes are ordered per board class by descending core
+// count, then CPU, GPU and memory frequency (stable otherwise), so every board, taking runs in queue order,
+// only ever takes cores offline between runs: no mode change that needs a reboot, and runs of the same
+// mode back to back. Runs without an explicit mode keep their place relative to each other.
+std::vector<size_t> dispatch_order(const Campaign& c);
 
 // Largest matrix accepted in one campaign.
 inline constexpr int64_t kMaxRunsPerCampaign = 2'000'000;

@@ -64,6 +64,11 @@ void fill(bj::object& o, const Register& m) {
   f["torch_version"] = m.facts.torch_version;
   f["compiler"] = m.facts.compiler;
   f["git_sha"] = m.facts.git_sha;
+  if (!m.facts.storage.empty()) {
+    bj::array media;
+    for (const auto& s : m.facts.storage) media.emplace_back(s);
+    f["storage"] = std::move(media);
+  }
   o["facts"] = std::move(f);
   put_opt(o, "current_run", m.current_run);
   bj::array runs;
@@ -164,6 +169,14 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.torch_version = fr.opt_string("torch_version").value_or("");
     m.facts.compiler = fr.opt_string("compiler").value_or("");
     m.facts.git_sha = fr.opt_string("git_sha").value_or("");
+    if (o_has(*f, "storage")) {
+      if (const auto* media = fr.array("storage")) {
+        for (size_t i = 0; i < media->size() && fr.ok(); ++i) {
+          if (!(*media)[i].is_string()) fr.fail("storage", "element " + std::to_string(i) + " is not a string");
+          else m.facts.storage.emplace_back((*media)[i].get_string());
+        }
+      }
+    }
     if (!fr.ok()) return fr.status();
   }
   return r.status();

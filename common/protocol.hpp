@@ -30,6 +30,7 @@ struct DeviceFacts {
   std::string torch_version;
   std::string compiler;
   std::string git_sha;
+  std::vector<std::string> storage;   // storage media it offers (--storage NAME=DIR): runs with data "@NAME"
   bool operator==(const DeviceFacts&) const = default;
 };
 

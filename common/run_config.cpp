@@ -37,6 +37,25 @@ int64_t known_train_samples(const std::string& dataset) {
   return 0;
 }
 
+int64_t required_memory_bytes(const RunConfig& c, std::string* why) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  if (c.min_memory_mb > 0) {
+    if (why) *why = "min_memory_mb: " + std::to_string(c.min_memory_mb);
+    return c.min_memory_mb * (int64_t{1} << 20);
+  }
+  // The papers' boards report MemTotal a little under their nominal size (a Nano 4GB ~3.9 GiB, an NX 8GB
+  // ~7.6 GiB), so "needs more than the board that ran out" is "at least its nominal size in GiB".
+  if (c.model == "resnet18" || c.model == "resnet18_imagenet") {
+    if (why) *why = c.model + " needs more than the 8 GB of a Xavier NX (SIGMETRICS'23 Table 2: out of memory there)";
+    return 8 * kGiB;
+  }
+  if (c.model == "mobilenet_v3" || c.model == "mobilenet_v3_large") {
+    if (why) *why = c.model + " needs more than the 4 GB of a Nano (SIGMETRICS'23 Table 2: out of memory there)";
+    return 4 * kGiB;
+  }
+  return 0;
+}
+
 boost::json::object to_json(const RunConfig& c) {
   boost::json::object o;
   o["device"] = c.device;
@@ -63,6 +82,7 @@ boost::json::object to_json(const RunConfig& c) {
     o["power_mode"] = std::move(pm);
   }
   o["pin_clocks"] = c.pin_clocks;
+  if (c.min_memory_mb > 0) o["min_memory_mb"] = c.min_memory_mb;
   return o;
 }
 
@@ -84,6 +104,7 @@ Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::
   c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
   c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
   c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
+  c.min_memory_mb = r.opt_integer("min_memory_mb").value_or(0);
   if (auto it = o.find("power_mode"); it != o.end() && !it->value().is_null()) {
     if (!it->value().is_object()) {
       r.fail("power_mode", std::string("expected an object, got ") + json::kind_name(it->value()));
@@ -127,6 +148,7 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   if (c.epochs < 1 || c.epochs > 100000) p.push_back({"epochs", "must be between 1 and 100000"});
   if (c.threads < 1 || c.threads > 256) p.push_back({"threads", "must be between 1 and 256"});
   if (c.seed < 0) p.push_back({"seed", "must be >= 0"});
+  if (c.min_memory_mb < 0 || c.min_memory_mb > 16 * 1024 * 1024) p.push_back({"min_memory_mb", "must be between 0 and 16777216"});
   if (c.repetition < 0) p.push_back({"repetition", "must be >= 0"});
   if (!(c.sample_hz > 0.0 && c.sample_hz <= 1000.0)) p.push_back({"sample_hz", "must be in (0, 1000]"});
   if (c.max_minibatches < 0) p.push_back({"max_minibatches", "must be >= 0"});

@@ -33,6 +33,7 @@ struct RunConfig {
   int64_t gpu_hz = 0;
   int64_t emc_hz = 0;
   bool pin_clocks = false;           // "DVFS off" as jetson_clocks does
+  int64_t min_memory_mb = 0;         // the board must have at least this much RAM; 0 = the model's own need
 
   bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }
 
@@ -45,6 +46,11 @@ const std::vector<std::string>& known_datasets();
 std::string default_data_path(const std::string& dataset);
 // Number of training samples of a dataset, when it is fixed (Fashion-MNIST/MNIST: 60000).
 int64_t known_train_samples(const std::string& dataset);
+
+// RAM a board needs to train this run: min_memory_mb if given, else what the papers found the model needs
+// (SIGMETRICS'23 Table 2: ResNet-18 runs out of memory on the 8 GB Xavier NX, MobileNet v3 on the 4 GB
+// Nano), else 0. Compared with the MemTotal an agent reports; `why` (optional) gets the reason.
+int64_t required_memory_bytes(const RunConfig& c, std::string* why = nullptr);
 
 boost::json::object to_json(const RunConfig& c);
 // `where` names the place for errors, e.g. "message 'assign_run' field 'config'".

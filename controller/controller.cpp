@@ -202,6 +202,15 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
   if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::get) {
     return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_campaigns(); }, reply);
   }
+  if (parts.size() == 3 && parts[1] == "campaigns" && parts[2] == "estimate" && method == http::verb::post) {
+    std::string file = "campaign.yaml";
+    if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
+      file = std::string(it->value());
+    auto campaign = parse_campaign(shared_req->body(), file);
+    if (!campaign) return respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
+    auto c = std::make_shared<Campaign>(std::move(campaign).value());
+    return db_.post<Result<bj::object>>(executor(), [c](Store& s) { return s.estimate_campaign(*c); }, reply);
+  }
   if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::post) {
     std::string file = "campaign.yaml";
     if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())

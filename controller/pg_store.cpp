@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 #include <pqxx/tablewriter>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/board_classes.hpp"
 #include "common/json_fields.hpp"
 #include "common/log.hpp"
 
@@ -172,6 +174,26 @@ Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id,
   }
 }
 
+// PostgreSQL array literal of strings, each quoted and escaped.
+std::string text_array_literal(const std::vector<std::string>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    s += i ? ",\"" : "\"";
+    for (char ch : v[i]) {
+      if (ch == '"' || ch == '\\') s += '\\';
+      s += ch;
+    }
+    s += '"';
+  }
+  return s + "}";
+}
+
+// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none.
+std::string storage_medium(const std::string& data) {
+  if (data.empty() || data[0] != '@') return "";
+  return data.substr(1, data.find('/') == std::string::npos ? std::string::npos : data.find('/') - 1);
+}
+
 std::string array_literal(const std::vector<int64_t>& v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -265,13 +287,13 @@ Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,true,now()) "
+        "git_sha, storage, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],true,now()) "
         "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
         "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
         "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
-        "git_sha = EXCLUDED.git_sha, connected = true, last_seen = now() RETURNING id",
+        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, connected = true, last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
-        f.git_sha);
+        f.git_sha, text_array_literal(f.storage));
     w.commit();
     return r[0][0].as<int64_t>();
   });
@@ -388,9 +410,11 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
   return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
-        "WITH next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id "
+        "WITH me AS (SELECT name, mem_bytes, storage FROM agents WHERE id = $1), "
+        "next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id, me "
         "  WHERE runs.status = 'queued' AND c.state = 'active' AND "
-        "  (runs.device = 'any' OR runs.device = $2 OR runs.device = (SELECT name FROM agents WHERE id = $1)) "
+        "  (runs.device = 'any' OR runs.device = $2 OR runs.device = me.name) AND "
+        "  runs.min_mem_bytes <= me.mem_bytes AND (runs.storage IS NULL OR runs.storage = ANY(me.storage)) "
         "  ORDER BY c.priority DESC, runs.id FOR UPDATE OF runs SKIP LOCKED LIMIT 1) "
         "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
         "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
@@ -542,20 +566,158 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
         "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
         c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority);
     const int64_t id = r[0][0].as<int64_t>();
-    w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (ordinal integer, config jsonb, device text, epochs integer) "
-           "ON COMMIT DELETE ROWS");
+    // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern.
+    const Campaign* campaign = &c;
+    Campaign expanded;
+    if (std::any_of(c.runs.begin(), c.runs.end(), [](const RunConfig& run) { return is_every_instance(run.device); })) {
+      std::map<std::string, std::vector<std::string>> boards;
+      expanded.dispatch_by_power_mode = c.dispatch_by_power_mode;
+      for (const auto& run : c.runs) {
+        if (!is_every_instance(run.device)) {
+          expanded.runs.push_back(run);
+          continue;
+        }
+        const std::string cls = device_target_class(run.device);
+        auto it = boards.find(cls);
+        if (it == boards.end()) {
+          std::vector<std::string> names;
+          for (const auto& row : w.exec_params("SELECT name FROM agents WHERE device_class = $1 ORDER BY name", cls))
+            names.emplace_back(row[0].c_str());
+          if (names.empty())
+            return invalid_argument("campaign '" + c.name + "': '" + run.device + "' matches no board: the controller has "
+                                    "never seen an agent of class '" + cls + "' (start them, then submit)");
+          it = boards.emplace(cls, std::move(names)).first;
+        }
+        for (const auto& name : it->second) {
+          expanded.runs.push_back(run);
+          expanded.runs.back().device = name;
+        }
+      }
+      if (static_cast<int64_t>(expanded.runs.size()) > kMaxRunsPerCampaign)
+        return invalid_argument("campaign '" + c.name + "': more than " + std::to_string(kMaxRunsPerCampaign) +
+                                " runs once 'CLASS/*' is expanded");
+      campaign = &expanded;
+      w.exec_params("UPDATE campaigns SET run_count = $2 WHERE id = $1", id, static_cast<int64_t>(expanded.runs.size()));
+    }
+    w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (seq integer, ordinal integer, config jsonb, device text, "
+           "epochs integer, min_mem_bytes bigint, storage text) ON COMMIT DELETE ROWS");
     {
+      // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
       pqxx::stream_to copy(w, "runs_stage");
-      int64_t ordinal = 0;
-      for (const auto& run : c.runs)
-        copy << std::make_tuple(ordinal++, bj::serialize(to_json(run)), run.device, run.epochs);
+      int64_t seq = 0;
+      for (size_t ordinal : dispatch_order(*campaign)) {
+        const RunConfig& run = campaign->runs[ordinal];
+        const std::string medium = storage_medium(run.data);
+        copy << std::make_tuple(seq++, static_cast<int64_t>(ordinal), bj::serialize(to_json(run)), run.device, run.epochs,
+                                required_memory_bytes(run), medium.empty() ? nullptr : medium.c_str());
+      }
       copy.complete();
     }
-    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs) "
-                  "SELECT $1, ordinal, config, device, epochs FROM runs_stage ORDER BY ordinal",
+    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, min_mem_bytes, storage) "
+                  "SELECT $1, ordinal, config, device, epochs, min_mem_bytes, storage FROM runs_stage ORDER BY seq",
                   id);
     w.commit();
-    return CreatedCampaign{id, static_cast<int64_t>(c.runs.size())};
+    return CreatedCampaign{id, static_cast<int64_t>(campaign->runs.size())};
+  });
+}
+
+// Each run's epoch time is the mean e2e time of the epochs measured for the most specific match: same board
+// class, model, dataset, batch size and power mode; else without the power mode; else without the batch
+// size; else the model and dataset on any class. A board class's runs are spread over its enrolled boards
+// (runs on a named board stay on it); the classes run side by side, so the campaign takes as long as the
+// slowest class.
+Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
+  return guarded("estimating the campaign", [&]() -> Result<bj::object> {
+    pqxx::work w(*conn_);
+    auto measured = w.exec(
+        "SELECT a.device_class, r.config->>'model', r.config->>'dataset', r.config->>'batch_size', "
+        "  coalesce((r.config->'power_mode')::text, ''), sum(e.e2e_s), count(*) "
+        "FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
+        "GROUP BY 1, 2, 3, 4, 5");
+    // level 0: class|model|dataset|bs|mode, 1: class|model|dataset|bs, 2: class|model|dataset, 3: model|dataset
+    std::map<std::string, std::pair<double, int64_t>> sums[4];
+    for (const auto& row : measured) {
+      const std::string cls = row[0].c_str(), model = row[1].c_str(), dataset = row[2].c_str(), bs = row[3].c_str();
+      const std::string keys[4] = {cls + "|" + model + "|" + dataset + "|" + bs + "|" + row[4].c_str(),
+                                   cls + "|" + model + "|" + dataset + "|" + bs, cls + "|" + model + "|" + dataset,
+                                   model + "|" + dataset};
+      for (int l = 0; l < 4; ++l) {
+        sums[l][keys[l]].first += row[5].as<double>();
+        sums[l][keys[l]].second += row[6].as<int64_t>();
+      }
+    }
+    std::map<std::string, std::string> class_of_agent;
+    std::map<std::string, int64_t> boards;
+    for (const auto& row : w.exec("SELECT name, device_class FROM agents")) {
+      class_of_agent[row[0].c_str()] = row[1].c_str();
+      boards[row[1].c_str()]++;
+    }
+    w.commit();
+    struct PerTarget {
+      int64_t runs = 0;
+      double seconds = 0;
+      int64_t unmatched = 0;
+    };
+    std::map<std::string, PerTarget> per_target;  // a class, a named board, or "any"
+    int64_t matched_at[4] = {0, 0, 0, 0}, unmatched = 0;
+    for (const auto& run : c.runs) {
+      std::string cls = device_target_class(run.device);
+      const bool named = cls.empty() && run.device != "any";
+      if (named) cls = class_of_agent.count(run.device) ? class_of_agent[run.device] : "";
+      const std::string bs = std::to_string(run.batch_size);
+      const std::string mode = run.has_power_mode() ? bj::serialize(to_json(run).at("power_mode")) : "";
+      const std::string keys[4] = {cls + "|" + run.model + "|" + run.dataset + "|" + bs + "|" + mode,
+                                   cls + "|" + run.model + "|" + run.dataset + "|" + bs,
+                                   cls + "|" + run.model + "|" + run.dataset, run.model + "|" + run.dataset};
+      auto& t = per_target[named ? run.device : cls.empty() ? "any" : cls];
+      ++t.runs;
+      int level = cls.empty() ? 3 : 0;
+      for (; level < 4; ++level) {
+        auto it = sums[level].find(keys[level]);
+        if (it == sums[level].end() || it->second.second == 0) continue;
+        t.seconds += static_cast<double>(run.epochs) * it->second.first / static_cast<double>(it->second.second);
+        ++matched_at[level];
+        break;
+      }
+      if (level == 4) {
+        ++t.unmatched;
+        ++unmatched;
+      }
+    }
+    bj::object o;
+    o["campaign"] = c.name;
+    o["runs"] = c.runs.size();
+    bj::array targets;
+    double wall = 0;
+    int64_t all_boards = 0;
+    for (const auto& [cls, n] : boards) all_boards += n;
+    for (const auto& [target, t] : per_target) {
+      bj::object x;
+      x["device"] = target;
+      x["runs"] = t.runs;
+      x["runs_without_measurement"] = t.unmatched;
+      x["run_seconds"] = t.seconds;
+      const bool is_class = boards.count(target) > 0;
+      const int64_t n = target == "any" ? all_boards : is_class ? boards.at(target) : class_of_agent.count(target) ? 1 : 0;
+      x["boards"] = n;
+      if (n > 0) {
+        x["wall_s"] = t.seconds / static_cast<double>(n);
+        wall = std::max(wall, t.seconds / static_cast<double>(n));
+      } else {
+        x["wall_s"] = nullptr;
+      }
+      targets.push_back(std::move(x));
+    }
+    o["per_device"] = std::move(targets);
+    o["estimated_wall_s"] = wall;
+    bj::object how;
+    how["same_class_model_dataset_batch_mode"] = matched_at[0];
+    how["same_class_model_dataset_batch"] = matched_at[1];
+    how["same_class_model_dataset"] = matched_at[2];
+    how["same_model_dataset_any_class"] = matched_at[3];
+    how["without_measurement"] = unmatched;
+    o["runs_estimated_from"] = std::move(how);
+    return o;
   });
 }
 

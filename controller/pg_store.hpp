@@ -45,6 +45,7 @@ class PgStore final : public Store {
   Result<boost::json::array> list_campaigns() override;
   Result<boost::json::object> campaign_report(int64_t campaign_id) override;
   Result<boost::json::array> list_agents() override;
+  Result<boost::json::object> estimate_campaign(const Campaign& c) override;
 
  private:
   // Runs `fn` with a live connection, converting libpqxx exceptions to Status (kUnavailable when the

@@ -66,6 +66,8 @@ class Store {
   virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
   virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
 
+  // Estimated duration of a campaign from the epoch times measured so far (see PgStore for the matching).
+  virtual Result<boost::json::object> estimate_campaign(const Campaign& c) = 0;
   virtual Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                                   const std::string& source_yaml) = 0;
   // `ref` is a campaign id or a name (latest campaign with that name); not_found otherwise.

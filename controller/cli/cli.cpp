@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "common/board_classes.hpp"
 #include "common/campaign.hpp"
 #include "common/json_fields.hpp"
 
@@ -23,7 +25,8 @@ namespace {
 
 const char* kUsage =
     "usage: jetsweep [--controller http://HOST:PORT] [--token T] COMMAND\n"
-    "  validate FILE                 expand and check a campaign; prints the run count\n"
+    "  validate FILE [--estimate]    expand and check a campaign; prints the run count; --estimate asks the\n"
+    "                                controller for its duration from the epoch times measured so far\n"
     "  submit FILE                   submit a campaign; prints its id\n"
     "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
     "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
@@ -47,6 +50,17 @@ Status split_url(const std::string& url, std::string& host, std::string& port) {
   host = rest.substr(0, colon);
   port = rest.substr(colon + 1);
   return Status::ok();
+}
+
+// "3 h 25 min", "12 min", "40 s", "2 d 4 h".
+std::string format_duration(double s) {
+  std::ostringstream o;
+  const auto t = static_cast<int64_t>(s + 0.5);
+  if (t >= 86400) o << t / 86400 << " d " << (t % 86400) / 3600 << " h";
+  else if (t >= 3600) o << t / 3600 << " h " << (t % 3600) / 60 << " min";
+  else if (t >= 60) o << t / 60 << " min";
+  else o << t << " s";
+  return o.str();
 }
 
 std::string num(const bj::value& v, int precision = 3) {
@@ -194,6 +208,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::string token = std::getenv("JETSWEEP_API_TOKEN") ? std::getenv("JETSWEEP_API_TOKEN") : "";
   std::vector<std::string> rest;
   bool as_json = false;
+  bool estimate = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--controller") {
       if (i + 1 >= args.size()) {
@@ -209,6 +224,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       token = args[++i];
     } else if (args[i] == "--json") {
       as_json = true;
+    } else if (args[i] == "--estimate") {
+      estimate = true;
     } else if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
       out << kUsage;
       return 0;
@@ -253,10 +270,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   if (cmd == "validate") {
     if (!need_args(1, "FILE")) return 2;
-    auto c = load_campaign_file(rest[1]);
+    auto text = read_text_file(rest[1]);
+    if (!text) return fail(text.status());
+    auto c = parse_campaign(text.value(), rest[1]);
     if (!c) {
       err << c.status().message() << "\n";
       return 2;
+    }
+    std::optional<bj::object> est;
+    if (estimate) {
+      auto r = api("POST", "/api/campaigns/estimate", text.value(),
+                   {{"X-Jetsweep-Source", rest[1]}, {"Content-Type", "application/yaml"}});
+      if (!r) return fail(r.status());
+      est = r->as_object();
     }
     std::map<std::string, int64_t> per_device;
     int64_t epochs = 0;
@@ -272,11 +298,29 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       bj::object pd;
       for (const auto& [d, n] : per_device) pd[d] = n;
       o["runs_per_device"] = std::move(pd);
+      if (est) o["estimate"] = *est;
       out << bj::serialize(o) << "\n";
     } else {
       out << rest[1] << ": campaign '" << c->name << "' expands to " << c->runs.size() << " runs (" << epochs
           << " epochs)\n";
-      for (const auto& [d, n] : per_device) out << "  device " << d << ": " << n << " runs\n";
+      for (const auto& [d, n] : per_device)
+        out << "  device " << d << ": " << n << " runs"
+            << (is_every_instance(d) ? " per enrolled board (expanded at submission)" : "") << "\n";
+      if (est) {
+        out << "estimated duration: " << format_duration(est->at("estimated_wall_s").as_double())
+            << " (from the epoch times measured so far)\n";
+        for (const auto& tv : est->at("per_device").as_array()) {
+          const auto& t = tv.as_object();
+          out << "  " << str(t, "device") << ": " << integer(t, "runs") << " runs, "
+              << format_duration(t.at("run_seconds").as_double()) << " of training on " << integer(t, "boards")
+              << " boards";
+          if (integer(t, "runs_without_measurement") > 0)
+            out << "; " << integer(t, "runs_without_measurement") << " runs have no measurement to go by";
+          out << "\n";
+        }
+      } else {
+        out << "(--estimate: its duration from the epoch times the controller has measured)\n";
+      }
     }
     return 0;
   }

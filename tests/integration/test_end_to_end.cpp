@@ -300,6 +300,92 @@ TEST_CASE("cancelling stops executing runs on their agent, keeps what they measu
   CHECK(err.find("not a positive integer") != std::string::npos);
 }
 
+TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places a run on every board of a class; "
+          "power modes are queued so cores only go offline; validate --estimate uses measured epoch times") {
+  TestDatabase db;
+  Fleet fleet(db);
+  write_idx_dataset((fleet.dir() / "ssd" / "mnist").string(), 64, false);
+  write_idx_dataset((fleet.dir() / "data").string(), 64, false);
+  const std::string data = (fleet.dir() / "data").string();
+  fleet.add_agent("plain", {"--no-journal"});
+  fleet.add_agent("with-ssd", {"--no-journal", "--storage", "ssd=" + (fleet.dir() / "ssd").string()});
+  auto sim = [&](const std::string& name, const std::string& cls) {
+    fleet.add_agent(name, {"--no-journal", "--sim", cls + "/" + name, "--time-scale", "0"});
+  };
+  sim("nano-a", "nano");
+  sim("nano-b", "nano");
+  sim("nano-c", "nano");
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(5); }), fleet.logs());
+
+  // Data on "@ssd" only goes to the board that offers that medium; a run needing more RAM than any board
+  // has waits (min_memory_mb), one that fits runs.
+  write_file(fleet.dir() / "media.yaml",
+             "campaign: media\nmatrix:\n  device: host\n  model: lenet5\n  dataset: mnist\n  data: \"@ssd\"\n"
+             "  batch_size: [16, 32, 64]\n  workers: 0\n  epochs: 1\n");
+  write_file(fleet.dir() / "memory.yaml",
+             "campaign: memory\nmatrix:\n  device: host\n  model: lenet5\n  dataset: mnist\n  data: " + data +
+                 "\n  batch_size: 16\n  workers: 0\n  epochs: 1\n  min_memory_mb: [1, 16000000]\n");
+  const int64_t media = submit(fleet, fleet.dir() / "media.yaml");
+  const int64_t memory = submit(fleet, fleet.dir() / "memory.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(media); }), fleet.logs());
+  CHECK(db.count("SELECT count(*) FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = " +
+                 std::to_string(media) + " AND r.status = 'done' AND a.name = 'with-ssd'") == 3);
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.status(memory).at("done").as_int64() == 1; }), fleet.logs());
+  CHECK(fleet.status(memory).at("queued").as_int64() == 1);   // 16 TB: no board has it
+  CHECK(db.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(memory) +
+                 " AND status = 'queued' AND min_mem_bytes = 16000000::bigint * 1048576") == 1);
+  fleet.cli({"cancel", std::to_string(memory)});
+
+  // "nano/*": one run per enrolled Nano, each on its own board; simulated Nanos advertise 4 GB, so the
+  // ResNet-sized requirement of a run on "any" board keeps it off them.
+  write_file(fleet.dir() / "every.yaml",
+             "campaign: every\nmatrix:\n  device: nano/*\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 1\n  max_minibatches: 5\n");
+  const int64_t every = submit(fleet, fleet.dir() / "every.yaml");
+  CHECK(fleet.status(every).at("runs").as_int64() == 3);
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(every); }), fleet.logs());
+  CHECK(db.count("SELECT count(DISTINCT a.name) FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = " +
+                 std::to_string(every) + " AND r.status = 'done' AND r.device = a.name AND a.name LIKE 'nano-_'") == 3);
+  write_file(fleet.dir() / "nowhere.yaml",
+             "campaign: nowhere\nmatrix:\n  device: agx-orin/*\n  model: lenet5\n  dataset: mnist\n");
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "submit", (fleet.dir() / "nowhere.yaml").string()},
+                    &out, &err) == 2);
+  CHECK(err.find("'agx-orin/*' matches no board") != std::string::npos);
+
+  // Power modes on one board: queued by descending cores, then frequencies, whatever the file order.
+  write_file(fleet.dir() / "modes.yaml",
+             "campaign: modes\nmatrix:\n  device: nano-a\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 1\n  max_minibatches: 3\n"
+             "  power_mode: [{cores: 1, cpu_khz: 921600}, {cores: 4, cpu_khz: 614400}, {cores: 2, cpu_khz: 1479000},\n"
+             "               {cores: 4, cpu_khz: 1479000}, {cores: 2, cpu_khz: 614400}]\n");
+  const int64_t modes = submit(fleet, fleet.dir() / "modes.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(modes); }), fleet.logs());
+  const std::string by_assignment = "SELECT string_agg((config->'power_mode'->>'cores') || '@' || "
+                                    "(config->'power_mode'->>'cpu_khz'), ' ' ORDER BY assigned_at, id) FROM runs "
+                                    "WHERE campaign_id = " + std::to_string(modes);
+  pqxx::connection conn(db.dsn());
+  pqxx::work w(conn);
+  CHECK(std::string(w.exec1(by_assignment)[0].c_str()) == "4@1479000 4@614400 2@1479000 2@614400 1@921600");
+  // The ordinal still records the file order.
+  CHECK(std::string(w.exec1("SELECT string_agg(config->'power_mode'->>'cores', ' ' ORDER BY ordinal) FROM runs "
+                            "WHERE campaign_id = " + std::to_string(modes))[0].c_str()) == "1 4 2 4 2");
+  w.commit();
+
+  // The estimate goes by the epochs measured: 'media' ran on the host with these batch sizes.
+  write_file(fleet.dir() / "again.yaml",
+             "campaign: again\nmatrix:\n  device: host\n  model: [lenet5, vgg11]\n  dataset: mnist\n"
+             "  batch_size: 16\n  workers: 0\n  epochs: 10\n");
+  auto est = bj::parse(fleet.cli({"validate", "--estimate", "--json", (fleet.dir() / "again.yaml").string()})).as_object();
+  const auto& e = est.at("estimate").as_object();
+  CHECK(e.at("estimated_wall_s").as_double() > 0);
+  CHECK(e.at("runs_estimated_from").at("same_class_model_dataset_batch_mode").as_int64() == 1);  // no mode: like them
+  CHECK(e.at("runs_estimated_from").at("without_measurement").as_int64() == 1);   // vgg11 never ran
+  const std::string text = fleet.cli({"validate", "--estimate", (fleet.dir() / "again.yaml").string()});
+  CHECK(text.find("estimated duration: ") != std::string::npos);
+  CHECK(text.find("1 runs have no measurement") != std::string::npos);
+}
+
 TEST_CASE("the controller measures each agent's clock offset") {
   TestDatabase db;
   Fleet fleet(db);

@@ -55,11 +55,11 @@ TEST_CASE("every shipped campaign in experiments/ validates") {
   CHECK(files >= 9);
   auto v = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_variability_15h.yaml");
   REQUIRE(v.is_ok());
-  REQUIRE(v->runs.size() == 15);
-  CHECK(v->runs[0].device == "agx-1");
+  REQUIRE(v->runs.size() == 3);   // one per class, placed on every enrolled board at submission
+  CHECK(v->runs[0].device == "agx-xavier/*");
   CHECK(v->runs[0].model == "resnet18");
-  CHECK(v->runs[14].device == "nano-5");
-  CHECK(v->runs[14].epochs == 670);
+  CHECK(v->runs[2].device == "nano/*");
+  CHECK(v->runs[2].epochs == 670);
   auto t3 = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_agx_power_modes.yaml");
   REQUIRE(t3.is_ok());
   CHECK(t3->runs.size() == 3 * 14);
@@ -83,7 +83,7 @@ std::string error_of(const std::string& yaml) {
 TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
         "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
-        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks)");
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, min_memory_mb)");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
         "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  workers: -1\n") ==
@@ -206,7 +206,54 @@ TEST_CASE("exclude, include and zip") {
         "bad.yaml:8:18: zipped lists differ in length: 'workers' has 3 values, the others 2");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {modle: lenet5}\n") ==
         "bad.yaml:6:6: unknown key 'modle' in 'exclude' (known: device, model, dataset, data, batch_size, workers, "
-        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks)");
+        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, min_memory_mb)");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {model: lenet5}\n").find("every run is excluded") !=
         std::string::npos);
+}
+
+TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
+  // A model that runs out of memory on a class is refused at its value, unless excluded.
+  CHECK(error_of(std::string(kHead) + "  device: [agx-xavier, nano]\n  model: [lenet5, resnet18]\n") ==
+        "bad.yaml:5:19: model 'resnet18' does not fit on 'nano' (4 GB): resnet18 needs more than the 8 GB of a Xavier "
+        "NX (SIGMETRICS'23 Table 2: out of memory there); exclude that combination");
+  CHECK(parse_campaign(std::string(kHead) + "  device: [agx-xavier, nano]\n  model: [lenet5, resnet18]\n"
+                       "exclude:\n  - {device: nano, model: resnet18}\n", "ok.yaml").is_ok());
+  CHECK(error_of(std::string(kHead) + "  device: nano\n  model: lenet5\n  min_memory_mb: 8192\n").find(
+            "does not fit on 'nano' (4 GB): min_memory_mb: 8192") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "  device: nano/*\n  model: mobilenet_v3\n").find("does not fit on 'nano'") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kHead) + "  device: tx2/*\n  model: lenet5\n") ==
+        "bad.yaml:4:11: 'tx2/*': '/*' follows a board class (known: nano, xavier-nx, agx-xavier, agx-orin, orin-nano, host)");
+  CHECK(error_of(std::string(kHead) + "  model: lenet5\norder: random\n").find("bad.yaml:5:8: 'order' must be") == 0);
+  RunConfig r;
+  r.model = "resnet18";
+  CHECK(required_memory_bytes(r) == (int64_t{8} << 30));
+  r.min_memory_mb = 100;
+  CHECK(required_memory_bytes(r) == 100 * (int64_t{1} << 20));
+  r.model = "lenet5";
+  r.min_memory_mb = 0;
+  CHECK(required_memory_bytes(r) == 0);
+
+  // Generated modes with 'CLASS/*' use the class's tables; the queue order takes cores offline only.
+  auto c = parse_campaign(std::string(kHead) + "  device: agx-xavier/*\n  model: [lenet5, vgg11]\n"
+                          "  power_mode: {generate: grid, every: 7, cores: [2, 8, 4]}\n", "g.yaml");
+  REQUIRE(c.is_ok());
+  CHECK(c->runs.front().device == "agx-xavier/*");
+  const auto order = dispatch_order(c.value());
+  REQUIRE(order.size() == c->runs.size());
+  std::set<size_t> seen(order.begin(), order.end());
+  CHECK(seen.size() == order.size());
+  for (size_t i = 1; i < order.size(); ++i) {
+    const auto& a = c->runs[order[i - 1]];
+    const auto& b = c->runs[order[i]];
+    CHECK(a.cores >= b.cores);
+    if (a.cores == b.cores) CHECK(std::tuple(a.cpu_khz, a.gpu_hz, a.emc_hz) >= std::tuple(b.cpu_khz, b.gpu_hz, b.emc_hz));
+  }
+  // Both models of a mode are queued back to back.
+  CHECK(c->runs[order[0]].cpu_khz == c->runs[order[1]].cpu_khz);
+  CHECK(c->runs[order[0]].model != c->runs[order[1]].model);
+  auto file_order = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\norder: file\n"
+                                   "  \n", "f.yaml");
+  REQUIRE(file_order.is_ok());
+  CHECK_FALSE(file_order->dispatch_by_power_mode);
 }
