@@ -13,6 +13,7 @@
 
 #include "common/board_classes.hpp"
 #include "common/json_fields.hpp"
+#include "common/perf/estimate.hpp"
 #include "common/log.hpp"
 
 namespace jetsweep::controller {
@@ -625,7 +626,7 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
 // class, model, dataset, batch size and power mode; else without the power mode; else without the batch
 // size; else the model and dataset on any class. A board class's runs are spread over its enrolled boards
 // (runs on a named board stay on it); the classes run side by side, so the campaign takes as long as the
-// slowest class.
+// slowest class. Runs with no measurement to go by use the papers' calibrated board model where it covers them.
 Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
   return guarded("estimating the campaign", [&]() -> Result<bj::object> {
     pqxx::work w(*conn_);
@@ -659,7 +660,8 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
       int64_t unmatched = 0;
     };
     std::map<std::string, PerTarget> per_target;  // a class, a named board, or "any"
-    int64_t matched_at[4] = {0, 0, 0, 0}, unmatched = 0;
+    int64_t matched_at[4] = {0, 0, 0, 0}, unmatched = 0, modelled = 0;
+    sim::RunTimeModel run_time;
     for (const auto& run : c.runs) {
       std::string cls = device_target_class(run.device);
       const bool named = cls.empty() && run.device != "any";
@@ -678,6 +680,14 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
         t.seconds += static_cast<double>(run.epochs) * it->second.first / static_cast<double>(it->second.second);
         ++matched_at[level];
         break;
+      }
+      if (level == 4 && !cls.empty()) {
+        // Nothing measured: the papers' calibrated model of the class, where it covers the run.
+        if (auto s = run_time.run_seconds(run, cls)) {
+          t.seconds += s.value();
+          ++modelled;
+          continue;
+        }
       }
       if (level == 4) {
         ++t.unmatched;
@@ -715,6 +725,7 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
     how["same_class_model_dataset_batch"] = matched_at[1];
     how["same_class_model_dataset"] = matched_at[2];
     how["same_model_dataset_any_class"] = matched_at[3];
+    how["papers_model"] = modelled;
     how["without_measurement"] = unmatched;
     o["runs_estimated_from"] = std::move(how);
     return o;

@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 
 namespace jetsweep::agent::sim {
+using namespace jetsweep::sim;  // the board model and its calibration (common/perf)
 
 namespace {
 

@@ -13,10 +13,17 @@
 #include <string>
 
 #include "agent/run_executor.hpp"
-#include "agent/sim/sim_board.hpp"
-#include "agent/sim/sim_model.hpp"
+#include "common/perf/sim_board.hpp"
+#include "common/perf/board_model.hpp"
 
 namespace jetsweep::agent::sim {
+
+// The board model lives in common/perf (the controller's estimates use it too).
+using jetsweep::sim::EpochModel;
+using jetsweep::sim::Settings;
+using jetsweep::sim::SimBoard;
+using jetsweep::sim::SimModel;
+using jetsweep::sim::SplitMix;
 
 class SimExecutor {
  public:

@@ -13,6 +13,7 @@
 
 #include "common/board_classes.hpp"
 #include "common/campaign.hpp"
+#include "common/perf/estimate.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep::cli {
@@ -50,6 +51,12 @@ Status split_url(const std::string& url, std::string& host, std::string& port) {
   host = rest.substr(0, colon);
   port = rest.substr(colon + 1);
   return Status::ok();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
 }
 
 // "3 h 25 min", "12 min", "40 s", "2 d 4 h".
@@ -286,10 +293,33 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     std::map<std::string, int64_t> per_device;
     int64_t epochs = 0;
+    // The papers' board model: training time per device target (a class's runs on one board of it).
+    struct Modelled {
+      double seconds = 0;
+      int64_t runs = 0;
+      std::string why_not;   // first reason a run is not modelled
+      int64_t not_modelled = 0;
+    };
+    std::map<std::string, Modelled> modelled;
+    sim::RunTimeModel run_time;
     for (const auto& r : c->runs) {
       per_device[r.device]++;
       epochs += r.epochs;
+      auto& m = modelled[r.device];
+      const std::string cls = device_target_class(r.device);
+      Result<double> s = cls.empty() || cls == "host"
+                             ? Result<double>(invalid_argument("'" + r.device + "' is not a Jetson board class (the model "
+                                                               "covers " + join(board_classes()) + ")"))
+                             : run_time.run_seconds(r, cls);
+      if (s) {
+        m.seconds += s.value();
+        ++m.runs;
+      } else {
+        if (m.not_modelled++ == 0) m.why_not = s.status().message();
+      }
     }
+    double modelled_wall = 0;
+    for (const auto& [d, m] : modelled) modelled_wall = std::max(modelled_wall, m.seconds);
     if (as_json) {
       bj::object o;
       o["campaign"] = c->name;
@@ -298,14 +328,36 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       bj::object pd;
       for (const auto& [d, n] : per_device) pd[d] = n;
       o["runs_per_device"] = std::move(pd);
+      bj::array md;
+      for (const auto& [d, m] : modelled) {
+        bj::object x;
+        x["device"] = d;
+        x["runs_modelled"] = m.runs;
+        x["training_s"] = m.seconds;
+        x["runs_not_modelled"] = m.not_modelled;
+        if (m.not_modelled) x["why_not"] = m.why_not;
+        md.push_back(std::move(x));
+      }
+      bj::object mo;
+      mo["per_device"] = std::move(md);
+      mo["wall_s_one_board_per_device"] = modelled_wall;
+      o["modelled"] = std::move(mo);
       if (est) o["estimate"] = *est;
       out << bj::serialize(o) << "\n";
     } else {
       out << rest[1] << ": campaign '" << c->name << "' expands to " << c->runs.size() << " runs (" << epochs
           << " epochs)\n";
-      for (const auto& [d, n] : per_device)
+      for (const auto& [d, n] : per_device) {
+        const auto& m = modelled[d];
         out << "  device " << d << ": " << n << " runs"
-            << (is_every_instance(d) ? " per enrolled board (expanded at submission)" : "") << "\n";
+            << (is_every_instance(d) ? " per enrolled board (expanded at submission)" : "");
+        if (m.runs > 0) out << "; modelled " << format_duration(m.seconds) << " of training on one board";
+        if (m.not_modelled > 0) out << "; " << m.not_modelled << " runs not modelled: " << m.why_not;
+        out << "\n";
+      }
+      if (modelled_wall > 0)
+        out << "modelled duration with one board per device: " << format_duration(modelled_wall)
+            << " (the papers' calibrated board model, docs/SIMULATION.md)\n";
       if (est) {
         out << "estimated duration: " << format_duration(est->at("estimated_wall_s").as_double())
             << " (from the epoch times measured so far)\n";

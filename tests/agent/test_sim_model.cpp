@@ -6,11 +6,11 @@
 #include <set>
 
 #include "agent/device/sim_tables.hpp"
-#include "agent/sim/sim_board.hpp"
-#include "agent/sim/sim_model.hpp"
+#include "common/perf/sim_board.hpp"
+#include "common/perf/board_model.hpp"
 
 using namespace jetsweep;
-using namespace jetsweep::agent::sim;
+using namespace jetsweep::sim;
 
 namespace {
 

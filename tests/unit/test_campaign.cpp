@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
+#include "common/board_classes.hpp"
 #include "common/campaign.hpp"
+#include "common/perf/estimate.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
@@ -256,4 +259,33 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
                                    "  \n", "f.yaml");
   REQUIRE(file_order.is_ok());
   CHECK_FALSE(file_order->dispatch_by_power_mode);
+}
+
+TEST_CASE("the papers' board model estimates a campaign: the 15-hour runs take ~15 hours") {
+  auto v = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_variability_15h.yaml");
+  REQUIRE(v.is_ok());
+  sim::RunTimeModel model;
+  for (const auto& run : v->runs) {
+    auto s = model.run_seconds(run, device_target_class(run.device));
+    REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+    // Epoch counts were chosen from the paper's epoch times to fill 15 h (cold first epoch included).
+    CHECK_MESSAGE(std::abs(s.value() / 3600.0 - 15.0) < 0.5, run.device << ": " << s.value() / 3600.0 << " h");
+  }
+  RunConfig r;
+  r.model = "vgg11";
+  r.dataset = "cifar10";
+  auto none = model.run_seconds(r, "agx-xavier");
+  REQUIRE_FALSE(none.is_ok());
+  CHECK(none.status().message().find("no simulation calibration for model 'vgg11'") != std::string::npos);
+  r.model = "lenet5";
+  r.dataset = "mnist";
+  r.epochs = 3;
+  auto one = model.run_seconds(r, "nano");
+  REQUIRE(one.is_ok());
+  r.epochs = 5;
+  auto more = model.run_seconds(r, "nano");
+  REQUIRE(more.is_ok());
+  CHECK(more.value() > one.value());
+  r.cores = 9;
+  CHECK(model.run_seconds(r, "nano").status().message().find("cores 9 outside 1..4") != std::string::npos);
 }

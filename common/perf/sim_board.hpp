@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include "agent/device/sim_tables.hpp"
-#include "agent/sim/sim_calibration.hpp"
+#include "common/board_classes.hpp"
+#include "common/perf/calibration.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 class SimBoard {
  public:
@@ -39,9 +39,9 @@ class SimBoard {
   Result<Settings> resolve_named(const std::string& name) const;
 
   ClassCalibration class_;
-  device::SimBoardTables tables_;
+  BoardClassTables tables_;
   Settings current_;
   std::set<std::string> cache_;
 };
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim

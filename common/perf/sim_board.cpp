@@ -1,8 +1,8 @@
-#include "agent/sim/sim_board.hpp"
+#include "common/perf/sim_board.hpp"
 
 #include <algorithm>
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 namespace {
 
@@ -31,7 +31,7 @@ int64_t apply_cap(const std::vector<int64_t>& table, int64_t cap) {
 Result<SimBoard> SimBoard::open(std::string_view board_class) {
   SimBoard b;
   JS_ASSIGN_OR_RETURN(b.class_, class_calibration(board_class));
-  JS_ASSIGN_OR_RETURN(b.tables_, device::sim_board_tables(board_class));
+  JS_ASSIGN_OR_RETURN(b.tables_, board_class_tables(board_class));
   b.current_ = b.class_.reference;
   return b;
 }
@@ -88,4 +88,4 @@ Status SimBoard::apply(const RunConfig& config) {
   return Status::ok();
 }
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim

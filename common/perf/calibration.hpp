@@ -11,7 +11,7 @@
 
 #include "common/status.hpp"
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 // One power mode of a simulated board: the first `cores` CPUs online at cpu_khz, GPU at gpu_hz,
 // EMC at emc_hz. All values are entries of the class's frequency tables.
@@ -101,4 +101,4 @@ Result<WorkloadCalibration> workload_calibration(std::string_view model, std::st
 const std::vector<WorkloadCalibration>& all_workloads();
 std::vector<std::string> simulated_classes();
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim

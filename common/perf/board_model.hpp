@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "agent/device/sim_tables.hpp"
-#include "agent/sim/sim_calibration.hpp"
+#include "common/board_classes.hpp"
+#include "common/perf/calibration.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 // Mean figures of one epoch of one run on one instance.
 struct EpochModel {
@@ -48,9 +48,12 @@ class SimModel {
  public:
   // `instance` names the board instance (its hash fixes the instance's deviation).
   static Result<SimModel> create(std::string_view board_class, std::string_view instance);
+  // The class's typical board: no instance deviation (time and power factors 1) and no epoch-to-epoch
+  // variation, for estimates.
+  static Result<SimModel> nominal(std::string_view board_class);
 
   const ClassCalibration& calibration() const { return class_; }
-  const device::SimBoardTables& tables() const { return tables_; }
+  const BoardClassTables& tables() const { return tables_; }
   const std::string& instance() const { return instance_; }
   double instance_time_factor() const { return time_factor_; }
   double instance_power_factor() const { return power_factor_; }
@@ -68,10 +71,10 @@ class SimModel {
   SimModel() = default;
 
   ClassCalibration class_;
-  device::SimBoardTables tables_;
+  BoardClassTables tables_;
   std::string instance_;
   double time_factor_ = 1;
   double power_factor_ = 1;
 };
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim

@@ -1,9 +1,9 @@
-#include "agent/sim/sim_model.hpp"
+#include "common/perf/board_model.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 uint64_t SplitMix::next() {
   uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -87,7 +87,7 @@ double stall_raw(const WorkloadCalibration& w, const Settings& ref, const Settin
   return mem * cpu * worker_factor(w, workers);
 }
 
-double clock_level(const device::SimBoardTables& t, const Settings& s) {
+double clock_level(const BoardClassTables& t, const Settings& s) {
   const double mean = (static_cast<double>(s.cores) / t.cores + static_cast<double>(s.cpu_khz) / t.cpu_khz.back() +
                        static_cast<double>(s.gpu_hz) / t.gpu_hz.back() + static_cast<double>(s.emc_hz) / t.emc_hz.back()) /
                       4.0;
@@ -101,7 +101,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 Result<SimModel> SimModel::create(std::string_view board_class, std::string_view instance) {
   SimModel m;
   JS_ASSIGN_OR_RETURN(m.class_, class_calibration(board_class));
-  JS_ASSIGN_OR_RETURN(m.tables_, device::sim_board_tables(board_class));
+  JS_ASSIGN_OR_RETURN(m.tables_, board_class_tables(board_class));
   m.instance_ = std::string(instance);
   const std::string key = std::string(board_class) + "/" + m.instance_;
   SplitMix time_rng(hash64(key + "/time"));
@@ -112,6 +112,15 @@ Result<SimModel> SimModel::create(std::string_view board_class, std::string_view
   const double power_log = std::max(0.0, std::log1p(m.class_.energy_spread) - time_log);
   m.time_factor_ = std::exp(time_log * (time_rng.uniform() - 0.5));
   m.power_factor_ = std::exp(power_log * (power_rng.uniform() - 0.5));
+  return m;
+}
+
+Result<SimModel> SimModel::nominal(std::string_view board_class) {
+  SimModel m;
+  JS_ASSIGN_OR_RETURN(m.class_, class_calibration(board_class));
+  JS_ASSIGN_OR_RETURN(m.tables_, board_class_tables(board_class));
+  m.instance_ = "nominal";
+  m.class_.epoch_noise = 0;   // every epoch after the first alike
   return m;
 }
 
@@ -199,4 +208,4 @@ Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, i
   return e;
 }
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim

@@ -1,8 +1,8 @@
 // The calibration tables. Sources per number: docs/SIMULATION.md ("S23" = SIGMETRICS'23
 // characterisation paper, "PT" = PowerTrain FGCS'24, "JM" = shared/reference/JETSON.md).
-#include "agent/sim/sim_calibration.hpp"
+#include "common/perf/calibration.hpp"
 
-namespace jetsweep::agent::sim {
+namespace jetsweep::sim {
 
 std::string Settings::to_string() const {
   return std::to_string(cores) + "c/" + std::to_string(cpu_khz) + "kHz/" + std::to_string(gpu_hz) + "Hz/" +
@@ -234,4 +234,4 @@ std::vector<std::string> simulated_classes() {
   return out;
 }
 
-}  // namespace jetsweep::agent::sim
+}  // namespace jetsweep::sim
