@@ -202,22 +202,26 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
   if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::get) {
     return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_campaigns(); }, reply);
   }
-  if (parts.size() == 3 && parts[1] == "campaigns" && parts[2] == "estimate" && method == http::verb::post) {
-    std::string file = "campaign.yaml";
-    if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
-      file = std::string(it->value());
+  // A campaign posted as YAML; the X-Jetsweep-Source header names the file in its errors.
+  std::string file = "campaign.yaml";
+  if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
+    file = std::string(it->value());
+  auto posted_campaign = [&]() -> std::shared_ptr<Campaign> {
     auto campaign = parse_campaign(shared_req->body(), file);
-    if (!campaign) return respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
-    auto c = std::make_shared<Campaign>(std::move(campaign).value());
+    if (!campaign) {
+      respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
+      return nullptr;
+    }
+    return std::make_shared<Campaign>(std::move(campaign).value());
+  };
+  if (parts.size() == 3 && parts[1] == "campaigns" && parts[2] == "estimate" && method == http::verb::post) {
+    auto c = posted_campaign();
+    if (!c) return;
     return db_.post<Result<bj::object>>(executor(), [c](Store& s) { return s.estimate_campaign(*c); }, reply);
   }
   if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::post) {
-    std::string file = "campaign.yaml";
-    if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
-      file = std::string(it->value());
-    auto campaign = parse_campaign(shared_req->body(), file);
-    if (!campaign) return respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
-    auto c = std::make_shared<Campaign>(std::move(campaign).value());
+    auto c = posted_campaign();
+    if (!c) return;
     return db_.post<Result<CreatedCampaign>>(
         executor(), [c, file, body = shared_req->body()](Store& s) { return s.create_campaign(*c, file, body); },
         [self, shared_req, respond, c](Result<CreatedCampaign> r) {
