@@ -1,5 +1,6 @@
 #include "agent/run_executor.hpp"
 
+#include <filesystem>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -199,9 +200,14 @@ void RunExecutor::describe(proto::DeviceFacts& facts) const {
     facts.kernel = info.kernel + "; L4T " + (info.l4t ? info.l4t->to_string() : std::string("unknown")) + "; " +
                    std::string(device::module_name(info.module)) + " " + info.module_part +
                    (info.nvpmodel_conf_fnv1a64.empty() ? std::string() : "; nvpmodel.conf " + info.nvpmodel_conf_fnv1a64);
+    // The board is this host's sysfs tree (/ in production): another agent on it is the same board.
+    std::error_code ec;
+    const auto root = std::filesystem::weakly_canonical(options_.root, ec);
+    facts.board_id = "jetson:" + facts.hostname + ":" + (ec ? options_.root : root.string());
   } else if (sim_) {
     facts.device_class = options_.sim_class;
     facts.mem_bytes = sim_->model().tables().mem_total_bytes();  // the simulated board's RAM, not the host's
+    facts.board_id = "sim:" + facts.hostname + ":" + options_.sim_class + "/" + options_.sim_instance;
     facts.kernel += "; simulated " + sim_->model().tables().module + " instance " + options_.sim_instance +
                     " (time scale " + std::to_string(options_.time_scale) + ")";
   }

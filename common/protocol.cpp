@@ -64,6 +64,7 @@ void fill(bj::object& o, const Register& m) {
   f["torch_version"] = m.facts.torch_version;
   f["compiler"] = m.facts.compiler;
   f["git_sha"] = m.facts.git_sha;
+  if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
   if (!m.facts.storage.empty()) {
     bj::array media;
     for (const auto& s : m.facts.storage) media.emplace_back(s);
@@ -169,6 +170,7 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.torch_version = fr.opt_string("torch_version").value_or("");
     m.facts.compiler = fr.opt_string("compiler").value_or("");
     m.facts.git_sha = fr.opt_string("git_sha").value_or("");
+    m.facts.board_id = fr.opt_string("board_id").value_or("");
     if (o_has(*f, "storage")) {
       if (const auto* media = fr.array("storage")) {
         for (size_t i = 0; i < media->size() && fr.ok(); ++i) {

@@ -31,6 +31,9 @@ struct DeviceFacts {
   std::string compiler;
   std::string git_sha;
   std::vector<std::string> storage;   // storage media it offers (--storage NAME=DIR): runs with data "@NAME"
+  // The physical (or simulated) board the agent drives, "" when it does not own one (host backend): at
+  // most one run at a time per board, however many agents claim it.
+  std::string board_id;
   bool operator==(const DeviceFacts&) const = default;
 };
 

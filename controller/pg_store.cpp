@@ -288,13 +288,15 @@ Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, storage, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],true,now()) "
+        "git_sha, storage, board_id, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,true,"
+        "now()) "
         "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
         "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
         "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
-        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, connected = true, last_seen = now() RETURNING id",
+        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, connected = true, "
+        "last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
-        f.git_sha, text_array_literal(f.storage));
+        f.git_sha, text_array_literal(f.storage), f.board_id);
     w.commit();
     return r[0][0].as<int64_t>();
   });
@@ -411,7 +413,9 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
   return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
-        "WITH me AS (SELECT name, mem_bytes, storage FROM agents WHERE id = $1), "
+        "WITH me AS (SELECT name, mem_bytes, storage, board_id FROM agents WHERE id = $1 AND (board_id = '' OR "
+        "  NOT EXISTS (SELECT 1 FROM runs busy JOIN agents other ON other.id = busy.agent_id WHERE other.id <> $1 "
+        "    AND other.board_id = agents.board_id AND busy.status IN ('assigned', 'running')))), "
         "next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id, me "
         "  WHERE runs.status = 'queued' AND c.state = 'active' AND "
         "  (runs.device = 'any' OR runs.device = $2 OR runs.device = me.name) AND "

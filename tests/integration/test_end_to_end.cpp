@@ -372,6 +372,23 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                             "WHERE campaign_id = " + std::to_string(modes))[0].c_str()) == "1 4 2 4 2");
   w.commit();
 
+  // Two agents driving the same (simulated) board: one run at a time on it, never two.
+  fleet.add_agent("twin-1", {"--no-journal", "--sim", "agx-orin/twin", "--time-scale", "1"});
+  fleet.add_agent("twin-2", {"--no-journal", "--sim", "agx-orin/twin", "--time-scale", "1"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(7); }), fleet.logs());
+  CHECK(db.count("SELECT count(DISTINCT board_id) FROM agents WHERE name LIKE 'twin-_' AND board_id LIKE 'sim:%:agx-orin/twin'") == 1);
+  write_file(fleet.dir() / "twin.yaml",
+             "campaign: twin\nrepetitions: 4\nmatrix:\n  device: agx-orin\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 1\n  max_minibatches: 40\n");
+  const int64_t twin = submit(fleet, fleet.dir() / "twin.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(twin); }), fleet.logs());
+  const std::string twin_runs = " FROM runs WHERE campaign_id = " + std::to_string(twin);
+  CHECK(db.count("SELECT count(*)" + twin_runs + " AND status = 'done'") == 4);
+  CHECK(db.count("SELECT count(*)" + twin_runs + " AND wall_s > 0.2") == 4);  // long enough to overlap if allowed
+  CHECK(db.count("SELECT count(*) FROM runs a, runs b WHERE a.campaign_id = " + std::to_string(twin) +
+                 " AND b.campaign_id = a.campaign_id AND a.id < b.id "
+                 "AND a.assigned_at < b.finished_at AND b.assigned_at < a.finished_at") == 0);
+
   // The estimate goes by the epochs measured: 'media' ran on the host with these batch sizes.
   write_file(fleet.dir() / "again.yaml",
              "campaign: again\nmatrix:\n  device: host\n  model: [lenet5, vgg11]\n  dataset: mnist\n"

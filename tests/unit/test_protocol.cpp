@@ -20,6 +20,7 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(Register{"agent-1", f, 17, {}});
   round_trip(Register{"agent-1", f, std::nullopt, {4, 9}});
   f.storage = {"sd", "ssd"};
+  f.board_id = "jetson:agx-1:/";
   round_trip(Register{"agent-1", f, std::nullopt, {}});
   round_trip(Registered{3, 1000});
   round_trip(Heartbeat{"idle", std::nullopt});
