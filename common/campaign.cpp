@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/board_classes.hpp"
+#include "common/perf/sim_board.hpp"
 
 #include <fstream>
 #include <functional>
@@ -113,8 +114,11 @@ void check_fits(const std::string& file, const YAML::Node& where, const RunConfi
   auto t = board_class_tables(cls);
   if (!t) return;
   std::string why;
-  const int64_t need = required_memory_bytes(c, &why);
-  if (need > t->mem_total_bytes())
+  const auto unfit = classes_without_room(c, &why);
+  if (std::find(unfit.begin(), unfit.end(), cls) != unfit.end())
+    fail(file, where, "model '" + c.model + "' does not fit on '" + cls + "' (" + std::to_string(t->mem_gb) +
+                          " GB): " + why + "; exclude that combination");
+  if (required_memory_bytes(c, &why) > t->mem_total_bytes())
     fail(file, where, "model '" + c.model + "' does not fit on '" + cls + "' (" + std::to_string(t->mem_gb) +
                           " GB): " + why + "; exclude that combination");
 }
@@ -542,14 +546,33 @@ std::vector<size_t> dispatch_order(const Campaign& c) {
   std::vector<size_t> order(c.runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (!c.dispatch_by_power_mode) return order;
+  // The mode each run sets, named modes resolved with the class's predefined modes (JETSON.md); a run
+  // that sets no core count (none, or frequencies only) leaves the cores as they are: key 0.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  std::vector<Key> keys(c.runs.size());
+  std::map<std::string, std::optional<sim::SimBoard>> boards;
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    const RunConfig& r = c.runs[i];
+    keys[i] = {r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz};
+    if (r.power_mode_name.empty()) continue;
+    const std::string cls = device_target_class(r.device);
+    if (cls.empty() || cls == "host") continue;
+    auto it = boards.find(cls);
+    if (it == boards.end()) {
+      auto b = sim::SimBoard::open(cls);
+      it = boards.emplace(cls, b ? std::optional<sim::SimBoard>(std::move(b).value()) : std::nullopt).first;
+    }
+    if (!it->second) continue;
+    if (auto s = it->second->resolve(r)) keys[i] = {s->cores, s->cpu_khz, s->gpu_hz, s->emc_hz};
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t ia, size_t ib) {
-    const RunConfig& a = c.runs[ia];
-    const RunConfig& b = c.runs[ib];
-    // Runs without explicit cores keep file order among themselves, ahead of the explicit ones.
-    const bool ea = a.cores > 0, eb = b.cores > 0;
+    const Key& a = keys[ia];
+    const Key& b = keys[ib];
+    // Runs that leave the cores alone keep file order among themselves, ahead of the others.
+    const bool ea = std::get<0>(a) > 0, eb = std::get<0>(b) > 0;
     if (ea != eb) return !ea;
     if (!ea) return false;
-    return std::tuple(b.cores, b.cpu_khz, b.gpu_hz, b.emc_hz) < std::tuple(a.cores, a.cpu_khz, a.gpu_hz, a.emc_hz);
+    return b < a;
   });
   return order;
 }

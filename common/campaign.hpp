@@ -23,10 +23,11 @@ struct Campaign {
 };
 
 // The order in which the controller queues a campaign's runs (indexes into runs). With
-// dispatch_by_power_mode, runs with explicit power modes are ordered per board class by descending core
-// count, then CPU, GPU and memory frequency (stable otherwise), so every board, taking runs in queue order,
-// only ever takes cores offline between runs: no mode change that needs a reboot, and runs of the same
-// mode back to back. Runs without an explicit mode keep their place relative to each other.
+// dispatch_by_power_mode, runs that set a core count (explicitly, or through a named mode of their board
+// class) are ordered by descending core count, then CPU, GPU and memory frequency (stable otherwise), so
+// every board, taking runs in queue order, only ever takes cores offline between runs: no mode change that
+// needs a reboot, and runs of the same mode back to back. Runs that leave the cores alone come first, in
+// file order.
 std::vector<size_t> dispatch_order(const Campaign& c);
 
 // Largest matrix accepted in one campaign.

@@ -91,6 +91,11 @@ std::optional<double> FieldReader::opt_number(const char* name) {
   if (!v) return std::nullopt;
   auto d = as_number(*v);
   if (!d) fail(name, std::string("expected a number, got ") + kind_name(*v));
+  // JSON has no infinities, but an overflowing literal (1e999) parses to one.
+  if (d && !std::isfinite(*d)) {
+    fail(name, "must be a finite number");
+    return std::nullopt;
+  }
   return d;
 }
 
@@ -139,6 +144,10 @@ std::vector<double> FieldReader::number_array(const char* name) {
     auto d = as_number(e);
     if (!d) {
       fail(name, std::string("expected an array of numbers, found ") + kind_name(e));
+      return {};
+    }
+    if (!std::isfinite(*d)) {
+      fail(name, "must hold finite numbers");
       return {};
     }
     out.push_back(*d);

@@ -47,10 +47,14 @@ std::string default_data_path(const std::string& dataset);
 // Number of training samples of a dataset, when it is fixed (Fashion-MNIST/MNIST: 60000).
 int64_t known_train_samples(const std::string& dataset);
 
-// RAM a board needs to train this run: min_memory_mb if given, else what the papers found the model needs
-// (SIGMETRICS'23 Table 2: ResNet-18 runs out of memory on the 8 GB Xavier NX, MobileNet v3 on the 4 GB
-// Nano), else 0. Compared with the MemTotal an agent reports; `why` (optional) gets the reason.
+// RAM a board needs to train this run (min_memory_mb; 0 = no requirement), compared with the MemTotal an
+// agent reports; `why` (optional) gets the reason.
 int64_t required_memory_bytes(const RunConfig& c, std::string* why = nullptr);
+// Board classes the run's model does not fit on, from the papers' out-of-memory findings (SIGMETRICS'23
+// Table 2: ResNet-18 on the Xavier NX and the Nano, MobileNet v3 on the Nano). RAM alone does not
+// decide it (PowerTrain trains ResNet-18 on the 8 GB Orin Nano, the 8 GB NX runs out), so these are
+// facts per class, not a size. `why` (optional) gets the source.
+std::vector<std::string> classes_without_room(const RunConfig& c, std::string* why = nullptr);
 
 boost::json::object to_json(const RunConfig& c);
 // `where` names the place for errors, e.g. "message 'assign_run' field 'config'".

@@ -4,6 +4,7 @@
 #include <pqxx/tablewriter>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -174,6 +175,14 @@ Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id,
     }
   }
 }
+
+// The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per
+// physical board (agents sharing a board_id count once, by the first name). A CTE prefix: use as
+// kEnrolledBoardsSql + " SELECT ... FROM enrolled ...".
+const char* const kEnrolledBoardsSql =
+    "WITH enrolled AS (SELECT DISTINCT ON (CASE WHEN board_id = '' THEN name ELSE board_id END) name, device_class "
+    "  FROM agents WHERE connected OR last_seen > now() - interval '24 hours' "
+    "  ORDER BY CASE WHEN board_id = '' THEN name ELSE board_id END, name)";
 
 // PostgreSQL array literal of strings, each quoted and escaped.
 std::string text_array_literal(const std::vector<std::string>& v) {
@@ -419,7 +428,8 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
         "next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id, me "
         "  WHERE runs.status = 'queued' AND c.state = 'active' AND "
         "  (runs.device = 'any' OR runs.device = $2 OR runs.device = me.name) AND "
-        "  runs.min_mem_bytes <= me.mem_bytes AND (runs.storage IS NULL OR runs.storage = ANY(me.storage)) "
+        "  runs.min_mem_bytes <= me.mem_bytes AND (runs.storage IS NULL OR runs.storage = ANY(me.storage)) AND "
+        "  NOT ($2 = ANY(runs.unfit_classes)) "
         "  ORDER BY c.priority DESC, runs.id FOR UPDATE OF runs SKIP LOCKED LIMIT 1) "
         "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
         "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
@@ -448,7 +458,13 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
 Status PgStore::unclaim_run(int64_t run_id, int64_t agent_id) {
   return guarded("unclaiming a run", [&]() -> Status {
     pqxx::work w(*conn_);
-    w.exec_params("UPDATE runs SET status = 'queued', agent_id = NULL, attempts = greatest(attempts - 1, 0) "
+    // A run whose cancel was requested meanwhile is cancelled, not queued again (its campaign may never
+    // hand it out again).
+    w.exec_params("UPDATE runs SET status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END, "
+                  "agent_id = CASE WHEN cancel_requested THEN agent_id ELSE NULL END, "
+                  "finished_at = CASE WHEN cancel_requested THEN now() ELSE NULL END, "
+                  "error = CASE WHEN cancel_requested THEN 'cancelled before it started' ELSE error END, "
+                  "attempts = greatest(attempts - 1, 0) "
                   "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
                   run_id, agent_id);
     w.commit();
@@ -586,11 +602,12 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
         auto it = boards.find(cls);
         if (it == boards.end()) {
           std::vector<std::string> names;
-          for (const auto& row : w.exec_params("SELECT name FROM agents WHERE device_class = $1 ORDER BY name", cls))
+          for (const auto& row :
+               w.exec_params(std::string(kEnrolledBoardsSql) + " SELECT name FROM enrolled WHERE device_class = $1 ORDER BY name", cls))
             names.emplace_back(row[0].c_str());
           if (names.empty())
-            return invalid_argument("campaign '" + c.name + "': '" + run.device + "' matches no board: the controller has "
-                                    "never seen an agent of class '" + cls + "' (start them, then submit)");
+            return invalid_argument("campaign '" + c.name + "': '" + run.device + "' matches no board: no agent of class '" +
+                                    cls + "' is connected or was seen in the last 24 hours (start them, then submit)");
           it = boards.emplace(cls, std::move(names)).first;
         }
         for (const auto& name : it->second) {
@@ -605,7 +622,7 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
       w.exec_params("UPDATE campaigns SET run_count = $2 WHERE id = $1", id, static_cast<int64_t>(expanded.runs.size()));
     }
     w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (seq integer, ordinal integer, config jsonb, device text, "
-           "epochs integer, min_mem_bytes bigint, storage text) ON COMMIT DELETE ROWS");
+           "epochs integer, min_mem_bytes bigint, storage text, unfit_classes text[]) ON COMMIT DELETE ROWS");
     {
       // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
       pqxx::stream_to copy(w, "runs_stage");
@@ -614,12 +631,14 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
         const RunConfig& run = campaign->runs[ordinal];
         const std::string medium = storage_medium(run.data);
         copy << std::make_tuple(seq++, static_cast<int64_t>(ordinal), bj::serialize(to_json(run)), run.device, run.epochs,
-                                required_memory_bytes(run), medium.empty() ? nullptr : medium.c_str());
+                                required_memory_bytes(run), medium.empty() ? nullptr : medium.c_str(),
+                                text_array_literal(classes_without_room(run)));
       }
       copy.complete();
     }
-    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, min_mem_bytes, storage) "
-                  "SELECT $1, ordinal, config, device, epochs, min_mem_bytes, storage FROM runs_stage ORDER BY seq",
+    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, min_mem_bytes, storage, unfit_classes) "
+                  "SELECT $1, ordinal, config, device, epochs, min_mem_bytes, storage, unfit_classes FROM runs_stage "
+                  "ORDER BY seq",
                   id);
     w.commit();
     return CreatedCampaign{id, static_cast<int64_t>(campaign->runs.size())};
@@ -628,65 +647,75 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
 
 // Each run's epoch time is the mean e2e time of the epochs measured for the most specific match: same board
 // class, model, dataset, batch size and power mode; else without the power mode; else without the batch
-// size; else the model and dataset on any class. A board class's runs are spread over its enrolled boards
-// (runs on a named board stay on it); the classes run side by side, so the campaign takes as long as the
-// slowest class. Runs with no measurement to go by use the papers' calibrated board model where it covers them.
+// size; else the model and dataset on any class; else the papers' calibrated board model where it covers the
+// run. A class's runs are spread over its enrolled boards; a CLASS/* run runs on each of them at once; runs
+// on a named board stay on it. Classes run side by side, so the campaign takes as long as the busiest.
 Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
   return guarded("estimating the campaign", [&]() -> Result<bj::object> {
     pqxx::work w(*conn_);
     auto measured = w.exec(
         "SELECT a.device_class, r.config->>'model', r.config->>'dataset', r.config->>'batch_size', "
-        "  coalesce((r.config->'power_mode')::text, ''), sum(e.e2e_s), count(*) "
+        "  concat(r.config->'power_mode'->>'name', '/', r.config->'power_mode'->>'cores', '/', "
+        "         r.config->'power_mode'->>'cpu_khz', '/', r.config->'power_mode'->>'gpu_hz', '/', "
+        "         r.config->'power_mode'->>'emc_hz'), sum(e.e2e_s), count(*) "
         "FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
         "GROUP BY 1, 2, 3, 4, 5");
     // level 0: class|model|dataset|bs|mode, 1: class|model|dataset|bs, 2: class|model|dataset, 3: model|dataset
+    auto keys_of = [](const std::string& cls, const std::string& model, const std::string& dataset,
+                      const std::string& bs, const std::string& mode) {
+      return std::array<std::string, 4>{cls + "|" + model + "|" + dataset + "|" + bs + "|" + mode,
+                                        cls + "|" + model + "|" + dataset + "|" + bs, cls + "|" + model + "|" + dataset,
+                                        model + "|" + dataset};
+    };
     std::map<std::string, std::pair<double, int64_t>> sums[4];
     for (const auto& row : measured) {
-      const std::string cls = row[0].c_str(), model = row[1].c_str(), dataset = row[2].c_str(), bs = row[3].c_str();
-      const std::string keys[4] = {cls + "|" + model + "|" + dataset + "|" + bs + "|" + row[4].c_str(),
-                                   cls + "|" + model + "|" + dataset + "|" + bs, cls + "|" + model + "|" + dataset,
-                                   model + "|" + dataset};
+      const auto keys = keys_of(row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str());
       for (int l = 0; l < 4; ++l) {
-        sums[l][keys[l]].first += row[5].as<double>();
-        sums[l][keys[l]].second += row[6].as<int64_t>();
+        sums[l][keys[static_cast<size_t>(l)]].first += row[5].as<double>();
+        sums[l][keys[static_cast<size_t>(l)]].second += row[6].as<int64_t>();
       }
     }
     std::map<std::string, std::string> class_of_agent;
-    std::map<std::string, int64_t> boards;
-    for (const auto& row : w.exec("SELECT name, device_class FROM agents")) {
-      class_of_agent[row[0].c_str()] = row[1].c_str();
-      boards[row[1].c_str()]++;
+    for (const auto& row : w.exec("SELECT name, device_class FROM agents")) class_of_agent[row[0].c_str()] = row[1].c_str();
+    std::map<std::string, int64_t> boards;  // enrolled boards per class
+    int64_t all_boards = 0;
+    for (const auto& row : w.exec(std::string(kEnrolledBoardsSql) + " SELECT device_class, count(*) FROM enrolled GROUP BY 1")) {
+      boards[row[0].c_str()] = row[1].as<int64_t>();
+      all_boards += row[1].as<int64_t>();
     }
     w.commit();
     struct PerTarget {
+      std::string board_class;   // "" for any
+      bool every_board = false;  // CLASS/*: one copy per board, in parallel
       int64_t runs = 0;
-      double seconds = 0;
+      double seconds = 0;        // training time of one copy of each run
       int64_t unmatched = 0;
     };
-    std::map<std::string, PerTarget> per_target;  // a class, a named board, or "any"
+    std::map<std::string, PerTarget> per_target;  // a class, CLASS/*, a named board, or "any"
     int64_t matched_at[4] = {0, 0, 0, 0}, unmatched = 0, modelled = 0;
     sim::RunTimeModel run_time;
     for (const auto& run : c.runs) {
       std::string cls = device_target_class(run.device);
       const bool named = cls.empty() && run.device != "any";
       if (named) cls = class_of_agent.count(run.device) ? class_of_agent[run.device] : "";
-      const std::string bs = std::to_string(run.batch_size);
-      const std::string mode = run.has_power_mode() ? bj::serialize(to_json(run).at("power_mode")) : "";
-      const std::string keys[4] = {cls + "|" + run.model + "|" + run.dataset + "|" + bs + "|" + mode,
-                                   cls + "|" + run.model + "|" + run.dataset + "|" + bs,
-                                   cls + "|" + run.model + "|" + run.dataset, run.model + "|" + run.dataset};
-      auto& t = per_target[named ? run.device : cls.empty() ? "any" : cls];
+      auto& t = per_target[named || is_every_instance(run.device) ? run.device : cls.empty() ? "any" : cls];
+      t.board_class = cls;
+      t.every_board = is_every_instance(run.device);
       ++t.runs;
+      const std::string mode = run.power_mode_name + "/" + (run.cores > 0 ? std::to_string(run.cores) : "") + "/" +
+                               (run.cpu_khz > 0 ? std::to_string(run.cpu_khz) : "") + "/" +
+                               (run.gpu_hz > 0 ? std::to_string(run.gpu_hz) : "") + "/" +
+                               (run.emc_hz > 0 ? std::to_string(run.emc_hz) : "");
+      const auto keys = keys_of(cls, run.model, run.dataset, std::to_string(run.batch_size), mode);
       int level = cls.empty() ? 3 : 0;
       for (; level < 4; ++level) {
-        auto it = sums[level].find(keys[level]);
+        auto it = sums[level].find(keys[static_cast<size_t>(level)]);
         if (it == sums[level].end() || it->second.second == 0) continue;
         t.seconds += static_cast<double>(run.epochs) * it->second.first / static_cast<double>(it->second.second);
         ++matched_at[level];
         break;
       }
-      if (level == 4 && !cls.empty()) {
-        // Nothing measured: the papers' calibrated model of the class, where it covers the run.
+      if (level == 4 && !cls.empty() && cls != "host") {
         if (auto s = run_time.run_seconds(run, cls)) {
           t.seconds += s.value();
           ++modelled;
@@ -700,28 +729,35 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
     }
     bj::object o;
     o["campaign"] = c.name;
-    o["runs"] = c.runs.size();
     bj::array targets;
+    std::map<std::string, double> class_wall;  // per class: shared runs / boards + every-board runs
     double wall = 0;
-    int64_t all_boards = 0;
-    for (const auto& [cls, n] : boards) all_boards += n;
+    int64_t total_runs = 0;
     for (const auto& [target, t] : per_target) {
       bj::object x;
+      const int64_t n = target == "any" ? all_boards
+                        : t.every_board || !class_of_agent.count(target)
+                            ? (boards.count(t.board_class) ? boards.at(t.board_class) : 0)
+                            : 1;  // a named board
+      const int64_t copies = t.every_board ? n : 1;
       x["device"] = target;
-      x["runs"] = t.runs;
-      x["runs_without_measurement"] = t.unmatched;
-      x["run_seconds"] = t.seconds;
-      const bool is_class = boards.count(target) > 0;
-      const int64_t n = target == "any" ? all_boards : is_class ? boards.at(target) : class_of_agent.count(target) ? 1 : 0;
+      x["runs"] = t.runs * copies;
+      x["runs_without_measurement"] = t.unmatched * copies;
+      x["run_seconds"] = t.seconds * static_cast<double>(copies);
       x["boards"] = n;
+      total_runs += t.runs * copies;
       if (n > 0) {
-        x["wall_s"] = t.seconds / static_cast<double>(n);
-        wall = std::max(wall, t.seconds / static_cast<double>(n));
+        const double w_s = t.every_board ? t.seconds : t.seconds / static_cast<double>(n);
+        x["wall_s"] = w_s;
+        if (target == "any" || class_of_agent.count(target)) wall = std::max(wall, w_s);
+        else class_wall[t.board_class] += w_s;
       } else {
         x["wall_s"] = nullptr;
       }
       targets.push_back(std::move(x));
     }
+    for (const auto& [cls, w_s] : class_wall) wall = std::max(wall, w_s);
+    o["runs"] = total_runs;
     o["per_device"] = std::move(targets);
     o["estimated_wall_s"] = wall;
     bj::object how;

@@ -3,6 +3,3 @@ ALTER TABLE agents ADD COLUMN storage text[] NOT NULL DEFAULT '{}';   -- media f
 ALTER TABLE runs
   ADD COLUMN min_mem_bytes bigint NOT NULL DEFAULT 0,   -- the agent's MemTotal must be at least this
   ADD COLUMN storage text;                              -- medium its data is on (data: "@NAME"), NULL = none
--- The board an agent drives (jetson: host + sysfs root; sim: host + class/instance; '' = none): the
--- dispatcher runs at most one run per board, however many agents claim it.
-ALTER TABLE agents ADD COLUMN board_id text NOT NULL DEFAULT '';

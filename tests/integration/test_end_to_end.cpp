@@ -1,6 +1,8 @@
 // Integration tests: a real PostgreSQL (JETSWEEP_TEST_DSN, an admin DSN from scripts/test), real
 // jetsweep-controller and jetsweep-agent processes on loopback, the real CLI, real LibTorch training
 // on small data generated in the real IDX format.
+#include <cmath>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
@@ -336,8 +338,7 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                  " AND status = 'queued' AND min_mem_bytes = 16000000::bigint * 1048576") == 1);
   fleet.cli({"cancel", std::to_string(memory)});
 
-  // "nano/*": one run per enrolled Nano, each on its own board; simulated Nanos advertise 4 GB, so the
-  // ResNet-sized requirement of a run on "any" board keeps it off them.
+  // "nano/*": one run per enrolled Nano, each on its own board.
   write_file(fleet.dir() / "every.yaml",
              "campaign: every\nmatrix:\n  device: nano/*\n  model: lenet5\n  dataset: fashion-mnist\n"
              "  batch_size: 64\n  workers: 0\n  epochs: 1\n  max_minibatches: 5\n");
@@ -401,6 +402,32 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
   const std::string text = fleet.cli({"validate", "--estimate", (fleet.dir() / "again.yaml").string()});
   CHECK(text.find("estimated duration: ") != std::string::npos);
   CHECK(text.find("1 runs have no measurement") != std::string::npos);
+
+  // Power modes measured on the Nanos match exactly; a nano/* run runs on each of the 3 Nanos at once.
+  write_file(fleet.dir() / "modes_again.yaml",
+             "campaign: modes_again\nmatrix:\n  device: [nano, nano/*]\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 2\n  max_minibatches: 3\n"
+             "  power_mode: [{cores: 4, cpu_khz: 1479000}, {cores: 1, cpu_khz: 921600}]\n");
+  auto est2 = bj::parse(fleet.cli({"validate", "--estimate", "--json", (fleet.dir() / "modes_again.yaml").string()}))
+                  .as_object()
+                  .at("estimate")
+                  .as_object();
+  CHECK(est2.at("runs_estimated_from").at("same_class_model_dataset_batch_mode").as_int64() == 4);
+  CHECK(est2.at("runs").as_int64() == 2 + 2 * 3);
+  double shared = 0, each = 0;
+  for (const auto& tv : est2.at("per_device").as_array()) {
+    const auto& t = tv.as_object();
+    CHECK(t.at("boards").as_int64() == 3);
+    if (t.at("device") == "nano") shared = t.at("run_seconds").as_double();
+    if (t.at("device") == "nano/*") {
+      CHECK(t.at("runs").as_int64() == 6);
+      each = t.at("wall_s").as_double();
+      CHECK(std::abs(t.at("run_seconds").as_double() - 3 * each) < 1e-9);
+    }
+  }
+  CHECK(shared > 0);
+  CHECK(std::abs(each - shared) < 1e-9);   // the same two runs' measured times
+  CHECK(std::abs(est2.at("estimated_wall_s").as_double() - (shared / 3 + each)) < 1e-9);
 }
 
 TEST_CASE("the controller measures each agent's clock offset") {

@@ -81,6 +81,17 @@ TEST_CASE("bad frames are rejected with a message naming type and field") {
         "message 'run_finished' field 'status': must be 'done', 'failed' or 'cancelled'");
   CHECK(rejection("{\"type\":\"register\",\"version\":1,\"id\":1,\"name\":\"a\",\"facts\":{\"hostname\":\"h\"}}") ==
         "message 'register' field 'facts', field 'cpus': missing");
+  // An overflowing literal parses to infinity: refused with its place, not stored.
+  CHECK(rejection("{\"type\":\"samples\",\"version\":1,\"id\":1,\"run_id\":1,\"samples\":[{\"t_s\":0,"
+                  "\"cpu_util_pct\":1,\"mem_used_kb\":1,\"disk_read_bytes\":0},{\"t_s\":1e999,\"cpu_util_pct\":1,"
+                  "\"mem_used_kb\":1,\"disk_read_bytes\":0}]}") ==
+        "message 'samples' field 'samples[1]', field 't_s': must be a finite number");
+  CHECK(rejection("{\"type\":\"minibatches\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":0,\"first_index\":0,"
+                  "\"stall_s\":[1,-1e999],\"compute_s\":[1,1]}") ==
+        "message 'minibatches' field 'stall_s': must hold finite numbers");
+  CHECK(rejection("{\"type\":\"register\",\"version\":1,\"id\":1,\"name\":\"a\",\"facts\":{\"hostname\":\"h\","
+                  "\"cpus\":1,\"mem_bytes\":1,\"backend\":\"host\",\"device_class\":\"host\",\"storage\":[\"sd\",3]}}") ==
+        "message 'register' field 'facts', field 'storage': element 1 is not a string");
 }
 
 TEST_CASE("oversized frames are rejected without parsing") {
