@@ -421,21 +421,49 @@ Result<std::vector<RunOnAgent>> PgStore::runs_to_stop() {
 Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std::string& device_class) {
   return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
     pqxx::work w(*conn_);
-    auto r = w.exec_params(
-        "WITH me AS (SELECT name, mem_bytes, storage, board_id FROM agents WHERE id = $1 AND (board_id = '' OR "
-        "  NOT EXISTS (SELECT 1 FROM runs busy JOIN agents other ON other.id = busy.agent_id WHERE other.id <> $1 "
-        "    AND other.board_id = agents.board_id AND busy.status IN ('assigned', 'running')))), "
-        "next AS (SELECT runs.id FROM runs JOIN campaigns c ON c.id = runs.campaign_id, me "
-        "  WHERE runs.status = 'queued' AND c.state = 'active' AND "
-        "  (runs.device = 'any' OR runs.device = $2 OR runs.device = me.name) AND "
-        "  runs.min_mem_bytes <= me.mem_bytes AND (runs.storage IS NULL OR runs.storage = ANY(me.storage)) AND "
-        "  NOT ($2 = ANY(runs.unfit_classes)) "
-        "  ORDER BY c.priority DESC, runs.id FOR UPDATE OF runs SKIP LOCKED LIMIT 1) "
-        "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
-        "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
-        "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
-        "FROM next WHERE runs.id = next.id RETURNING runs.id, runs.config::text",
-        agent_id, device_class);
+    // The agent, and whether another agent of its board is busy (one run per physical board).
+    auto me = w.exec_params(
+        "SELECT name, mem_bytes, storage::text, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
+        "  ON other.id = busy.agent_id WHERE other.id <> $1 AND other.board_id = agents.board_id "
+        "  AND busy.status IN ('assigned', 'running')) FROM agents WHERE id = $1",
+        agent_id);
+    if (me.empty() || me[0][3].as<bool>()) {
+      w.commit();
+      return std::optional<Assignment>();
+    }
+    const std::string name = me[0][0].c_str();
+    const int64_t mem_bytes = me[0][1].as<int64_t>();
+    const std::string storage = me[0][2].c_str();
+    // Campaigns with queued runs, in dispatch order; in each, the lowest-id queued run the agent can take,
+    // looked up per device value it matches (index runs_queued_by_campaign: three short range scans).
+    auto campaigns = w.exec(
+        "SELECT c.id FROM campaigns c WHERE c.state = 'active' AND EXISTS (SELECT 1 FROM runs r "
+        "WHERE r.campaign_id = c.id AND r.status = 'queued') ORDER BY c.priority DESC, c.id");
+    const std::string pick_one =
+        "(SELECT id FROM runs WHERE campaign_id = $1 AND status = 'queued' AND device = $DEVICE AND "
+        "min_mem_bytes <= $3 AND (storage IS NULL OR storage = ANY($4::text[])) AND NOT ($5 = ANY(unfit_classes)) "
+        "ORDER BY id LIMIT 1)";
+    auto with_device = [&](const std::string& param) {
+      std::string q = pick_one;
+      q.replace(q.find("$DEVICE"), 7, param);
+      return q;
+    };
+    const std::string pick = "SELECT min(id) FROM (" + with_device("'any'") + " UNION ALL " + with_device("$5") +
+                             " UNION ALL " + with_device("$2") + ") candidates";
+    pqxx::result r;
+    for (const auto& c : campaigns) {
+      auto p = w.exec_params(pick, c[0].as<int64_t>(), name, mem_bytes, storage, device_class);
+      if (p[0][0].is_null()) continue;
+      // The status guard makes this safe against any other writer (claims themselves all run on one
+      // connection, so they never race each other).
+      r = w.exec_params(
+          "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
+          "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
+          "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
+          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text",
+          agent_id, p[0][0].as<int64_t>());
+      if (!r.empty()) break;
+    }
     if (r.empty()) {
       w.commit();
       return std::optional<Assignment>();
