@@ -1,5 +1,6 @@
 #include "agent/run_executor.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <unistd.h>
 
@@ -81,7 +82,9 @@ class EmittingObserver final : public TrainingObserver {
     r.stall_s = t.stall_s;
     r.compute_s = t.compute_s;
     r.minibatches = t.minibatches;
-    r.loss = t.mean_loss;
+    if (std::isfinite(t.mean_loss)) r.loss = t.mean_loss;
+    else JS_LOG_WARN << "run " << run_id_ << " epoch " << t.epoch << ": the training loss is " << t.mean_loss
+                     << " (the model diverged); reported as null";
     r.energy_j = integrate_energy_j(samples, epoch_t0_, t1);
     if (r.energy_j && t1 > epoch_t0_) r.mean_power_w = *r.energy_j / (t1 - epoch_t0_);
     if (rates) {

@@ -542,7 +542,7 @@ RunConfig parse_run_spec_or_throw(std::string_view text, const std::string& file
 
 }  // namespace
 
-std::vector<size_t> dispatch_order(const Campaign& c) {
+std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::string>& run_classes) {
   std::vector<size_t> order(c.runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (!c.dispatch_by_power_mode) return order;
@@ -555,7 +555,7 @@ std::vector<size_t> dispatch_order(const Campaign& c) {
     const RunConfig& r = c.runs[i];
     keys[i] = {r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz};
     if (r.power_mode_name.empty()) continue;
-    const std::string cls = device_target_class(r.device);
+    const std::string cls = i < run_classes.size() && !run_classes[i].empty() ? run_classes[i] : device_target_class(r.device);
     if (cls.empty() || cls == "host") continue;
     auto it = boards.find(cls);
     if (it == boards.end()) {

@@ -28,7 +28,9 @@ struct Campaign {
 // every board, taking runs in queue order, only ever takes cores offline between runs: no mode change that
 // needs a reboot, and runs of the same mode back to back. Runs that leave the cores alone come first, in
 // file order.
-std::vector<size_t> dispatch_order(const Campaign& c);
+// `run_classes` (optional, one per run) gives each run's board class where its device does not name one
+// (a named board); named modes are resolved with it.
+std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::string>& run_classes = {});
 
 // Largest matrix accepted in one campaign.
 inline constexpr int64_t kMaxRunsPerCampaign = 2'000'000;

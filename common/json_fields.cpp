@@ -50,6 +50,16 @@ const std::string& FieldReader::where() const {
   return where_;
 }
 
+void null_non_finite(boost::json::value& v) {
+  if (v.is_double()) {
+    if (!std::isfinite(v.get_double())) v = nullptr;
+  } else if (v.is_array()) {
+    for (auto& e : v.get_array()) null_non_finite(e);
+  } else if (v.is_object()) {
+    for (auto& kv : v.get_object()) null_non_finite(kv.value());
+  }
+}
+
 void FieldReader::fail(const char* name, const std::string& what) {
   if (!status_.is_ok()) return;
   status_ = protocol_error(where() + " field '" + name + "': " + what);

@@ -55,5 +55,8 @@ const char* kind_name(const boost::json::value& v);
 std::optional<int64_t> as_integer(const boost::json::value& v);
 std::optional<double> as_number(const boost::json::value& v);
 boost::json::value optional_number(const std::optional<double>& v);
+// Replaces every NaN or infinite number in `v` by null. Boost.JSON writes them as NaN / Infinity, which no
+// JSON parser (its own included) accepts, so one diverged loss would make a whole frame unreadable.
+void null_non_finite(boost::json::value& v);
 
 }  // namespace jetsweep::json

@@ -108,7 +108,7 @@ void fill(bj::object& o, const EpochResult& m) {
   o["minibatches"] = m.minibatches;
   o["energy_j"] = json::optional_number(m.energy_j);
   o["mean_power_w"] = json::optional_number(m.mean_power_w);
-  o["loss"] = m.loss;
+  o["loss"] = json::optional_number(m.loss);
   o["read_mb_s"] = json::optional_number(m.read_mb_s);
   o["read_iops"] = json::optional_number(m.read_iops);
   o["cache_start_frac"] = json::optional_number(m.cache_start_frac);
@@ -231,7 +231,7 @@ Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
   m.minibatches = r.integer("minibatches");
   m.energy_j = r.opt_number("energy_j");
   m.mean_power_w = r.opt_number("mean_power_w");
-  m.loss = r.opt_number("loss").value_or(0.0);
+  m.loss = r.opt_number("loss");
   m.read_mb_s = r.opt_number("read_mb_s");
   m.read_iops = r.opt_number("read_iops");
   m.cache_start_frac = r.opt_number("cache_start_frac");
@@ -333,7 +333,9 @@ std::string encode(const Envelope& envelope) {
   o["version"] = kVersion;
   o["id"] = envelope.id;
   std::visit([&](const auto& m) { fill(o, m); }, envelope.body);
-  return bj::serialize(o);
+  bj::value v(std::move(o));
+  json::null_non_finite(v);  // a required field left null is then refused by the decoder, naming it
+  return bj::serialize(v);
 }
 
 Result<Envelope> decode(std::string_view frame) {

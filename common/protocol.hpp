@@ -89,7 +89,8 @@ struct EpochResult {
   int64_t minibatches = 0;
   std::optional<double> energy_j;      // null when the board has no power sensor
   std::optional<double> mean_power_w;
-  double loss = 0;                     // mean training loss of the epoch
+  std::optional<double> loss;          // mean training loss of the epoch; null when it is not a number
+                                       //   (the model diverged) or nothing was trained
   // Storage and page cache (sec.5.1-5.2 of the SIGMETRICS paper); null where not measured.
   std::optional<double> read_mb_s;         // MB/s read from the block device backing the dataset
   std::optional<double> read_iops;         // read operations per second on that device

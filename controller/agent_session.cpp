@@ -84,7 +84,10 @@ void AgentSession::on_frame(std::string frame) {
       const int64_t run = *current_run;
       current_run.reset();
       controller_->db().post<Status>(
-          controller_->executor(), [run, a = agent_id_](Store& s) { return s.unclaim_run(run, a); }, [](Status) {});
+          controller_->executor(), [run, a = agent_id_](Store& s) { return s.unclaim_run(run, a); },
+          // Claimable again, for other agents now and for this one at the next sweep (not at once: an agent
+          // that says it is busy would be offered runs in a tight loop).
+          [c = controller_](Status) { c->queue_changed(); });
     }
     return;
   }
@@ -128,6 +131,7 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
                     << reg.facts.hostname << ") registered"
                     << (reg.current_run ? ", still running run " + std::to_string(*reg.current_run) : std::string())
                     << (r->requeued ? ", requeued " + std::to_string(r->requeued) + " of its runs" : std::string());
+        if (r->requeued > 0) self->controller_->queue_changed();
         self->send(proto::Registered{self->agent_id_, self->controller_->options().heartbeat_interval.count()});
         self->start_heartbeat();
         self->controller_->on_agent_registered(self);
@@ -187,6 +191,7 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
   send(proto::Ack{id});
   if (finished_run) {
     JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << ") finished run " << *finished_run;
+    controller_->queue_changed();  // it may have been requeued, and its board is free for its other agents
     if (current_run == finished_run) current_run.reset();
     controller_->try_dispatch(shared_from_this());
   }

@@ -32,6 +32,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   std::optional<int64_t> current_run;
   bool claiming = false;
   std::optional<int64_t> cancel_sent;   // run we already asked this connection to stop
+  std::optional<uint64_t> nothing_at;   // queue generation at which its last claim found nothing
 
  private:
   void read_next();

@@ -44,6 +44,8 @@ void Controller::sweep() {
       [self](Result<int64_t> r) {
         if (!r) JS_LOG_WARN << "lease sweep failed: " << r.status().to_string();
         else if (r.value() > 0) JS_LOG_INFO << "lease sweep requeued " << r.value() << " runs of vanished agents";
+        // Requeued runs are claimable; every 15th sweep everyone looks again anyway (a safety net).
+        if ((r && r.value() > 0) || ++self->sweeps_ % 15 == 0) self->queue_changed();
         self->dispatch_all();
         self->stop_cancelled_runs();
       });
@@ -72,24 +74,33 @@ void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
 
 void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
   if (stopped_ || !session->open() || !session->registered() || session->current_run || session->claiming) return;
+  if (session->nothing_at == queue_generation_) return;  // nothing new since its last empty claim
   session->claiming = true;
+  const uint64_t generation = queue_generation_;
   auto self = shared_from_this();
   db_.post<Result<std::optional<Assignment>>>(
       executor(),
       [id = session->agent_id(), cls = session->device_class()](Store& s) { return s.claim_run(id, cls); },
-      [self, session](Result<std::optional<Assignment>> r) {
+      [self, session, generation](Result<std::optional<Assignment>> r) {
         session->claiming = false;
         if (!r) {
           JS_LOG_ERROR << "agent " << session->agent_id() << " (" << session->name()
                        << "): claiming a run failed: " << r.status().to_string();
           return;
         }
-        if (!r.value()) return;  // nothing queued for this agent
+        if (!r.value()) {  // nothing queued for this agent
+          session->nothing_at = generation;
+          return;
+        }
+        session->nothing_at.reset();
         const Assignment& a = *r.value();
         if (!session->open()) {
           self->db_.post<Status>(
               self->executor(), [run = a.run_id, id = session->agent_id()](Store& s) { return s.unclaim_run(run, id); },
-              [](Status) {});
+              [self](Status) {
+                self->queue_changed();
+                self->dispatch_all();
+              });
           return;
         }
         session->current_run = a.run_id;
@@ -227,6 +238,7 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
         [self, shared_req, respond, c](Result<CreatedCampaign> r) {
           if (!r) return respond(error_response(*shared_req, status_for(r.status()), r.status().message()));
           JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+          self->queue_changed();
           bj::object o;
           o["campaign_id"] = r->campaign_id;
           o["name"] = c->name;
@@ -251,7 +263,10 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
         [self, reply, state](Result<bj::object> r) {
           if (r) JS_LOG_INFO << "campaign " << r->at("campaign_id").as_int64() << " is now " << state;
           reply(std::move(r));
-          if (state == "active") self->dispatch_all();
+          if (state == "active") {
+            self->queue_changed();
+            self->dispatch_all();
+          }
           if (state == "cancelled") self->stop_cancelled_runs();
         });
   }

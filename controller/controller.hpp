@@ -58,6 +58,9 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void dispatch_all();
   // Sends cancel_run to the agents of executing runs whose cancel was requested (once per connection).
   void stop_cancelled_runs();
+  // Something may have made runs claimable (a campaign submitted or resumed, runs requeued or unclaimed, a
+  // run finished and freed its board): idle agents whose last claim found nothing try again.
+  void queue_changed() { ++queue_generation_; }
 
   // HTTP API; `respond` is called exactly once (io thread).
   void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
@@ -72,6 +75,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
   boost::asio::steady_timer sweep_timer_;
   std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id
   bool stopped_ = false;
+  uint64_t queue_generation_ = 0;
+  int sweeps_ = 0;
 };
 
 }  // namespace jetsweep::controller

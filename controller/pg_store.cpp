@@ -177,12 +177,13 @@ Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id,
 }
 
 // The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per
-// physical board (agents sharing a board_id count once, by the first name). A CTE prefix: use as
+// physical board (agents sharing a board_id count once: the connected one, else the one seen last). A CTE
+// prefix: use as
 // kEnrolledBoardsSql + " SELECT ... FROM enrolled ...".
 const char* const kEnrolledBoardsSql =
     "WITH enrolled AS (SELECT DISTINCT ON (CASE WHEN board_id = '' THEN name ELSE board_id END) name, device_class "
     "  FROM agents WHERE connected OR last_seen > now() - interval '24 hours' "
-    "  ORDER BY CASE WHEN board_id = '' THEN name ELSE board_id END, name)";
+    "  ORDER BY CASE WHEN board_id = '' THEN name ELSE board_id END, connected DESC, last_seen DESC, name)";
 
 // PostgreSQL array literal of strings, each quoted and escaped.
 std::string text_array_literal(const std::vector<std::string>& v) {
@@ -434,35 +435,36 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     const std::string name = me[0][0].c_str();
     const int64_t mem_bytes = me[0][1].as<int64_t>();
     const std::string storage = me[0][2].c_str();
-    // Campaigns with queued runs, in dispatch order; in each, the lowest-id queued run the agent can take,
-    // looked up per device value it matches (index runs_queued_by_campaign: three short range scans).
-    auto campaigns = w.exec(
-        "SELECT c.id FROM campaigns c WHERE c.state = 'active' AND EXISTS (SELECT 1 FROM runs r "
-        "WHERE r.campaign_id = c.id AND r.status = 'queued') ORDER BY c.priority DESC, c.id");
+    // In every campaign with queued runs, the lowest-id queued run the agent can take, looked up per device
+    // value it matches (index runs_queued_by_campaign: three short range scans); the first by campaign
+    // priority, then campaign age. One statement, however many campaigns.
     const std::string pick_one =
-        "(SELECT id FROM runs WHERE campaign_id = $1 AND status = 'queued' AND device = $DEVICE AND "
-        "min_mem_bytes <= $3 AND (storage IS NULL OR storage = ANY($4::text[])) AND NOT ($5 = ANY(unfit_classes)) "
+        "(SELECT id FROM runs WHERE campaign_id = c.id AND status = 'queued' AND device = $DEVICE AND "
+        "min_mem_bytes <= $2 AND (storage IS NULL OR storage = ANY($3::text[])) AND NOT ($4 = ANY(unfit_classes)) "
         "ORDER BY id LIMIT 1)";
     auto with_device = [&](const std::string& param) {
       std::string q = pick_one;
       q.replace(q.find("$DEVICE"), 7, param);
       return q;
     };
-    const std::string pick = "SELECT min(id) FROM (" + with_device("'any'") + " UNION ALL " + with_device("$5") +
-                             " UNION ALL " + with_device("$2") + ") candidates";
+    const std::string pick =
+        "SELECT pick.id FROM (SELECT c.id, c.priority FROM campaigns c WHERE c.state = 'active' AND EXISTS "
+        "(SELECT 1 FROM runs q WHERE q.campaign_id = c.id AND q.status = 'queued')) c "
+        "CROSS JOIN LATERAL (SELECT min(id) AS id FROM (" + with_device("'any'") + " UNION ALL " + with_device("$4") +
+        " UNION ALL " + with_device("$1") + ") candidates) pick "
+        "WHERE pick.id IS NOT NULL ORDER BY c.priority DESC, c.id LIMIT 1";
     pqxx::result r;
-    for (const auto& c : campaigns) {
-      auto p = w.exec_params(pick, c[0].as<int64_t>(), name, mem_bytes, storage, device_class);
-      if (p[0][0].is_null()) continue;
-      // The status guard makes this safe against any other writer (claims themselves all run on one
-      // connection, so they never race each other).
+    // The status guard makes the update safe against any other writer (claims themselves all run on the
+    // one dispatch connection, so they never race each other); should it miss, look again.
+    for (int attempt = 0; attempt < 3 && r.empty(); ++attempt) {
+      auto p = w.exec_params(pick, name, mem_bytes, storage, device_class);
+      if (p.empty()) break;
       r = w.exec_params(
           "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
-          "  started_at = NULL, finished_at = NULL, wall_s = NULL, "
+          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, "
           "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
           "WHERE id = $2 AND status = 'queued' RETURNING id, config::text",
           agent_id, p[0][0].as<int64_t>());
-      if (!r.empty()) break;
     }
     if (r.empty()) {
       w.commit();
@@ -529,18 +531,20 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
     auto iops = nullable(m.read_iops);
     auto cache0 = nullable(m.cache_start_frac);
     auto cache1 = nullable(m.cache_end_frac);
+    auto loss = nullable(m.loss);
     w.exec_params(
         "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
         "  read_mb_s, read_iops, cache_start_frac, cache_end_frac) "
-        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9, $11::double precision, "
+        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
+        "  $11::double precision, "
         "  $12::double precision, $13::double precision, $14::double precision "
-        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
+        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10 FOR SHARE) "
         "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
         "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
         "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
         "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
         "cache_end_frac = EXCLUDED.cache_end_frac",
-        m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), m.loss,
+        m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
         agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str());
     w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                   "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
@@ -615,9 +619,18 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
         "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
         c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority);
     const int64_t id = r[0][0].as<int64_t>();
-    // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern.
+    // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern. Each run's
+    // board class (for the queue order of named modes): its device's, or its named board's.
     const Campaign* campaign = &c;
     Campaign expanded;
+    std::vector<std::string> expanded_classes;   // per expanded run: the CLASS/* class, else ""
+    std::map<std::string, std::string> class_of_agent;
+    for (const auto& row : w.exec("SELECT name, device_class FROM agents")) class_of_agent[row[0].c_str()] = row[1].c_str();
+    auto class_of = [&](const std::string& device) {
+      std::string cls = device_target_class(device);
+      if (cls.empty() && class_of_agent.count(device)) cls = class_of_agent[device];
+      return cls;
+    };
     if (std::any_of(c.runs.begin(), c.runs.end(), [](const RunConfig& run) { return is_every_instance(run.device); })) {
       std::map<std::string, std::vector<std::string>> boards;
       expanded.dispatch_by_power_mode = c.dispatch_by_power_mode;
@@ -641,8 +654,11 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
         for (const auto& name : it->second) {
           expanded.runs.push_back(run);
           expanded.runs.back().device = name;
+          expanded_classes.resize(expanded.runs.size());
+          expanded_classes.back() = cls;   // the pattern's class, whatever the board's name says
         }
       }
+      expanded_classes.resize(expanded.runs.size());
       if (static_cast<int64_t>(expanded.runs.size()) > kMaxRunsPerCampaign)
         return invalid_argument("campaign '" + c.name + "': more than " + std::to_string(kMaxRunsPerCampaign) +
                                 " runs once 'CLASS/*' is expanded");
@@ -655,7 +671,11 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
       // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
       pqxx::stream_to copy(w, "runs_stage");
       int64_t seq = 0;
-      for (size_t ordinal : dispatch_order(*campaign)) {
+      std::vector<std::string> classes(campaign->runs.size());
+      for (size_t i = 0; i < classes.size(); ++i)
+        classes[i] = i < expanded_classes.size() && !expanded_classes[i].empty() ? expanded_classes[i]
+                                                                                  : class_of(campaign->runs[i].device);
+      for (size_t ordinal : dispatch_order(*campaign, classes)) {
         const RunConfig& run = campaign->runs[ordinal];
         const std::string medium = storage_medium(run.data);
         copy << std::make_tuple(seq++, static_cast<int64_t>(ordinal), bj::serialize(to_json(run)), run.device, run.epochs,
@@ -758,15 +778,16 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
     bj::object o;
     o["campaign"] = c.name;
     bj::array targets;
-    std::map<std::string, double> class_wall;  // per class: shared runs / boards + every-board runs
-    double wall = 0;
+    // Per class: runs for the class or for one of its named boards share its boards; CLASS/* runs occupy
+    // every board at once; runs for any board spread over the whole fleet.
+    std::map<std::string, double> class_shared, class_each;
+    double named_max = 0, any_seconds = 0;
     int64_t total_runs = 0;
     for (const auto& [target, t] : per_target) {
       bj::object x;
-      const int64_t n = target == "any" ? all_boards
-                        : t.every_board || !class_of_agent.count(target)
-                            ? (boards.count(t.board_class) ? boards.at(t.board_class) : 0)
-                            : 1;  // a named board
+      const bool is_named = class_of_agent.count(target) > 0;
+      const int64_t class_boards = boards.count(t.board_class) ? boards.at(t.board_class) : 0;
+      const int64_t n = target == "any" ? all_boards : is_named ? 1 : class_boards;
       const int64_t copies = t.every_board ? n : 1;
       x["device"] = target;
       x["runs"] = t.runs * copies;
@@ -774,17 +795,21 @@ Result<bj::object> PgStore::estimate_campaign(const Campaign& c) {
       x["run_seconds"] = t.seconds * static_cast<double>(copies);
       x["boards"] = n;
       total_runs += t.runs * copies;
-      if (n > 0) {
-        const double w_s = t.every_board ? t.seconds : t.seconds / static_cast<double>(n);
-        x["wall_s"] = w_s;
-        if (target == "any" || class_of_agent.count(target)) wall = std::max(wall, w_s);
-        else class_wall[t.board_class] += w_s;
-      } else {
-        x["wall_s"] = nullptr;
-      }
+      if (n > 0) x["wall_s"] = t.every_board ? t.seconds : t.seconds / static_cast<double>(n);
+      else x["wall_s"] = nullptr;
+      if (target == "any") any_seconds += t.seconds;
+      else if (t.every_board) class_each[t.board_class] += t.seconds;
+      else class_shared[t.board_class] += t.seconds;
+      if (is_named) named_max = std::max(named_max, t.seconds);
       targets.push_back(std::move(x));
     }
-    for (const auto& [cls, w_s] : class_wall) wall = std::max(wall, w_s);
+    double wall = named_max;
+    for (const auto& [cls, each] : class_each) wall = std::max(wall, each);
+    for (const auto& [cls, shared] : class_shared) {
+      const int64_t n = boards.count(cls) ? boards.at(cls) : 0;
+      if (n > 0) wall = std::max(wall, shared / static_cast<double>(n) + (class_each.count(cls) ? class_each.at(cls) : 0.0));
+    }
+    if (all_boards > 0) wall += any_seconds / static_cast<double>(all_boards);
     o["runs"] = total_runs;
     o["per_device"] = std::move(targets);
     o["estimated_wall_s"] = wall;

@@ -368,6 +368,17 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
   pqxx::connection conn(db.dsn());
   pqxx::work w(conn);
   CHECK(std::string(w.exec1(by_assignment)[0].c_str()) == "4@1479000 4@614400 2@1479000 2@614400 1@921600");
+  // Named modes on every Nano (nano/*): each board gets MAXN (4 cores) before 5W (2 cores), whatever the
+  // file order.
+  write_file(fleet.dir() / "named.yaml",
+             "campaign: named\nmatrix:\n  device: nano/*\n  model: lenet5\n  dataset: fashion-mnist\n"
+             "  batch_size: 64\n  workers: 0\n  epochs: 1\n  max_minibatches: 3\n  power_mode: [5W, MAXN]\n");
+  const int64_t named = submit(fleet, fleet.dir() / "named.yaml");
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(named); }), fleet.logs());
+  CHECK(db.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(named) + " AND status = 'done'") == 6);
+  CHECK(db.count("SELECT count(*) FROM runs a JOIN runs b ON a.device = b.device AND a.campaign_id = b.campaign_id "
+                 "WHERE a.campaign_id = " + std::to_string(named) + " AND a.config->'power_mode'->>'name' = 'MAXN' "
+                 "AND b.config->'power_mode'->>'name' = '5W' AND a.id < b.id AND a.assigned_at <= b.assigned_at") == 3);
   // The ordinal still records the file order.
   CHECK(std::string(w.exec1("SELECT string_agg(config->'power_mode'->>'cores', ' ' ORDER BY ordinal) FROM runs "
                             "WHERE campaign_id = " + std::to_string(modes))[0].c_str()) == "1 4 2 4 2");

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "common/protocol.hpp"
 
 using namespace jetsweep;
@@ -106,4 +108,23 @@ TEST_CASE("only result messages need acknowledgement") {
   CHECK(needs_ack(RunFinished{}));
   CHECK_FALSE(needs_ack(Heartbeat{}));
   CHECK_FALSE(needs_ack(Register{}));
+}
+
+TEST_CASE("NaN and infinity never reach the wire: optional numbers become null, required ones are refused by name") {
+  EpochResult e{9, 1, 12.5, 0.25, 11.0, 938};
+  e.loss = std::numeric_limits<double>::quiet_NaN();  // a diverged model
+  e.energy_j = std::numeric_limits<double>::infinity();
+  const std::string frame = encode(Envelope{7, e});
+  CHECK(frame.find("NaN") == std::string::npos);
+  CHECK(frame.find("Infinity") == std::string::npos);
+  auto back = decode(frame);
+  REQUIRE(back.is_ok());
+  const auto& got = std::get<EpochResult>(back->body);
+  CHECK_FALSE(got.loss.has_value());
+  CHECK_FALSE(got.energy_j.has_value());
+  CHECK(got.e2e_s == 12.5);
+  SampleChunk c{9, std::nullopt, {Sample{0.1, std::numeric_limits<double>::quiet_NaN(), {}, std::nullopt, 1, 0, std::nullopt}}};
+  auto bad = decode(encode(Envelope{8, c}));
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "message 'samples' field 'samples[0]', field 'cpu_util_pct': expected a number, got null");
 }

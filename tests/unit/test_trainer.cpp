@@ -71,11 +71,12 @@ TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and ru
   for (const auto& e : epochs) {
     CHECK(e.minibatches == 13);
     CHECK(e.e2e_s >= e.compute_s);
-    CHECK(std::isfinite(e.loss));
+    REQUIRE(e.loss.has_value());
+    CHECK(std::isfinite(*e.loss));
     // No power sensor on this machine: energy must be null, not a guess.
     if (!executor.has_power_sensor()) CHECK_FALSE(e.energy_j.has_value());
   }
-  CHECK(epochs[1].loss < epochs[0].loss);  // it learns the label-dependent brightness
+  CHECK(*epochs[1].loss < *epochs[0].loss);  // it learns the label-dependent brightness
   // Page-cache residency of the two IDX files: just written, so resident at the end of each epoch.
   for (const auto& e : epochs) {
     REQUIRE(e.cache_start_frac.has_value());
