@@ -133,6 +133,13 @@ class CopyText {
   bool first_ = true;
 };
 
+// The first result of an assigned run shows it is running.
+void mark_running(pqxx::work& w, int64_t run_id, int64_t agent_id) {
+  w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
+                "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                run_id, agent_id);
+}
+
 // Idempotent ingest of one message's rows into `table` for a run the agent owns. Rows of runs the agent does
 // not own are dropped (a requeued run belongs to its new agent). The common case, rows never seen before,
 // is one COPY straight into the table; a resend (the `present` query, with $1 = run id, finds a row of
@@ -165,9 +172,7 @@ Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id,
       }
       if (merge) w.exec("INSERT INTO " + table + " SELECT * FROM " + target + " ON CONFLICT DO NOTHING");
       if (also) also(w);
-      w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
-                    "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
-                    run_id, agent_id);
+      mark_running(w, run_id, agent_id);
       w.commit();
       return Status::ok();
     } catch (const pqxx::unique_violation&) {
@@ -546,9 +551,7 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
         "cache_end_frac = EXCLUDED.cache_end_frac",
         m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
         agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str());
-    w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
-                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
-                  m.run_id, agent_id);
+    mark_running(w, m.run_id, agent_id);
     w.commit();
     return Status::ok();
   });

@@ -275,19 +275,29 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return s.code() == Code::kInvalidArgument || s.code() == Code::kNotFound ? 2 : 1;
   };
 
+  // A campaign file: read and checked here first (errors point at FILE:LINE:COL without a round trip),
+  // then posted as YAML to `target` when asked.
+  std::string campaign_text;
+  auto load_campaign_arg = [&]() -> Result<Campaign> {
+    JS_ASSIGN_OR_RETURN(campaign_text, read_text_file(rest[1]));
+    return parse_campaign(campaign_text, rest[1]);
+  };
+  auto post_campaign = [&](const std::string& target) {
+    return api("POST", target, campaign_text, {{"X-Jetsweep-Source", rest[1]}, {"Content-Type", "application/yaml"}});
+  };
+  auto report_bad_campaign = [&](const Status& s) {
+    if (s.code() != Code::kInvalidArgument) return fail(s);
+    err << s.message() << "\n";
+    return 2;
+  };
+
   if (cmd == "validate") {
     if (!need_args(1, "FILE")) return 2;
-    auto text = read_text_file(rest[1]);
-    if (!text) return fail(text.status());
-    auto c = parse_campaign(text.value(), rest[1]);
-    if (!c) {
-      err << c.status().message() << "\n";
-      return 2;
-    }
+    auto c = load_campaign_arg();
+    if (!c) return report_bad_campaign(c.status());
     std::optional<bj::object> est;
     if (estimate) {
-      auto r = api("POST", "/api/campaigns/estimate", text.value(),
-                   {{"X-Jetsweep-Source", rest[1]}, {"Content-Type", "application/yaml"}});
+      auto r = post_campaign("/api/campaigns/estimate");
       if (!r) return fail(r.status());
       est = r->as_object();
     }
@@ -378,15 +388,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   if (cmd == "submit") {
     if (!need_args(1, "FILE")) return 2;
-    auto text = read_text_file(rest[1]);
-    if (!text) return fail(text.status());
-    // Validate locally first: errors point at FILE:LINE:COL without a round trip.
-    auto c = parse_campaign(text.value(), rest[1]);
-    if (!c) {
-      err << c.status().message() << "\n";
-      return 2;
-    }
-    auto r = api("POST", "/api/campaigns", text.value(), {{"X-Jetsweep-Source", rest[1]}, {"Content-Type", "application/yaml"}});
+    auto c = load_campaign_arg();
+    if (!c) return report_bad_campaign(c.status());
+    auto r = post_campaign("/api/campaigns");
     if (!r) return fail(r.status());
     if (as_json) out << bj::serialize(r.value()) << "\n";
     else out << "submitted campaign " << integer(r->as_object(), "campaign_id") << " (" << str(r->as_object(), "name")
