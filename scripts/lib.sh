@@ -8,9 +8,11 @@ JS_PG_USER=jetsweep
 js_log() { printf '[jetsweep] %s\n' "$*" >&2; }
 js_die() { printf '[jetsweep] error: %s\n' "$*" >&2; exit 1; }
 
-JS_PACKAGES=(build-essential cmake pkg-config ccache git libboost1.81-all-dev libboost-json1.81-dev
-  libtorch-dev libyaml-cpp-dev libpqxx-dev doctest-dev zlib1g-dev libjpeg62-turbo-dev postgresql dataset-fashion-mnist procps
-  gnuplot-nox)
+# The Debian packages, from the one list shared with docker/Dockerfile (one per line, '#' comments).
+JS_PACKAGE_LIST=$JS_ROOT/deploy/packages/debian-build.txt
+[ -r "$JS_PACKAGE_LIST" ] || js_die "package list $JS_PACKAGE_LIST is missing"
+mapfile -t JS_PACKAGES < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$JS_PACKAGE_LIST")
+[ ${#JS_PACKAGES[@]} -gt 0 ] || js_die "package list $JS_PACKAGE_LIST names no package"
 
 # Installs the Debian packages that are missing (needs root or sudo).
 js_install_deps() {
@@ -105,6 +107,7 @@ js_pg_start() {
       || { tail -n 30 "$data/server.log" >&2; js_die "PostgreSQL did not start"; }
   fi
   JS_PG_ADMIN_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=postgres"
+  # shellcheck disable=SC2034  # used by the scripts that source this file (demo, bench/run)
   JS_PG_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=jetsweep"
   if ! psql "$JS_PG_ADMIN_DSN" -tAc "SELECT 1 FROM pg_database WHERE datname = 'jetsweep'" | grep -q 1; then
     psql "$JS_PG_ADMIN_DSN" -qc "CREATE DATABASE jetsweep" >&2 || js_die "cannot create database jetsweep"
