@@ -37,14 +37,15 @@ struct Agent::Connection {
   bool open = false;
 };
 
-// Forwards results from the training thread to the io thread, in order. Sample chunks the executor left
-// without a clock anchor (the sim backend, whose sample times are modelled and must stay deterministic) get
-// the wall clock at which the run was started.
+// Forwards results from the training thread to the io thread, in order. Sample chunks and run_started the
+// executor left without a clock anchor (the sim backend, whose sample times are modelled and must stay
+// deterministic) get the wall clock at which the run was started.
 class Agent::PostingSink final : public ResultSink {
  public:
   PostingSink(std::shared_ptr<Agent> agent, double run_t0_unix_s) : agent_(std::move(agent)), run_t0_unix_s_(run_t0_unix_s) {}
   void emit(proto::Body body) override {
     if (auto* c = std::get_if<proto::SampleChunk>(&body); c && !c->t0_unix_s) c->t0_unix_s = run_t0_unix_s_;
+    if (auto* s = std::get_if<proto::RunStarted>(&body); s && s->t0_unix_s == 0) s->t0_unix_s = run_t0_unix_s_;
     asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable { a->enqueue_result(std::move(b)); });
   }
 

@@ -28,8 +28,12 @@ std::string agent_usage() {
          "    --sim CLASS[/INSTANCE] [--time-scale F]\n"
          "      a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md);\n"
          "      waits F x the modelled time (default 1; 0 = no waiting) and reports modelled times\n"
-         "  STORAGE (host and jetson backends): --storage NAME=DIR, repeatable (e.g. --storage ssd=/mnt/ssd/data\n"
-         "      --storage sd=/media/sd/data); a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" reads DIR/REL\n"
+         "  STORAGE: --storage NAME=DIR, repeatable (e.g. --storage ssd=/mnt/ssd/data --storage sd=/media/sd/data);\n"
+         "      a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" reads DIR/REL. Simulated boards\n"
+         "      model the media sd, ssd and hdd by their read speeds (DIR is not read)\n"
+         "  jetsweep-agent doctor [--root DIR] [--backend host|jetson | --sim CLASS] [--journal-dir DIR] [--json]\n"
+         "      a board's readiness as a checklist (root, debugfs, cpufreq/devfreq/EMC writable, nvpmodel, INA3221\n"
+         "      rails, fan, CUDA in LibTorch, journal directory): exit 0 when ready, 1 when not\n"
          "  jetsweep-agent models [--json]\n"
          "      the models built in: parameters and forward multiply-accumulates per sample (docs/WORKLOADS.md)\n"
          "  jetsweep-agent profile --spec CAMPAIGN.yaml --out CORPUS.csv [--minibatches N] [--settle-window K]\n"
@@ -89,6 +93,9 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       i = 1;
     } else if (first == "models") {
       c.mode = AgentConfig::Mode::kModels;
+      i = 1;
+    } else if (first == "doctor") {
+      c.mode = AgentConfig::Mode::kDoctor;
       i = 1;
     } else if (first == "make-data") {
       c.mode = AgentConfig::Mode::kMakeData;
@@ -164,7 +171,7 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     if (c.data_samples < 1) return invalid_argument("make-data: --samples N is required");
     return c;
   }
-  bool time_scale_given = false;
+  bool time_scale_given = false, backend_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--controller") {
@@ -179,6 +186,7 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       JS_ASSIGN_OR_RETURN(c.out_path, value(a));
     } else if (a == "--backend") {
       JS_ASSIGN_OR_RETURN(c.backend, value(a));
+      backend_given = true;
       if (c.backend != "host" && c.backend != "jetson" && c.backend != "sim")
         return invalid_argument("--backend '" + c.backend + "': expected host, jetson or sim");
     } else if (a == "--sim") {
@@ -217,12 +225,16 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     } else if (c.mode == AgentConfig::Mode::kProfile && a == "--settle-pct") {
       JS_ASSIGN_OR_RETURN(c.settle_pct, number(a));
       if (!(c.settle_pct > 0 && c.settle_pct <= 100)) return invalid_argument("--settle-pct: must be in (0, 100]");
+    } else if (c.mode == AgentConfig::Mode::kDoctor && a == "--json") {
+      c.json = true;
     } else if (a == "--verbose" || a == "-v") {
       c.verbose = true;
     } else {
       return invalid_argument("unknown argument '" + a + "'");
     }
   }
+  // doctor checks a board for the jetson backend unless told otherwise.
+  if (c.mode == AgentConfig::Mode::kDoctor && !backend_given && c.sim_class.empty()) c.backend = "jetson";
   if (!c.sim_class.empty()) {
     if (c.backend == "jetson") return invalid_argument("--sim cannot be combined with --backend jetson");
     c.backend = "sim";
@@ -232,7 +244,6 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
     return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
   }
   if (time_scale_given && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
-  if (!c.storage.empty() && c.backend == "sim") return invalid_argument("--storage applies to the host and jetson backends");
   storage::StorageMap media;
   for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
   if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
@@ -245,6 +256,7 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       return invalid_argument(cmd + (c.mode == AgentConfig::Mode::kRun ? ": --out FILE.jsonl is required" : ": --out FILE.csv is required"));
     return c;
   }
+  if (c.mode == AgentConfig::Mode::kDoctor) return c;
   if (c.controller_url.empty()) return invalid_argument("--controller ws://HOST:PORT is required");
   if (c.name.empty()) return invalid_argument("--name NAME is required");
   JS_RETURN_IF_ERROR(parse_ws_url(c.controller_url, c.host, c.port, c.target));

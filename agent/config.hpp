@@ -10,7 +10,7 @@
 namespace jetsweep::agent {
 
 struct AgentConfig {
-  enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData, kProfile } mode = Mode::kServe;
+  enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData, kProfile, kDoctor } mode = Mode::kServe;
   // serve
   std::string controller_url;   // ws://HOST:PORT[/path]
   std::string host, port, target = "/agent";

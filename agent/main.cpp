@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "agent/config.hpp"
 #include "agent/profile.hpp"
 #include "agent/device/device_cli.hpp"
+#include "agent/doctor.hpp"
 #include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
 #include "agent/journal.hpp"
@@ -160,6 +162,19 @@ int run_profile(const agent::AgentConfig& cfg) {
   return failed == 0 && restored.is_ok() ? 0 : 1;
 }
 
+// `jetsweep-agent doctor [--root DIR] [--backend B] [--journal-dir DIR] [--json]`: exit 0 when ready, 1 when not.
+int doctor(const agent::AgentConfig& cfg) {
+  agent::DoctorOptions d;
+  d.root = cfg.root;
+  d.backend = cfg.backend;
+  d.journal_dir = cfg.journal_dir;
+  d.is_root = ::geteuid() == 0;
+  const agent::DoctorReport report = agent::run_doctor(d);
+  if (cfg.json) std::cout << boost::json::serialize(report.to_json()) << "\n";
+  else std::cout << report.to_text();
+  return report.ready() ? 0 : 1;
+}
+
 int serve(const agent::AgentConfig& cfg) {
   log::set_component("agent " + cfg.name);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
@@ -169,6 +184,7 @@ int serve(const agent::AgentConfig& cfg) {
   }
   std::shared_ptr<agent::RunExecutor> shared_executor = std::move(executor).value();
   std::shared_ptr<agent::Journal> journal;
+  std::string journal_dir;
   if (!cfg.no_journal) {
     std::string dir = cfg.journal_dir;
     if (dir.empty()) {
@@ -185,6 +201,7 @@ int serve(const agent::AgentConfig& cfg) {
       return 1;
     }
     journal = std::move(j).value();
+    journal_dir = dir;
     JS_LOG_INFO << "agent " << cfg.name << ": journal " << dir << " (" << journal->recovery().entries
                 << " messages to replay, next id " << journal->next_id() << ")";
   } else {
@@ -205,6 +222,18 @@ int serve(const agent::AgentConfig& cfg) {
   options.facts = agent::collect_host_facts(cfg.root, cfg.backend, cfg.device_class);
   shared_executor->describe(options.facts);
   for (const auto& spec : cfg.storage) options.facts.storage.push_back(spec.substr(0, spec.find('=')));
+  options.facts.accelerator = shared_executor->accelerator_fact();
+  {
+    // Readiness, registered with the controller (`jetsweep agents` shows what is not ready).
+    agent::DoctorOptions d;
+    d.root = cfg.root;
+    d.backend = cfg.backend;
+    d.journal_dir = cfg.no_journal ? "" : journal_dir;
+    d.is_root = ::geteuid() == 0;
+    const agent::DoctorReport report = agent::run_doctor(d);
+    options.facts.not_ready = report.failures();
+    for (const auto& f : options.facts.not_ready) JS_LOG_WARN << "agent " << cfg.name << ": not ready: " << f;
+  }
   options.executor = shared_executor;
   options.journal = journal;
   options.enroll_secret = secret;
@@ -259,6 +288,8 @@ int main(int argc, char** argv) {
       return make_data(cfg.value());
     case agent::AgentConfig::Mode::kDevice:
       return device::device_cli_main(cfg->device_command, cfg->device_args, std::cout, std::cerr);
+    case agent::AgentConfig::Mode::kDoctor:
+      return doctor(cfg.value());
     case agent::AgentConfig::Mode::kServe:
       return serve(cfg.value());
   }

@@ -2,8 +2,11 @@
 // chunks, epoch summaries with energy, samples, run_finished) to a ResultSink:
 //   host   - trains with LibTorch, telemetry from /proc and /sys, power from RAPL when readable; per epoch
 //            the read IO of the block device backing the dataset and its page-cache residency;
-//   jetson - as host, plus the run's power mode applied through device::PowerController before the
-//            run, page cache dropped through the device layer, power from the INA3221 rails;
+//   jetson - as host, plus the board put back as found and the run's state applied through
+//            device::PowerController before the run (the class's reference state, its default nvpmodel
+//            mode, overlaid with the run's mode, pinned clocks and fan), page cache dropped through the
+//            device layer, power from the INA3221 rails;
+// Every run first emits run_started with the state it executes in, read back from the board.
 //   sim    - a simulated board (agent/sim): no training, modelled times and power.
 // execute() runs on the caller's (training) thread; restore_board(), board_modified() and describe()
 // may be called from the agent's io thread (a mutex serialises board access).
@@ -55,6 +58,11 @@ class RunExecutor {
 
   // Returns the run_finished message it also emitted.
   proto::RunFinished execute(int64_t run_id, const RunConfig& config, ResultSink& sink, const std::atomic<bool>& cancel);
+  // A run's accelerator when it names none: cuda on the jetson backend (a Jetson run on the CPU would be a
+  // wrong number that looks right), auto elsewhere.
+  std::string default_accelerator() const;
+  // What runs with the default accelerator train on ("cuda:0 (NAME)", "cpu", "simulated"), or "none: WHY".
+  std::string accelerator_fact() const;
   // Whether power can be measured (else energy is null: "no power sensor").
   bool has_power_sensor() const;
   // Sets backend, device_class and board provenance (kernel, L4T, module) in `facts`.
@@ -70,8 +78,10 @@ class RunExecutor {
  private:
   struct Jetson;
   explicit RunExecutor(ExecutorOptions options);
-  Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path);
-  Status prepare_jetson(int64_t run_id, const RunConfig& config);
+  Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
+  // Puts the board in the run's state (its class's reference state overlaid with what the run sets) and
+  // records the state read back in `started`.
+  Status prepare_jetson(int64_t run_id, const RunConfig& config, proto::RunStarted& started);
 
   ExecutorOptions options_;
   std::unique_ptr<Dataset> cached_;        // last dataset opened, reused by the next run with the same data

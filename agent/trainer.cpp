@@ -7,7 +7,10 @@
 #include <deque>
 
 #if JETSWEEP_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <cuda_runtime_api.h>
 #include <c10/util/accumulate.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
@@ -26,6 +29,52 @@ bool cuda_available() {
 #else
   return false;
 #endif
+}
+
+std::string cuda_device_name() {
+#if JETSWEEP_WITH_CUDA
+  if (!torch::cuda::is_available()) return "";
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(0);
+  return p ? std::string(p->name) : std::string("GPU 0");
+#else
+  return "";
+#endif
+}
+
+std::string cuda_versions() {
+#if JETSWEEP_WITH_CUDA
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  const auto& hooks = at::detail::getCUDAHooks();
+  return "CUDA runtime " + std::to_string(runtime) +
+         (hooks.hasCuDNN() ? ", cuDNN " + std::to_string(hooks.versionCuDNN()) : std::string(", no cuDNN"));
+#else
+  return "";
+#endif
+}
+
+std::string cuda_unavailable_reason() {
+#if JETSWEEP_WITH_CUDA
+  if (torch::cuda::is_available()) return "";
+  return "LibTorch " + std::string(TORCH_VERSION) +
+         " has CUDA but sees no GPU (torch::cuda::is_available() is false: driver, /dev/nvhost-* or /dev/nvidia* "
+         "permissions, or CUDA_VISIBLE_DEVICES)";
+#else
+  return "this agent was built against LibTorch " + std::string(TORCH_VERSION) +
+         " without CUDA (a CPU-only LibTorch: on a Jetson, build against NVIDIA's PyTorch wheel, docs/DEPLOY.md)";
+#endif
+}
+
+Result<std::string> compute_device_for(const std::string& accelerator) {
+  if (accelerator == "cpu") return std::string("cpu");
+  if (accelerator != "cuda" && accelerator != "auto" && !accelerator.empty())
+    return invalid_argument("accelerator '" + accelerator + "': expected auto, cuda or cpu");
+  const std::string name = cuda_device_name();
+  if (!name.empty()) return "cuda:0 (" + name + ")";
+  if (accelerator == "cuda")
+    return invalid_argument("accelerator: cuda: the run needs CUDA, but " + cuda_unavailable_reason() +
+                            "; run jetsweep-agent doctor");
+  return std::string("cpu");
 }
 
 namespace {
@@ -150,7 +199,9 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
     auto built = models::make_model(config.model, input_spec(shape));
     if (!built) return built.status().with_context("dataset '" + data.name() + "'");
     torch::nn::AnyModule model = std::move(built).value();
-    const bool on_gpu = cuda_available();
+    auto device_name = compute_device_for(config.accelerator);
+    if (!device_name) return device_name.status();
+    const bool on_gpu = device_name.value() != "cpu";
     const torch::Device device = on_gpu ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
     model.ptr()->to(device);
     model.ptr()->train();
@@ -217,7 +268,9 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
       }
       compute_clock->drain(done);
       report();
-      timing.e2e_s = std::chrono::duration<double>(clock::now() - epoch_start).count();
+      timing.start = epoch_start;
+      timing.end = clock::now();
+      timing.e2e_s = std::chrono::duration<double>(timing.end - timing.start).count();
       timing.mean_loss = timing.minibatches > 0 ? loss_sum.item<double>() / static_cast<double>(timing.minibatches) : 0;
       observer.on_epoch_end(timing);
     }

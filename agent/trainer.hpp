@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,9 @@ namespace jetsweep::agent {
 
 struct EpochTiming {
   int64_t epoch = 0;
+  // The epoch's window (monotonic clock): e2e_s = end - start; energy is integrated over exactly this window.
+  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point end;
   double e2e_s = 0;       // wall time of the whole epoch, including loader start-up
   double stall_s = 0;     // sum of per-minibatch fetch stalls
   double compute_s = 0;   // sum of per-minibatch forward + backward + optimizer step
@@ -32,10 +36,20 @@ class TrainingObserver {
 };
 
 std::string torch_version();
-// Whether this agent was built with CUDA and LibTorch sees a GPU (then train() runs on it).
+// Whether this agent was built with CUDA and LibTorch sees a GPU.
 bool cuda_available();
+// Name of the GPU LibTorch would train on ("" when there is none).
+std::string cuda_device_name();
+// "CUDA runtime 11040, cuDNN 8600" when built with CUDA, else "".
+std::string cuda_versions();
+// Why CUDA is not available to this agent ("" when it is): built against a CPU-only LibTorch, or no GPU visible.
+std::string cuda_unavailable_reason();
+// The device a run with `accelerator` (auto | cuda | cpu; "" = auto) trains on: "cpu" or "cuda:0 (NAME)".
+// kInvalidArgument naming CUDA and why it is missing when the run asks for cuda: never a silent CPU fallback.
+Result<std::string> compute_device_for(const std::string& accelerator);
 
-// Trains `config.model` (or an alias) on `data` for config.epochs epochs (SGD lr 0.01 momentum 0.9,
+// Trains `config.model` (or an alias) on `data` on the device compute_device_for(config.accelerator) gives,
+// for config.epochs epochs (SGD lr 0.01 momentum 0.9,
 // cross-entropy; for token datasets over every next-token position). The model is built for the
 // dataset's sample shape and class count. Stops early with kCancelled when `cancel` becomes true.
 // Torch exceptions and sample fetch errors become Status.

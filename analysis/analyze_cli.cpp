@@ -47,7 +47,10 @@ constexpr const char* kUsage =
     "              [--linear-truth] [--out FILE]\n"
     "data: --csv FILE (columns device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw)\n"
     "      or --db DSN [--campaign ID|NAME]\n"
-    "common: --seed S (default 1), --json; workloads may be named W@BOARD\n";
+    "common: --seed S (default 1), --json; workloads may be named W@BOARD\n"
+    "configurations: rows that differ in any axis (mode, pin_clocks, fan, batch_size, workers, prefetch, threads,\n"
+    "      seed, storage, max_minibatches, drop_caches) or in being simulated are never pooled;\n"
+    "      --where AXIS=VALUE[,..] selects (also simulated=true|false), --pool-over AXIS[,..] pools explicitly\n";
 
 constexpr const char* kExportUsage =
     "usage: jetsweep export (--db DSN [--campaign ID|NAME] | --csv FILE) [--per-epoch] [--out FILE] [--json]\n";
@@ -127,17 +130,89 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-const std::set<std::string> kSourceFlags = {"--csv", "--db", "--campaign", "--seed", "--device"};
+const std::set<std::string> kSourceFlags = {"--csv", "--db", "--campaign", "--seed", "--device", "--where", "--pool-over"};
 
+// Loads the corpus, then applies --where (select configurations) and --pool-over (pool axes explicitly).
 Result<Corpus> load_source(const Args& a) {
   const bool csv = a.values.count("--csv"), db = a.values.count("--db");
   if (csv && db) return bad("--csv and --db: give one data source, not both");
+  std::vector<std::pair<std::string, std::string>> where;
+  std::vector<std::string> pool;
+  if (a.values.count("--where")) {
+    JS_ASSIGN_OR_RETURN(where, parse_where(a.get("--where")));
+  }
+  if (a.values.count("--pool-over")) {
+    JS_ASSIGN_OR_RETURN(pool, parse_pool_over(a.get("--pool-over")));
+  }
+  Corpus corpus;
   if (csv) {
     if (a.values.count("--campaign")) return bad("--campaign: only with --db");
-    return read_corpus_csv(a.get("--csv"));
+    JS_ASSIGN_OR_RETURN(corpus, read_corpus_csv(a.get("--csv")));
+  } else if (db) {
+    JS_ASSIGN_OR_RETURN(corpus, load_corpus_from_db(a.get("--db"), DbFilter{a.get("--campaign")}));
+  } else {
+    return bad("no data source: give --csv FILE or --db DSN");
   }
-  if (db) return load_corpus_from_db(a.get("--db"), DbFilter{a.get("--campaign")});
-  return bad("no data source: give --csv FILE or --db DSN");
+  JS_RETURN_IF_ERROR(select_configurations(corpus, where, pool));
+  return corpus;
+}
+
+// Text labels of configurations: the mode, every axis that varies within the data or was selected, plus pinned
+// clocks, a fan setting other than auto and dropped caches whenever they hold.
+struct ConfigLabels {
+  std::set<std::string> show;
+  explicit ConfigLabels(const Corpus& c) : show(varying_axes(c)) {
+    show.insert("mode");
+    for (const auto& [axis, v] : c.selected) show.insert(axis);  // what --where chose stays visible
+  }
+  std::string operator()(const AxisMap& axes) const { return config_label(axes, &show); }
+};
+
+std::string sim_mark(bool simulated) { return simulated ? " (simulated)" : ""; }
+
+// A plot title's marking: "(simulated)" when every drawn value is simulated, else a note when some are.
+std::string plot_sim_mark(bool any, bool all) {
+  if (all) return " (simulated)";
+  return any ? " (simulated rows marked [sim])" : "";
+}
+
+std::string join_list(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : sep) + e;
+  return s;
+}
+
+// What --where selected and --pool-over pooled, for text outputs.
+void print_selection(std::ostream& out, const Corpus& c) {
+  if (!c.selected.empty()) {
+    out << "selected (--where):";
+    for (const auto& [axis, v] : c.selected) out << " " << axis << "=" << v;
+    out << "\n";
+  }
+  if (!c.pooled_over.empty())
+    out << "POOLED over " << join_list(c.pooled_over) << " (--pool-over: rows that differ only in "
+        << (c.pooled_over.size() == 1 ? "this axis" : "these axes") << " are combined)\n";
+}
+
+void selection_json(bj::object& o, const Corpus& c) {
+  bj::object w;
+  for (const auto& [axis, v] : c.selected) w[axis] = v;
+  o["where"] = std::move(w);
+  bj::array p;
+  for (const auto& axis : c.pooled_over) p.push_back(bj::value(axis));
+  o["pooled_over"] = std::move(p);
+}
+
+// A workload's heading: "resnet on agx-orin bs16 w4 (simulated)".
+std::string workload_heading(const WorkloadData& w, const ConfigLabels& labels) {
+  const std::string l = labels(w.config);
+  return w.workload + " on " + w.device + (l.empty() ? "" : " " + l) + sim_mark(w.simulated);
+}
+
+void workload_json(bj::object& o, const WorkloadData& w, const ConfigLabels& labels) {
+  o["config"] = config_json(w.config);
+  o["config_label"] = labels(w.config);
+  o["simulated"] = w.simulated;
 }
 
 // A workload reference from a flag, with --device applied when the name carries no board.
@@ -188,10 +263,10 @@ Status cmd_variability(const Args& a, std::ostream& out) {
     o["max"] = jnum(d.max);
     return o;
   };
-  std::map<std::string, const ClassSoftware*> sw;
-  for (const auto& c : rep.classes) sw[c.device] = &c;
+  const ConfigLabels labels(corpus);
   if (a.switches.count("--json")) {
     bj::object o;
+    selection_json(o, corpus);
     o["time_unit"] = rep.time_unit;
     o["energy_unit"] = rep.energy_unit;
     o["warmup_epochs_excluded"] = rep.warmup_epochs_excluded;
@@ -201,6 +276,9 @@ Status cmd_variability(const Args& a, std::ostream& out) {
       go["device"] = g.device;
       go["workload"] = g.workload;
       go["mode"] = g.mode;
+      go["config"] = config_json(g.config);
+      go["config_label"] = labels(g.config);
+      go["simulated"] = g.simulated;
       go["time"] = dist_json(g.time);
       go["energy"] = g.energy ? bj::value(dist_json(*g.energy)) : bj::value(nullptr);
       go["instance_median_spread_pct"] = jnum(g.instance_median_spread_pct, 4);
@@ -209,6 +287,7 @@ Status cmd_variability(const Args& a, std::ostream& out) {
       for (const auto& i : g.instances) {
         bj::object io;
         io["instance"] = i.instance;
+        io["simulated"] = i.simulated;
         io["time"] = dist_json(i.time);
         io["energy"] = i.energy ? bj::value(dist_json(*i.energy)) : bj::value(nullptr);
         bj::object s;
@@ -225,6 +304,10 @@ Status cmd_variability(const Args& a, std::ostream& out) {
       bj::object co;
       co["device"] = c.device;
       co["software_differs"] = c.differs;
+      co["compared_instances"] = c.compared_instances;
+      bj::array sims;
+      for (const auto& n : c.simulated_instances) sims.push_back(bj::value(n));
+      co["simulated_instances"] = std::move(sims);
       bj::array keys;
       for (const auto& k : c.differing_keys) keys.push_back(bj::value(k));
       co["differing_keys"] = std::move(keys);
@@ -241,9 +324,11 @@ Status cmd_variability(const Args& a, std::ostream& out) {
     print_json(out, o);
   } else {
     out << "Variability over epochs 1+ (" << rep.warmup_epochs_excluded << " warm-up epochs excluded); time in "
-        << rep.time_unit << ", energy in " << rep.energy_unit << "\n";
+        << rep.time_unit << ", energy in " << rep.energy_unit << "; one group per board class, workload and "
+        << "configuration\n";
+    print_selection(out, corpus);
     for (const auto& g : rep.groups) {
-      out << "\n" << g.device << "  " << g.workload << "  mode " << g.mode << "\n";
+      out << "\n" << g.device << "  " << g.workload << "  " << labels(g.config) << sim_mark(g.simulated) << "\n";
       out << "  " << pad("instance", 16) << pad_left("n", 5) << pad_left("time median", 14) << pad_left("max dev %", 11)
           << pad_left("CV %", 8) << pad_left("energy median", 15) << pad_left("max dev %", 11) << pad_left("CV %", 8)
           << "  software\n";
@@ -265,13 +350,18 @@ Status cmd_variability(const Args& a, std::ostream& out) {
       if (g.instance_energy_spread_pct) out << ", " << fixed(*g.instance_energy_spread_pct, 2) << "% (energy)";
       out << "\n";
     }
-    out << "\nSoftware per board class:\n";
+    out << "\nSoftware per board class (kernel, torch_version, compiler, git_sha, l4t, jetpack; real instances only):\n";
     for (const auto& c : rep.classes) {
-      out << "  " << c.device << ": " << c.instances.size() << " instance(s), ";
+      out << "  " << c.device << ": " << c.instances.size() << " instance(s)";
+      if (!c.simulated_instances.empty())
+        out << " (" << c.simulated_instances.size() << " simulated, not compared: a simulated agent reports its host's software)";
+      out << ", ";
       if (c.differs) {
         out << "SOFTWARE DIFFERS in";
         for (const auto& k : c.differing_keys) out << " " << k;
         out << " (SIGMETRICS'23 5.4.4: expect up to 40% variability)\n";
+      } else if (c.compared_instances < 2) {
+        out << "software not compared (fewer than two real instances)\n";
       } else {
         out << "same software\n";
       }
@@ -280,16 +370,27 @@ Status cmd_variability(const Args& a, std::ostream& out) {
   // Violins: one per (instance, configuration) of the first groups.
   auto violins = [&](const std::string& file, bool energy) -> Status {
     std::vector<std::pair<std::string, std::vector<double>>> groups;
+    bool any_sim = false, all_sim = true;
+    for (const auto& g : rep.groups)
+      for (const auto& i : g.instances)
+        if (!(energy ? i.energy_values : i.time_values).empty()) {
+          any_sim = any_sim || g.simulated;
+          all_sim = all_sim && g.simulated;
+        }
     for (const auto& g : rep.groups)
       for (const auto& i : g.instances) {
         const auto& v = energy ? i.energy_values : i.time_values;
         if (v.empty()) continue;
         std::string label = g.device + " " + i.instance;
-        if (rep.groups.size() > 1) label += " " + g.workload + " " + g.mode;
+        if (rep.groups.size() > 1) label += " " + g.workload + " " + labels(g.config);
+        if (g.simulated && !all_sim) label += " [sim]";
         groups.emplace_back(label, v);
       }
     if (groups.empty()) return bad(std::string(energy ? "--plot-energy" : "--plot") + ": no values to draw");
-    return plot_violins(file, std::string(energy ? "Energy" : "Epoch time") + " per board instance (epochs 1+)",
+    std::string title = std::string(energy ? "Energy" : "Epoch time") + " per board instance (epochs 1+)";
+    if (rep.groups.size() == 1) title += ": " + rep.groups[0].workload + " " + labels(rep.groups[0].config);
+    if (!corpus.pooled_over.empty()) title += ", pooled over " + join_list(corpus.pooled_over);
+    return plot_violins(file, title + plot_sim_mark(any_sim, all_sim),
                         energy ? "energy (" + rep.energy_unit + ")" : "time (" + rep.time_unit + ")", groups);
   };
   if (a.values.count("--plot")) JS_RETURN_IF_ERROR(violins(a.get("--plot"), false));
@@ -327,6 +428,7 @@ Status cmd_pareto(const Args& a, std::ostream& out) {
   }
   if (recs.empty()) return bad("--workload: '" + w.workload + "' has no modes with power data");
   const auto front = pareto_front(x, y);
+  const ConfigLabels labels(corpus);
   auto unit = [](const std::string& k) {
     return k == "time" ? std::string("time_ms") : k == "power" ? std::string("power_w") : std::string("energy_mj");
   };
@@ -334,6 +436,8 @@ Status cmd_pareto(const Args& a, std::ostream& out) {
     bj::object o;
     o["device"] = w.device;
     o["workload"] = w.workload;
+    workload_json(o, w, labels);
+    selection_json(o, corpus);
     o["x"] = unit(xs);
     o["y"] = unit(ys);
     o["modes"] = recs.size();
@@ -349,8 +453,9 @@ Status cmd_pareto(const Args& a, std::ostream& out) {
     o["front"] = std::move(f);
     print_json(out, o);
   } else {
-    out << "Pareto front of " << w.workload << " on " << w.device << " (" << unit(xs) << " vs " << unit(ys)
+    out << "Pareto front of " << workload_heading(w, labels) << " (" << unit(xs) << " vs " << unit(ys)
         << ", both minimised): " << front.size() << " of " << recs.size() << " modes\n";
+    print_selection(out, corpus);
     out << pad("cores", 7) << pad_left("cpu_mhz", 9) << pad_left("gpu_mhz", 9) << pad_left("emc_mhz", 9)
         << pad_left("time_ms", 11) << pad_left("power_w", 9) << pad_left("energy_mj", 11) << "\n";
     for (size_t i : front) {
@@ -366,7 +471,7 @@ Status cmd_pareto(const Args& a, std::ostream& out) {
     std::vector<ScatterPoint> all, fr;
     for (size_t i = 0; i < x.size(); ++i) all.push_back({x[i], y[i]});
     for (size_t i : front) fr.push_back({x[i], y[i]});
-    JS_RETURN_IF_ERROR(plot_pareto(a.get("--plot"), "Pareto front: " + w.workload + " on " + w.device, unit(xs),
+    JS_RETURN_IF_ERROR(plot_pareto(a.get("--plot"), "Pareto front: " + workload_heading(w, labels), unit(xs),
                                    unit(ys), all, fr));
   }
   return Status::ok();
@@ -436,11 +541,14 @@ bj::object linear_json(const LinearModel& m, const std::vector<const char*>& nam
   return o;
 }
 
-bj::object prediction_json(const PredictOutcome& p, const PredictRequest& req) {
+bj::object prediction_json(const PredictOutcome& p, const PredictRequest& req, const ConfigLabels& labels) {
   bj::object o;
   o["method"] = to_string(p.method);
   o["target"] = p.target;
   o["device"] = p.device;
+  o["config"] = config_json(p.config);
+  o["config_label"] = labels(p.config);
+  o["simulated"] = p.simulated;
   o["seed"] = p.seed;
   o["train_modes"] = p.train_modes.size();
   bj::array tm;
@@ -505,8 +613,11 @@ bj::object prediction_json(const PredictOutcome& p, const PredictRequest& req) {
   return o;
 }
 
-void print_prediction_text(std::ostream& out, const PredictOutcome& p, const PredictRequest& req) {
-  out << "Method " << to_string(p.method) << " for " << p.target << " on " << p.device << " (seed " << p.seed << ")\n";
+void print_prediction_text(std::ostream& out, const PredictOutcome& p, const PredictRequest& req,
+                           const ConfigLabels& labels) {
+  const std::string l = labels(p.config);
+  out << "Method " << to_string(p.method) << " for " << p.target << " on " << p.device << (l.empty() ? "" : " " + l)
+      << sim_mark(p.simulated) << " (seed " << p.seed << ")\n";
   if (p.search) {
     out << "Representative modes: exhaustive C(" << p.search->pool.size() << "," << p.train_modes.size()
         << ") = " << p.search->combinations << " sets over " << p.search->references.size()
@@ -555,8 +666,15 @@ Status cmd_predict(const Args& a, std::ostream& out) {
   if (!a.values.count("--method")) return bad("--method: required (linear, nn or powertrain)");
   JS_ASSIGN_OR_RETURN(PredictRequest req, predict_request(a, corpus, a.get("--method")));
   JS_ASSIGN_OR_RETURN(PredictOutcome p, run_prediction(corpus, req));
-  if (a.switches.count("--json")) print_json(out, prediction_json(p, req));
-  else print_prediction_text(out, p, req);
+  const ConfigLabels labels(corpus);
+  if (a.switches.count("--json")) {
+    bj::object o = prediction_json(p, req, labels);
+    selection_json(o, corpus);
+    print_json(out, o);
+  } else {
+    print_prediction_text(out, p, req, labels);
+    print_selection(out, corpus);
+  }
   if (a.values.count("--predictions-out")) JS_RETURN_IF_ERROR(write_predictions_csv(a.get("--predictions-out"), p.held_out, p));
   return Status::ok();
 }
@@ -747,10 +865,13 @@ Status cmd_optimize(const Args& a, std::ostream& out) {
       excess = std::max(0.0, obs_p[*oi] - budget_w);
     }
   }
+  const ConfigLabels labels(corpus);
   if (a.switches.count("--json")) {
     bj::object o;
     o["device"] = target.device;
     o["workload"] = target.workload;
+    workload_json(o, target, labels);
+    selection_json(o, corpus);
     o["method"] = method;
     o["seed"] = seed;
     o["candidates"] = cand_modes.size();
@@ -766,7 +887,7 @@ Status cmd_optimize(const Args& a, std::ostream& out) {
     o["optimize_seconds"] = jnum(optimize_seconds, 4);
     if (prediction) {
       o["predict_seconds"] = jnum(predict_seconds, 4);
-      o["prediction"] = prediction_json(*prediction, *req);
+      o["prediction"] = prediction_json(*prediction, *req, labels);
     }
     bj::array sw;
     for (const auto& s : sweeps) sw.push_back(sweep_json(s));
@@ -778,7 +899,7 @@ Status cmd_optimize(const Args& a, std::ostream& out) {
     }
     print_json(out, o);
   } else {
-    out << "Optimise " << target.workload << " on " << target.device << " using " << method << " ("
+    out << "Optimise " << workload_heading(target, labels) << " using " << method << " ("
         << cand_modes.size() << " candidate modes";
     if (excluded) out << ", " << excluded << " excluded for non-positive predicted time or power";
     if (prediction) out << ", time_mape_pct " << fixed(prediction->time_mape_pct, 2) << ", power_mape_pct " << fixed(prediction->power_mape_pct, 2);
@@ -805,6 +926,7 @@ Status cmd_optimize(const Args& a, std::ostream& out) {
       if (method != "observed") describe("  optimal: ", truth_pick, false);
       if (penalty) out << "  time penalty " << fixed(*penalty, 2) << "%, excess power " << fixed(*excess, 2) << " W\n";
     }
+    print_selection(out, corpus);
     if (!sweeps.empty()) {
       out << "Sweep of " << budgets.size() << " power budgets " << fixed(budgets.front(), 1) << ".."
           << fixed(budgets.back(), 1) << " W against the observed optimum:\n";
@@ -827,7 +949,7 @@ Status cmd_optimize(const Args& a, std::ostream& out) {
     if (pick) hi.push_back({px[*pick], py[*pick]});
     JS_RETURN_IF_ERROR(plot_pareto(a.get("--plot"),
                                    std::string(method == "observed" ? "Observed" : "Predicted (" + method + ")") +
-                                       " power-time Pareto: " + target.workload + " on " + target.device,
+                                       " power-time Pareto: " + workload_heading(target, labels),
                                    "power_w", "time_ms", all, fr, hi));
   }
   return Status::ok();
@@ -857,62 +979,127 @@ Status cmd_epochs(const Args& a, std::ostream& out) {
     sel.push_back(&e);
   }
   if (sel.empty()) return bad(run ? "--run: no epochs for run " + std::to_string(run) : "--workload: no epochs match");
-  std::vector<EpochBar> bars;
-  std::vector<double> later_e2e, later_stall, later_compute;
-  std::optional<double> e0;
-  bj::array rows;
+  // One group per board class, workload and configuration: means are never taken over unlike rows.
+  const bool mode_pooled =
+      std::find(corpus.pooled_over.begin(), corpus.pooled_over.end(), "mode") != corpus.pooled_over.end();
+  using Key = std::tuple<std::string, std::string, bool, AxisMap>;
+  std::map<Key, std::vector<const EpochSample*>> groups;
   for (const auto* e : sel) {
-    const double stall = e->stall_s.value_or(0), compute = e->compute_s.value_or(0);
-    const double other = std::max(0.0, e->time - stall - compute);
-    bars.push_back({"r" + std::to_string(e->run_id) + " e" + std::to_string(e->epoch), stall, compute, other});
-    if (e->epoch == 0) e0 = e->time;
-    else {
-      later_e2e.push_back(e->time);
-      later_stall.push_back(stall);
-      later_compute.push_back(compute);
+    AxisMap config = e->axes;
+    if (!mode_pooled && !config.count("mode")) config["mode"] = mode_axis_value(e->mode, e->mode_name);
+    groups[{e->device, e->workload, e->simulated, config}].push_back(e);
+  }
+  const ConfigLabels labels(corpus);
+  auto other_of = [](const EpochSample& e) {
+    return std::max(0.0, e.time - e.stall_s.value_or(0) - e.compute_s.value_or(0));
+  };
+  struct Summary {
+    std::vector<double> e2e, stall, compute, e0;  // epochs 1+; warm-up epochs
+  };
+  auto summarise = [](const std::vector<const EpochSample*>& v) {
+    Summary s;
+    for (const auto* e : v) {
+      if (e->epoch == 0) {
+        s.e0.push_back(e->time);
+        continue;
+      }
+      s.e2e.push_back(e->time);
+      s.stall.push_back(e->stall_s.value_or(0));
+      s.compute.push_back(e->compute_s.value_or(0));
     }
-    bj::object o;
-    o["run_id"] = e->run_id;
-    o["instance"] = e->instance;
-    o["epoch"] = e->epoch;
-    o["warmup"] = e->epoch == 0;
-    o["e2e_s"] = jnum(e->time);
-    o["stall_s"] = jnum(e->stall_s);
-    o["compute_s"] = jnum(e->compute_s);
-    o["other_s"] = jnum(other);
-    o["energy_j"] = jnum(e->energy);
-    rows.push_back(std::move(o));
+    return s;
+  };
+  std::vector<EpochBar> bars;
+  bool any_sim = false, all_sim = true;
+  for (const auto& [key, v] : groups) {
+    any_sim = any_sim || std::get<2>(key);
+    all_sim = all_sim && std::get<2>(key);
+    for (const auto* e : v) {
+      std::string label = "r" + std::to_string(e->run_id) + " e" + std::to_string(e->epoch);
+      if (groups.size() > 1) label += " " + labels(std::get<3>(key));
+      bars.push_back({label, e->stall_s.value_or(0), e->compute_s.value_or(0), other_of(*e)});
+    }
   }
   if (a.switches.count("--json")) {
     bj::object o;
+    selection_json(o, corpus);
+    bj::array rows, gs;
+    for (const auto& [key, v] : groups) {
+      const auto& [dev, wl, simulated, config] = key;
+      for (const auto* e : v) {
+        bj::object r;
+        r["run_id"] = e->run_id;
+        r["device"] = e->device;
+        r["workload"] = e->workload;
+        r["instance"] = e->instance;
+        r["config_label"] = labels(config);
+        r["simulated"] = e->simulated;
+        r["repetition"] = e->repetition;
+        r["epoch"] = e->epoch;
+        r["warmup"] = e->epoch == 0;
+        r["e2e_s"] = jnum(e->time);
+        r["stall_s"] = jnum(e->stall_s);
+        r["compute_s"] = jnum(e->compute_s);
+        r["other_s"] = jnum(other_of(*e));
+        r["energy_j"] = jnum(e->energy);
+        r["power_coverage"] = jnum(e->power_coverage, 4);
+        r["throttled"] = e->throttled ? bj::value(*e->throttled) : bj::value(nullptr);
+        rows.push_back(std::move(r));
+      }
+      const Summary s = summarise(v);
+      bj::object g;
+      g["device"] = dev;
+      g["workload"] = wl;
+      g["config"] = config_json(config);
+      g["config_label"] = labels(config);
+      g["simulated"] = simulated;
+      g["epochs"] = v.size();
+      g["epochs_later"] = s.e2e.size();
+      g["epoch0_e2e_s"] = s.e0.empty() ? bj::value(nullptr) : jnum(mean(s.e0));
+      g["later_e2e_s"] = s.e2e.empty() ? bj::value(nullptr) : jnum(mean(s.e2e));
+      g["later_stall_s"] = s.e2e.empty() ? bj::value(nullptr) : jnum(mean(s.stall));
+      g["later_compute_s"] = s.e2e.empty() ? bj::value(nullptr) : jnum(mean(s.compute));
+      gs.push_back(std::move(g));
+    }
     o["epochs"] = std::move(rows);
-    bj::object s;
-    s["epochs_later"] = later_e2e.size();
-    s["later_e2e_s"] = later_e2e.empty() ? bj::value(nullptr) : jnum(mean(later_e2e));
-    s["later_stall_s"] = later_e2e.empty() ? bj::value(nullptr) : jnum(mean(later_stall));
-    s["later_compute_s"] = later_e2e.empty() ? bj::value(nullptr) : jnum(mean(later_compute));
-    o["summary"] = std::move(s);
+    o["groups"] = std::move(gs);
     print_json(out, o);
   } else {
-    out << pad("run", 8) << pad("instance", 14) << pad_left("epoch", 6) << pad_left("e2e_s", 11) << pad_left("stall_s", 11)
-        << pad_left("compute_s", 11) << pad_left("other_s", 11) << pad_left("energy_j", 11) << "\n";
-    for (const auto* e : sel) {
-      const double stall = e->stall_s.value_or(0), compute = e->compute_s.value_or(0);
-      out << pad(std::to_string(e->run_id), 8) << pad(e->instance, 14) << pad_left(std::to_string(e->epoch), 6)
-          << pad_left(fixed(e->time, 3), 11) << pad_left(fixed(e->stall_s, 3), 11) << pad_left(fixed(e->compute_s, 3), 11)
-          << pad_left(fixed(std::max(0.0, e->time - stall - compute), 3), 11) << pad_left(fixed(e->energy, 2), 11)
-          << (e->epoch == 0 ? "  (warm-up)" : "") << "\n";
-    }
-    if (!later_e2e.empty())
-      out << "epochs 1+: mean e2e " << fixed(mean(later_e2e), 3) << " s, stall " << fixed(mean(later_stall), 3)
-          << " s, compute " << fixed(mean(later_compute), 3) << " s" << (e0 ? "; epoch 0 " + fixed(*e0, 3) + " s" : "")
+    print_selection(out, corpus);
+    bool first = true;
+    for (const auto& [key, v] : groups) {
+      const auto& [dev, wl, simulated, config] = key;
+      out << (first ? "" : "\n") << dev << "  " << wl << "  " << labels(config) << sim_mark(simulated) << "\n";
+      first = false;
+      out << pad("run", 8) << pad("instance", 14) << pad_left("rep", 4) << pad_left("epoch", 6) << pad_left("e2e_s", 11)
+          << pad_left("stall_s", 11) << pad_left("compute_s", 11) << pad_left("other_s", 11) << pad_left("energy_j", 11)
           << "\n";
+      for (const auto* e : v) {
+        out << pad(std::to_string(e->run_id), 8) << pad(e->instance, 14) << pad_left(std::to_string(e->repetition), 4)
+            << pad_left(std::to_string(e->epoch), 6) << pad_left(fixed(e->time, 3), 11)
+            << pad_left(fixed(e->stall_s, 3), 11) << pad_left(fixed(e->compute_s, 3), 11)
+            << pad_left(fixed(other_of(*e), 3), 11) << pad_left(fixed(e->energy, 2), 11)
+            << (e->epoch == 0 ? "  (warm-up)" : "") << (e->throttled.value_or(false) ? "  THROTTLED" : "") << "\n";
+      }
+      const Summary s = summarise(v);
+      if (!s.e2e.empty())
+        out << "epochs 1+: mean e2e " << fixed(mean(s.e2e), 3) << " s, stall " << fixed(mean(s.stall), 3)
+            << " s, compute " << fixed(mean(s.compute), 3) << " s"
+            << (s.e0.empty() ? "" : "; epoch 0 " + std::string(s.e0.size() > 1 ? "mean " : "") + fixed(mean(s.e0), 3) + " s")
+            << "\n";
+    }
   }
-  if (a.values.count("--plot"))
+  if (a.values.count("--plot")) {
+    std::string what = run ? "run " + std::to_string(run) : workload;
+    if (groups.size() == 1) {
+      const std::string l = labels(std::get<3>(groups.begin()->first));
+      if (!l.empty()) what += " " + l;
+    }
     JS_RETURN_IF_ERROR(plot_epoch_breakdown(a.get("--plot"),
-                                            "Per-epoch time: stall / compute / other" +
-                                                (run ? " (run " + std::to_string(run) + ")" : " (" + workload + ")"),
+                                            "Per-epoch time: stall / compute / other (" + what + ")" +
+                                                plot_sim_mark(any_sim, all_sim),
                                             bars));
+  }
   return Status::ok();
 }
 
@@ -1075,8 +1262,9 @@ int export_main(const std::vector<std::string>& args, std::ostream& out, std::os
         for (size_t i = 0; i < cols.size() && i < cells.size(); ++i) {
           char* end = nullptr;
           const double v = std::strtod(cells[i].c_str(), &end);
-          if (!cells[i].empty() && end == cells[i].c_str() + cells[i].size()) o[cols[i]] = jnum(v, 12);
+          if (!cells[i].empty() && end == cells[i].c_str() + cells[i].size()) o[cols[i]] = jnum(v, 17);
           else if (cells[i].empty()) o[cols[i]] = nullptr;
+          else if (cells[i] == "true" || cells[i] == "false") o[cols[i]] = cells[i] == "true";
           else o[cols[i]] = cells[i];
         }
         arr.push_back(std::move(o));

@@ -17,6 +17,9 @@ const char* const kCorpusColumns[8] = {"device",  "workload", "cores",        "c
 namespace {
 
 const char* const kSoftwareColumns[] = {"kernel", "torch_version", "compiler", "git_sha", "l4t", "jetpack"};
+// Configuration axes as optional columns (the mode axis comes from the mode columns, or a `mode` column).
+const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "workers",         "prefetch",
+                                    "threads",    "seed",    "storage",    "max_minibatches", "drop_caches"};
 
 // Splits one CSV record (RFC 4180 quoting; a record never spans lines here).
 Result<std::vector<std::string>> split_record(const std::string& line, const std::string& where) {
@@ -81,6 +84,14 @@ std::string num(double v) {
 
 std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
 
+// Unix times to the microsecond.
+std::string opt_unix(const std::optional<double>& v) {
+  if (!v) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6f", *v);
+  return buf;
+}
+
 }  // namespace
 
 Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
@@ -109,7 +120,9 @@ Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
                                 "' (required: device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw)");
   }
   const bool has_epoch_col = col.count("epoch") > 0;
-  bool all_epoch_s = col.count("epoch_s") > 0;
+  // Per-epoch E2E time: `epoch_s`, or `e2e_s` as `export --per-epoch` writes it.
+  const char* const epoch_s_col = col.count("epoch_s") ? "epoch_s" : "e2e_s";
+  bool all_epoch_s = col.count(epoch_s_col) > 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
@@ -148,7 +161,9 @@ Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
     if (r.workload.empty()) return invalid_argument(where + ": column 'workload': empty value");
     r.instance = text("instance");
     r.mode_name = text("mode_name");
-    const bool named = !r.mode_name.empty() && text("cores").empty();
+    // A named mode may leave the settings empty; a row with a `mode` label (a partial mode, as export
+    // writes it) may leave any of them empty.
+    const bool named = (!r.mode_name.empty() && text("cores").empty()) || !text("mode").empty();
     auto cores = number("cores", !named, true);
     auto cpu = number("cpu_mhz", !named, true);
     auto gpu = number("gpu_mhz", !named, true);
@@ -156,19 +171,32 @@ Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
     auto mb = number("minibatch_ms", true, true);
     auto power = number("power_mw", false, true);
     auto epoch = number("epoch", false, false);
-    auto epoch_s = number("epoch_s", false, true);
+    auto epoch_s = number(epoch_s_col, false, true);
     auto energy_j = number("energy_j", false, false);
     auto stall = number("stall_s", false, false);
     auto compute = number("compute_s", false, false);
     auto minibatches = number("minibatches", false, false);
     auto runs = number("runs", false, false);
     auto epochs = number("epochs", false, false);
+    auto repetition = number("repetition", false, false);
+    auto run_id = number("run_id", false, false);
     if (!bad.is_ok()) return bad;
     if (cores && (*cores != std::floor(*cores) || *cores > 1024))
       return invalid_argument(where + ": column 'cores': expected a whole number of cores, got '" + text("cores") + "'");
     if (epoch && *epoch != std::floor(*epoch))
       return invalid_argument(where + ": column 'epoch': expected a whole number, got '" + text("epoch") + "'");
-    if (cores) r.mode = {static_cast<int>(*cores), *cpu, *gpu, *emc};
+    if (cores) r.mode.cores = static_cast<int>(*cores);
+    if (cpu) r.mode.cpu_mhz = *cpu;
+    if (gpu) r.mode.gpu_mhz = *gpu;
+    if (emc) r.mode.emc_mhz = *emc;
+    // The configuration: the mode, and every axis column the file has with a value in this row.
+    r.axes["mode"] = text("mode").empty() ? mode_axis_value(r.mode, r.mode_name) : text("mode");
+    for (const char* a : kAxisColumns)
+      if (!text(a).empty()) r.axes[a] = canonical_axis_value(a, text(a));
+    const std::string sim = canonical_axis_value("simulated", text("simulated"));
+    if (!sim.empty() && sim != "true" && sim != "false")
+      return invalid_argument(where + ": column 'simulated': expected true or false, got '" + text("simulated") + "'");
+    r.simulated = sim == "true";
     r.minibatch_ms = *mb;
     r.power_mw = power;
     r.epoch_s = epoch_s;
@@ -183,6 +211,12 @@ Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
     e.instance = r.instance;
     e.mode_name = r.mode_name;
     e.mode = r.mode;
+    e.axes = r.axes;
+    e.simulated = r.simulated;
+    e.repetition = repetition ? static_cast<int>(*repetition) : 0;
+    e.run_id = run_id ? static_cast<int64_t>(*run_id) : 0;
+    e.dataset = text("dataset");
+    e.minibatch_ms = r.minibatch_ms;
     e.epoch = epoch ? static_cast<int>(*epoch) : -1;
     e.stall_s = stall;
     e.compute_s = compute;
@@ -218,37 +252,71 @@ Result<Corpus> read_corpus_csv(const std::string& path) {
   return parse_corpus_csv(in, path);
 }
 
+namespace {
+
+std::string axis_cell(const AxisMap& axes, const char* axis) {
+  auto it = axes.find(axis);
+  return it == axes.end() ? std::string() : quote(it->second);
+}
+
+std::string opt_bool(const std::optional<bool>& b) { return b ? (*b ? "true" : "false") : ""; }
+
+// The four mode columns: each setting that is known (partial modes fill what they set).
+std::string mode_cells(const ModeKey& m) {
+  auto f = [](double v) { return v > 0 ? num(v) : std::string(); };
+  return (m.cores > 0 ? std::to_string(m.cores) : std::string()) + ',' + f(m.cpu_mhz) + ',' + f(m.gpu_mhz) + ',' + f(m.emc_mhz);
+}
+
+std::string dataset_of(const std::string& workload) {
+  const auto slash = workload.find('/');
+  return slash == std::string::npos ? std::string() : workload.substr(slash + 1);
+}
+
+}  // namespace
+
 void write_corpus_csv(std::ostream& out, const Corpus& corpus) {
   for (size_t i = 0; i < 8; ++i) out << (i ? "," : "") << kCorpusColumns[i];
-  out << ",instance,mode_name,runs,epochs,epoch_s,energy_j\n";
+  out << ",instance,mode,mode_name,pin_clocks,fan,workers,prefetch,batch_size,threads,seed,dataset,storage,"
+         "max_minibatches,drop_caches,simulated,runs,epochs,epoch_s,energy_j,throttled\n";
   for (const auto& r : corpus.rows) {
-    out << quote(r.device) << ',' << quote(r.workload) << ',';
-    if (r.mode.explicit_settings())
-      out << r.mode.cores << ',' << num(r.mode.cpu_mhz) << ',' << num(r.mode.gpu_mhz) << ',' << num(r.mode.emc_mhz);
-    else
-      out << ",,,";
+    out << quote(r.device) << ',' << quote(r.workload) << ',' << mode_cells(r.mode);
     out << ',' << num(r.minibatch_ms) << ',' << opt_num(r.power_mw) << ',' << quote(r.instance) << ','
-        << quote(r.mode_name) << ',' << r.runs << ',' << r.epochs << ',' << opt_num(r.epoch_s) << ','
-        << opt_num(r.energy_j) << '\n';
+        << axis_cell(r.axes, "mode") << ',' << quote(r.mode_name);
+    for (const char* a : {"pin_clocks", "fan", "workers", "prefetch", "batch_size", "threads", "seed"})
+      out << ',' << axis_cell(r.axes, a);
+    out << ',' << quote(dataset_of(r.workload));
+    for (const char* a : {"storage", "max_minibatches", "drop_caches"}) out << ',' << axis_cell(r.axes, a);
+    out << ',' << (r.simulated ? "true" : "false") << ',' << r.runs << ',' << r.epochs << ',' << opt_num(r.epoch_s)
+        << ',' << opt_num(r.energy_j) << ',' << opt_bool(r.throttled) << '\n';
   }
 }
 
 void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
   for (size_t i = 0; i < 8; ++i) out << (i ? "," : "") << kCorpusColumns[i];
-  out << ",instance,mode_name,run_id,epoch,epoch_s,energy_j,stall_s,compute_s,minibatches";
+  out << ",instance,mode,mode_name,pin_clocks,fan,workers,prefetch,batch_size,threads,seed,dataset,storage,"
+         "storage_device,max_minibatches,drop_caches,page_cache_dropped,reference_state,simulated,run_id,repetition,"
+         "epoch,warmup,e2e_s,stall_s,compute_s,minibatches,energy_j,power_w,power_coverage,throttled,throttle_reason,"
+         "t_start_s,t_end_s,start_unix_s,end_unix_s,compute_device";
   for (const char* s : kSoftwareColumns) out << ',' << s;
   out << '\n';
   for (const auto& e : corpus.epochs) {
-    out << quote(e.device) << ',' << quote(e.workload) << ',';
-    if (e.mode.explicit_settings())
-      out << e.mode.cores << ',' << num(e.mode.cpu_mhz) << ',' << num(e.mode.gpu_mhz) << ',' << num(e.mode.emc_mhz);
-    else
-      out << ",,,";
-    const double mb_ms = corpus.epoch_times ? (e.minibatches > 0 ? 1000.0 * e.time / e.minibatches : 0) : e.time;
+    out << quote(e.device) << ',' << quote(e.workload) << ',' << mode_cells(e.mode);
+    double mb_ms = corpus.epoch_times ? (e.minibatches > 0 ? 1000.0 * e.time / e.minibatches : 0) : e.time;
+    if (e.minibatch_ms) mb_ms = *e.minibatch_ms;
     out << ',' << num(mb_ms) << ',' << (e.power_w ? num(*e.power_w * 1000.0) : "") << ',' << quote(e.instance) << ','
-        << quote(e.mode_name) << ',' << e.run_id << ',' << e.epoch << ',' << (corpus.epoch_times ? num(e.time) : "")
-        << ',' << (corpus.epoch_times ? opt_num(e.energy) : "") << ',' << opt_num(e.stall_s) << ','
-        << opt_num(e.compute_s) << ',' << e.minibatches;
+        << axis_cell(e.axes, "mode") << ',' << quote(e.mode_name);
+    for (const char* a : {"pin_clocks", "fan", "workers", "prefetch", "batch_size", "threads", "seed"})
+      out << ',' << axis_cell(e.axes, a);
+    out << ',' << quote(e.dataset.empty() ? dataset_of(e.workload) : e.dataset) << ',' << axis_cell(e.axes, "storage")
+        << ',' << quote(e.storage_device) << ',' << axis_cell(e.axes, "max_minibatches") << ','
+        << axis_cell(e.axes, "drop_caches") << ',' << opt_bool(e.page_cache_dropped) << ','
+        << opt_bool(e.reference_state) << ',' << (e.simulated ? "true" : "false") << ',' << e.run_id << ','
+        << e.repetition << ',' << e.epoch << ',' << (e.epoch == 0 ? "true" : "false") << ','
+        << (corpus.epoch_times ? num(e.time) : "") << ',' << opt_num(e.stall_s) << ',' << opt_num(e.compute_s) << ','
+        << e.minibatches << ',' << (corpus.epoch_times ? opt_num(e.energy) : "") << ','
+        << (e.power_w ? num(*e.power_w) : "") << ',' << opt_num(e.power_coverage) << ',' << opt_bool(e.throttled)
+        << ',' << quote(e.throttle_reason) << ',' << opt_num(e.t_start_s) << ',' << opt_num(e.t_end_s) << ','
+        << opt_unix(e.start_unix_s) << ',' << opt_unix(e.end_unix_s) << ',' << quote(e.compute_device);
     for (const char* s : kSoftwareColumns) {
       auto it = e.software.find(s);
       out << ',' << (it == e.software.end() ? "" : quote(it->second));

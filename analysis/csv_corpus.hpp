@@ -16,18 +16,25 @@ namespace jetsweep::analysis {
 extern const char* const kCorpusColumns[8];
 
 // Parses a corpus. Required columns may come in any order; power_mw may be empty (no sensor).
-// Optional columns understood: instance, mode_name, epoch (rows with epoch 0 are warm-up and kept
-// out of the mode profiles), epoch_s, energy_j, stall_s, compute_s, minibatches, runs, epochs, and the
-// software columns kernel, torch_version, compiler, git_sha, l4t, jetpack. Others are ignored.
-// Errors are kInvalidArgument "FILE:LINE: column 'NAME': ...".
+// Optional columns understood: instance, mode_name, mode (the mode's label; with it, or with a
+// mode_name, mode settings may be empty), epoch (rows with epoch 0 are warm-up and kept out of the
+// mode profiles), epoch_s (or e2e_s), energy_j, stall_s, compute_s, minibatches, runs, epochs, run_id,
+// repetition, dataset, simulated, the configuration axes pin_clocks, fan, batch_size, workers,
+// prefetch, threads, seed, storage, max_minibatches, drop_caches (absent or empty = not a
+// distinguishing axis), and the software columns kernel, torch_version, compiler, git_sha, l4t,
+// jetpack. Others are ignored. Errors are kInvalidArgument "FILE:LINE: column 'NAME': ...".
 Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name);
 Result<Corpus> read_corpus_csv(const std::string& path);
 
-// One row per mode record (instances averaged by the source) with extra columns
-// instance,runs,epochs,epoch_s,energy_j.
+// One row per mode record (per instance and configuration) with extra columns instance, mode,
+// mode_name, every configuration axis, dataset, simulated, runs, epochs, epoch_s, energy_j, throttled.
 void write_corpus_csv(std::ostream& out, const Corpus& corpus);
-// One row per epoch sample (warm-up epochs included, marked by epoch 0) with the per-epoch columns
-// and the software columns, so `analyze variability --csv` can read it back.
+// One row per epoch sample (warm-up epochs included: epoch 0, warmup true) with every configuration
+// axis, the run's state (storage device, page cache dropped, reference state, simulated), run_id,
+// repetition, the per-epoch figures (e2e_s, stall_s, compute_s, minibatches, energy_j, power_w,
+// power_coverage, throttled, throttle_reason), the epoch window (t_start_s/t_end_s on the run's
+// timeline, start_unix_s/end_unix_s on the controller's clock) and the software columns, so
+// `analyze variability|epochs --csv` can read it back.
 void write_epochs_csv(std::ostream& out, const Corpus& corpus);
 
 }  // namespace jetsweep::analysis

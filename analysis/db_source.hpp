@@ -1,5 +1,6 @@
-// Loads an analysis corpus from PostgreSQL through the views of sql/003_analysis.sql (mode profiles
-// from analysis_mode_profile, per-epoch rows from analysis_epochs). Opens its own connection per
+// Loads an analysis corpus from PostgreSQL through the analysis views (sql/012_applied_state.sql: mode
+// profiles from analysis_mode_profile, per-epoch rows from analysis_epochs), every row with its full
+// configuration (ModeRecord/EpochSample::axes) and whether it was simulated. Opens its own connection per
 // call; any thread. libpqxx exceptions never escape: they become kDbError / kUnavailable.
 #pragma once
 

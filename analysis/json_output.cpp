@@ -21,6 +21,21 @@ boost::json::value jnum(const std::optional<double>& v, int digits) {
   return jnum(*v, digits);
 }
 
+boost::json::object config_json(const AxisMap& axes) {
+  boost::json::object o;
+  for (const auto& [axis, v] : axes) {
+    if (v == "true" || v == "false") {
+      o[axis] = v == "true";
+      continue;
+    }
+    char* end = nullptr;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (axis != "mode" && !v.empty() && end == v.c_str() + v.size()) o[axis] = static_cast<int64_t>(n);
+    else o[axis] = v;
+  }
+  return o;
+}
+
 boost::json::object mode_json(const ModeKey& m, const std::string& name) {
   boost::json::object o;
   if (m.explicit_settings()) {

@@ -11,6 +11,8 @@ namespace jetsweep::analysis {
 
 // {"cores":..,"cpu_mhz":..,"gpu_mhz":..,"emc_mhz":..} (plus "name" for a named mode).
 boost::json::object mode_json(const ModeKey& m, const std::string& name = "");
+// A configuration as JSON: whole-number axes as numbers, true/false as booleans, others as strings.
+boost::json::object config_json(const AxisMap& axes);
 // A number rounded to `digits` significant digits (whole numbers as integers), null when absent.
 boost::json::value jnum(double v, int digits = 6);
 boost::json::value jnum(const std::optional<double>& v, int digits = 6);

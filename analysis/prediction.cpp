@@ -296,6 +296,8 @@ Result<PredictOutcome> run_prediction(const Corpus& corpus, const PredictRequest
   out.method = req.method;
   out.target = target.workload;
   out.device = target.device;
+  out.config = target.config;
+  out.simulated = target.simulated;
   out.seed = req.seed;
   for (const auto& n : target.notes) out.notes.push_back(n);
   score(target, out.train_modes, out);

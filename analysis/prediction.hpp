@@ -58,6 +58,8 @@ struct PredictOutcome {
   Method method = Method::kLinear;
   std::string target;
   std::string device;
+  AxisMap config;          // the target's configuration besides the mode (select_workload)
+  bool simulated = false;  // the target was measured on simulated boards
   uint64_t seed = 0;
   std::vector<ModeKey> train_modes;
   std::vector<ModePrediction> held_out;  // every profiled target mode not trained on, with observations

@@ -20,32 +20,49 @@ Distribution describe(const std::vector<double>& v) {
   return d;
 }
 
+const std::vector<std::string>& software_keys() {
+  static const std::vector<std::string> keys = {"kernel", "torch_version", "compiler", "git_sha", "l4t", "jetpack"};
+  return keys;
+}
+
 VariabilityReport compute_variability(const Corpus& corpus, const std::string& workload) {
   VariabilityReport rep;
   rep.time_unit = corpus.epoch_times ? "s per epoch" : "ms per minibatch";
   rep.energy_unit = corpus.epoch_times ? "J per epoch" : "mJ per minibatch";
-  using Key = std::tuple<std::string, std::string, std::string>;
+  const bool mode_pooled =
+      std::find(corpus.pooled_over.begin(), corpus.pooled_over.end(), "mode") != corpus.pooled_over.end();
+  // Group key: board class, workload, simulated, and the full configuration.
+  using Key = std::tuple<std::string, std::string, bool, AxisMap>;
   std::map<Key, std::map<std::string, InstanceVariability>> groups;
-  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> software;
+  struct InstanceInfo {
+    std::map<std::string, std::string> software;
+    bool simulated = false;
+  };
+  std::map<std::string, std::map<std::string, InstanceInfo>> software;
   for (const auto& e : corpus.epochs) {
     if (!workload.empty() && e.workload != workload) continue;
     const std::string inst = e.instance.empty() ? "(unnamed)" : e.instance;
-    if (!e.software.empty()) software[e.device][inst] = e.software;
-    else software[e.device].emplace(inst, std::map<std::string, std::string>{});
+    auto& info = software[e.device][inst];
+    if (!e.software.empty()) info.software = e.software;
+    info.simulated = info.simulated || e.simulated;
     if (e.epoch == 0) {
       ++rep.warmup_epochs_excluded;
       continue;
     }
-    const std::string mode = e.mode.explicit_settings() ? e.mode.label() : (e.mode_name.empty() ? "default" : e.mode_name);
-    auto& iv = groups[{e.device, e.workload, mode}][inst];
+    AxisMap config = e.axes;
+    if (!mode_pooled && !config.count("mode")) config["mode"] = mode_axis_value(e.mode, e.mode_name);
+    auto& iv = groups[{e.device, e.workload, e.simulated, config}][inst];
     iv.instance = inst;
+    iv.simulated = e.simulated;
     iv.time_values.push_back(e.time);
     if (e.energy) iv.energy_values.push_back(*e.energy);
     if (!e.software.empty()) iv.software = e.software;
   }
   for (auto& [key, insts] : groups) {
     VariabilityGroup g;
-    std::tie(g.device, g.workload, g.mode) = key;
+    std::tie(g.device, g.workload, g.simulated, g.config) = key;
+    auto mode = g.config.find("mode");
+    g.mode = mode == g.config.end() ? "(pooled)" : mode->second;
     std::vector<double> all_t, all_e, med_t, med_e;
     bool energy_everywhere = true;
     for (auto& [name, iv] : insts) {
@@ -67,20 +84,27 @@ VariabilityReport compute_variability(const Corpus& corpus, const std::string& w
     if (!med_e.empty() && energy_everywhere) g.instance_energy_spread_pct = max_deviation_from_median_pct(med_e);
     rep.groups.push_back(std::move(g));
   }
+  // Software: only the real software facts, only between real instances (a simulated agent's kernel and
+  // toolchain are its host's, not a board's).
   for (auto& [device, insts] : software) {
     ClassSoftware c;
     c.device = device;
-    c.instances = insts;
-    std::set<std::string> keys;
-    for (const auto& [i, sw] : insts)
-      for (const auto& [k, v] : sw) keys.insert(k);
-    for (const auto& k : keys) {
+    std::vector<const std::map<std::string, std::string>*> real;
+    for (const auto& [name, info] : insts) {
+      c.instances[name] = info.software;
+      if (info.simulated) c.simulated_instances.push_back(name);
+      else real.push_back(&info.software);
+    }
+    c.compared_instances = static_cast<int>(real.size());
+    for (const auto& k : software_keys()) {
       std::set<std::string> values;
-      for (const auto& [i, sw] : insts) {
-        auto it = sw.find(k);
-        values.insert(it == sw.end() ? std::string("(unknown)") : it->second);
+      bool any = false;
+      for (const auto* sw : real) {
+        auto it = sw->find(k);
+        if (it != sw->end()) any = true;
+        values.insert(it == sw->end() ? std::string("(unknown)") : it->second);
       }
-      if (values.size() > 1) c.differing_keys.push_back(k);
+      if (any && values.size() > 1) c.differing_keys.push_back(k);
     }
     c.differs = !c.differing_keys.empty();
     rep.classes.push_back(std::move(c));

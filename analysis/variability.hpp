@@ -1,6 +1,7 @@
-// Variability across epochs and board instances (SIGMETRICS'23 sec. 5.4): per board class and
-// instance, the distribution of epoch time and energy over epochs 1+, and the software versions of
-// each instance, flagging classes whose instances differ in software. Pure functions; any thread.
+// Variability across epochs and board instances (SIGMETRICS'23 sec. 5.4): per board class, workload
+// and full configuration (every axis, simulated or not) and per instance, the distribution of epoch
+// time and energy over epochs 1+, and the software versions of each instance, flagging classes whose
+// real (non-simulated) instances differ in a software fact. Pure functions; any thread.
 #pragma once
 
 #include <map>
@@ -26,13 +27,17 @@ struct InstanceVariability {
   Distribution time;
   std::optional<Distribution> energy;
   std::map<std::string, std::string> software;
+  bool simulated = false;
   std::vector<double> time_values;    // epochs 1+ (for plots)
   std::vector<double> energy_values;
 };
 
-// One (board class, workload, power mode) configuration.
+// One (board class, workload, configuration) group: rows that differ in any axis (or in being
+// simulated) are never in one group; repetitions of a configuration are.
 struct VariabilityGroup {
-  std::string device, workload, mode;
+  std::string device, workload, mode;  // mode: the mode axis value ("(pooled)" under --pool-over mode)
+  AxisMap config;                      // every axis the rows carry, mode included
+  bool simulated = false;
   std::vector<InstanceVariability> instances;
   Distribution time;                        // pooled over instances
   std::optional<Distribution> energy;
@@ -40,10 +45,15 @@ struct VariabilityGroup {
   std::optional<double> instance_energy_spread_pct;
 };
 
+// The software facts compared between instances: kernel, torch_version, compiler, git_sha, l4t, jetpack.
+const std::vector<std::string>& software_keys();
+
 struct ClassSoftware {
   std::string device;
   std::map<std::string, std::map<std::string, std::string>> instances;  // instance -> software
-  bool differs = false;
+  std::vector<std::string> simulated_instances;  // not compared: a simulated agent reports its host's facts
+  int compared_instances = 0;                    // real instances compared
+  bool differs = false;                          // real instances differ in a software fact
   std::vector<std::string> differing_keys;
 };
 

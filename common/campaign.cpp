@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <random>
 
@@ -123,6 +124,24 @@ void check_fits(const std::string& file, const YAML::Node& where, const RunConfi
                           " GB): " + why + "; exclude that combination");
 }
 
+// A named power mode the run's board class does not define would fail on every board of it: refuse it at
+// `where` (the power_mode value), listing the modes the class has.
+void check_named_mode(const std::string& file, const YAML::Node& where, const RunConfig& c) {
+  const std::string cls = device_target_class(c.device);
+  if (cls.empty() || cls == "host") return;
+  if (!c.power_mode_name.empty()) {
+    auto cal = sim::class_calibration(cls);
+    if (!cal) return;
+    std::string names;
+    for (const auto& m : cal->modes) {
+      if (m.name == c.power_mode_name || std::to_string(m.id) == c.power_mode_name) return;
+      names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
+    }
+    fail(file, where, "power mode '" + c.power_mode_name + "' is not defined on '" + cls + "' (its nvpmodel modes: " +
+                          names + "); give the mode's settings instead ({cores, cpu_khz, gpu_hz, emc_hz})");
+  }
+}
+
 // One settable key of RunConfig: how to assign it from a YAML scalar.
 using Setter = std::function<void(RunConfig&, const std::string& file, const std::string& key, const YAML::Node&)>;
 
@@ -147,6 +166,8 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"max_minibatches", [](RunConfig& c, auto& f, auto& k, auto& n) { c.max_minibatches = to_int(f, k, n); }},
       {"power_mode", [](RunConfig& c, auto& f, auto& k, auto& n) { set_power_mode(c, f, n); }},
       {"pin_clocks", [](RunConfig& c, auto& f, auto& k, auto& n) { c.pin_clocks = to_bool(f, k, n); }},
+      {"fan_max", [](RunConfig& c, auto& f, auto& k, auto& n) { c.fan_max = to_bool(f, k, n); }},
+      {"accelerator", [](RunConfig& c, auto& f, auto& k, auto& n) { c.accelerator = to_string_value(f, k, n); }},
       {"min_memory_mb", [](RunConfig& c, auto& f, auto& k, auto& n) { c.min_memory_mb = to_int(f, k, n); }},
   };
   return kSetters;
@@ -474,12 +495,15 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
   while (true) {
     RunConfig c;
     YAML::Node where = matrix;  // errors about the combination point at its model value
+    const YAML::Node* mode_where = nullptr;   // ... and about its power mode at the power_mode value
     for (const auto& d : digits)
       for (size_t a : d.axes) {
         const YAML::Node& v = axes[a].values[index[&d - digits.data()]];
         apply_checked(c, file, axes[a].key, v);
         if (axes[a].key == "model") where = v;
+        if (axes[a].key == "power_mode") mode_where = &v;
       }
+    check_named_mode(file, mode_where ? *mode_where : where, c);
     if (generator) {
       for (auto& m : generate_modes(file, *generator, c)) add(std::move(m), where);
     } else {
@@ -506,6 +530,7 @@ Campaign parse_campaign_or_throw(std::string_view text, const std::string& file)
           fail(file, rule, "'include' entry must give '" + a.key + "' (a list in the matrix)");
       if (c.data.empty()) c.data = default_data_path(c.dataset);
       check_fits(file, rule, c);
+      check_named_mode(file, rule, c);
       combos.push_back(std::move(c));
     }
   }
@@ -546,15 +571,15 @@ std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::str
   std::vector<size_t> order(c.runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (!c.dispatch_by_power_mode) return order;
-  // The mode each run sets, named modes resolved with the class's predefined modes (JETSON.md); a run
-  // that sets no core count (none, or frequencies only) leaves the cores as they are: key 0.
+  // The mode each run executes in, resolved with its class's predefined modes (JETSON.md): named modes, and
+  // explicit settings or no power mode at all with the class's reference state filling what is not given.
+  // A run on no known class (any, a named board of unknown class, host) sets no core count: key 0.
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
   std::vector<Key> keys(c.runs.size());
   std::map<std::string, std::optional<sim::SimBoard>> boards;
   for (size_t i = 0; i < c.runs.size(); ++i) {
     const RunConfig& r = c.runs[i];
     keys[i] = {r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz};
-    if (r.power_mode_name.empty()) continue;
     const std::string cls = i < run_classes.size() && !run_classes[i].empty() ? run_classes[i] : device_target_class(r.device);
     if (cls.empty() || cls == "host") continue;
     auto it = boards.find(cls);
@@ -614,6 +639,56 @@ Result<RunConfig> parse_run_spec(std::string_view yaml_text, const std::string& 
 Result<RunConfig> load_run_spec_file(const std::string& path) {
   JS_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
   return parse_run_spec(text, path);
+}
+
+std::string DryRunCaps::to_string() const {
+  std::string s;
+  auto add = [&](int64_t v, const char* what) {
+    if (v > 0) s += (s.empty() ? "" : ", ") + std::string("<= ") + std::to_string(v) + " " + what;
+  };
+  add(max_runs, "runs");
+  add(max_epochs, "epochs");
+  add(max_minibatches, "minibatches per epoch");
+  return "dry run: " + s;
+}
+
+void apply_dry_run_caps(Campaign& campaign, const DryRunCaps& caps) {
+  if (!caps.any()) return;
+  auto& runs = campaign.runs;
+  if (caps.max_runs > 0 && static_cast<int64_t>(runs.size()) > caps.max_runs) {
+    std::vector<RunConfig> kept;
+    const size_t n = runs.size(), k = static_cast<size_t>(caps.max_runs);
+    for (size_t i = 0; i < k; ++i) kept.push_back(runs[k == 1 ? 0 : i * (n - 1) / (k - 1)]);
+    runs = std::move(kept);
+  }
+  for (auto& r : runs) {
+    if (caps.max_epochs > 0) r.epochs = std::min(r.epochs, caps.max_epochs);
+    if (caps.max_minibatches > 0)
+      r.max_minibatches = r.max_minibatches > 0 ? std::min(r.max_minibatches, caps.max_minibatches) : caps.max_minibatches;
+  }
+  campaign.description += (campaign.description.empty() ? "" : " ") + std::string("[") + caps.to_string() + "]";
+}
+
+Result<DryRunCaps> parse_dry_run_caps(std::string_view query) {
+  DryRunCaps caps;
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string key(item.substr(0, eq));
+    const std::string value(eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1));
+    int64_t* slot = key == "max_runs" ? &caps.max_runs : key == "max_epochs" ? &caps.max_epochs
+                  : key == "max_minibatches" ? &caps.max_minibatches : nullptr;
+    if (!slot) return invalid_argument("unknown parameter '" + key + "' (known: max_runs, max_epochs, max_minibatches)");
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < 1 || v > kMaxRunsPerCampaign)
+      return invalid_argument("parameter '" + key + "': expected a positive integer, got '" + value + "'");
+    *slot = v;
+  }
+  return caps;
 }
 
 }  // namespace jetsweep

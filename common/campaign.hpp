@@ -32,6 +32,22 @@ struct Campaign {
 // (a named board); named modes are resolved with it.
 std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::string>& run_classes = {});
 
+// A smaller copy of a campaign, to dry-run it (on simulated boards, say) before the real thing: at most
+// max_runs runs, spread evenly over the expansion order (the first and the last kept, so every value of the
+// outermost axes stays represented), at most max_epochs epochs and max_minibatches minibatches per epoch
+// each. 0 = no cap. The description records the caps.
+struct DryRunCaps {
+  int64_t max_runs = 0;
+  int64_t max_epochs = 0;
+  int64_t max_minibatches = 0;
+  bool any() const { return max_runs > 0 || max_epochs > 0 || max_minibatches > 0; }
+  std::string to_string() const;   // "dry run: <= 6 runs, <= 2 epochs, <= 50 minibatches per epoch"
+};
+void apply_dry_run_caps(Campaign& campaign, const DryRunCaps& caps);
+// Parses "max_runs=N&max_epochs=E&max_minibatches=M" (any subset, the query string of a submission);
+// kInvalidArgument names the bad key or value.
+Result<DryRunCaps> parse_dry_run_caps(std::string_view query);
+
 // Largest matrix accepted in one campaign.
 inline constexpr int64_t kMaxRunsPerCampaign = 2'000'000;
 

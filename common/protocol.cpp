@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 
 #include "common/json_fields.hpp"
 
@@ -31,6 +32,7 @@ JS_PROTO_TAG(Error, "error")
 JS_PROTO_TAG(TimeSync, "time_sync")
 JS_PROTO_TAG(TimeSyncReply, "time_sync_reply")
 JS_PROTO_TAG(CancelRun, "cancel_run")
+JS_PROTO_TAG(RunStarted, "run_started")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) {
@@ -44,6 +46,8 @@ bj::array to_array(const std::vector<double>& v) {
   for (double d : v) a.emplace_back(d);
   return a;
 }
+
+bj::value clocks_json(const std::optional<ClockReading>& c);  // defined below
 
 template <class T>
 void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
@@ -65,6 +69,12 @@ void fill(bj::object& o, const Register& m) {
   f["compiler"] = m.facts.compiler;
   f["git_sha"] = m.facts.git_sha;
   if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
+  if (!m.facts.accelerator.empty()) f["accelerator"] = m.facts.accelerator;
+  if (!m.facts.not_ready.empty()) {
+    bj::array items;
+    for (const auto& s : m.facts.not_ready) items.emplace_back(s);
+    f["not_ready"] = std::move(items);
+  }
   if (!m.facts.storage.empty()) {
     bj::array media;
     for (const auto& s : m.facts.storage) media.emplace_back(s);
@@ -113,6 +123,50 @@ void fill(bj::object& o, const EpochResult& m) {
   o["read_iops"] = json::optional_number(m.read_iops);
   o["cache_start_frac"] = json::optional_number(m.cache_start_frac);
   o["cache_end_frac"] = json::optional_number(m.cache_end_frac);
+  o["t_start_s"] = json::optional_number(m.t_start_s);
+  o["t_end_s"] = json::optional_number(m.t_end_s);
+  o["power_coverage"] = json::optional_number(m.power_coverage);
+  o["clocks_start"] = clocks_json(m.clocks_start);
+  o["clocks_end"] = clocks_json(m.clocks_end);
+  o["throttled"] = m.throttled;
+  if (!m.throttle_reason.empty()) o["throttle_reason"] = m.throttle_reason;
+}
+}  // namespace
+
+bj::object to_json(const BoardState& b) {
+  bj::object o;
+  o["mode_name"] = b.mode_name;
+  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
+  o["cores_online"] = b.cores_online;
+  o["cpu_khz"] = b.cpu_khz;
+  o["gpu_hz"] = b.gpu_hz;
+  o["emc_hz"] = b.emc_hz;
+  o["clocks_pinned"] = b.clocks_pinned;
+  o["fan"] = b.fan;
+  return o;
+}
+
+namespace {
+
+bj::value clocks_json(const std::optional<ClockReading>& c) {
+  if (!c) return nullptr;
+  bj::object o;
+  o["cores_online"] = c->cores_online;
+  o["cpu_khz"] = json::optional_number(c->cpu_khz);
+  o["gpu_hz"] = json::optional_number(c->gpu_hz);
+  o["emc_hz"] = json::optional_number(c->emc_hz);
+  return o;
+}
+void fill(bj::object& o, const RunStarted& m) {
+  o["run_id"] = m.run_id;
+  o["reference_state"] = m.reference_state;
+  if (m.applied) o["applied"] = to_json(*m.applied);
+  else o["applied"] = nullptr;
+  o["storage_medium"] = m.storage_medium;
+  o["storage_device"] = m.storage_device;
+  o["page_cache_dropped"] = m.page_cache_dropped;
+  o["compute_device"] = m.compute_device;
+  o["t0_unix_s"] = m.t0_unix_s;
 }
 void fill(bj::object& o, const SampleChunk& m) {
   o["run_id"] = m.run_id;
@@ -171,6 +225,15 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.compiler = fr.opt_string("compiler").value_or("");
     m.facts.git_sha = fr.opt_string("git_sha").value_or("");
     m.facts.board_id = fr.opt_string("board_id").value_or("");
+    m.facts.accelerator = fr.opt_string("accelerator").value_or("");
+    if (o_has(*f, "not_ready")) {
+      if (const auto* items = fr.array("not_ready")) {
+        for (size_t i = 0; i < items->size() && fr.ok(); ++i) {
+          if (!(*items)[i].is_string()) fr.fail("not_ready", "element " + std::to_string(i) + " is not a string");
+          else m.facts.not_ready.emplace_back((*items)[i].get_string());
+        }
+      }
+    }
     if (o_has(*f, "storage")) {
       if (const auto* media = fr.array("storage")) {
         for (size_t i = 0; i < media->size() && fr.ok(); ++i) {
@@ -222,7 +285,7 @@ Status parse(const bj::object&, FieldReader& r, MinibatchChunk& m) {
   if (r.ok() && (m.epoch < 0 || m.first_index < 0)) r.fail(m.epoch < 0 ? "epoch" : "first_index", "must be >= 0");
   return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
+Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
   m.run_id = r.integer("run_id");
   m.epoch = r.integer("epoch");
   m.e2e_s = r.number("e2e_s");
@@ -236,7 +299,30 @@ Status parse(const bj::object&, FieldReader& r, EpochResult& m) {
   m.read_iops = r.opt_number("read_iops");
   m.cache_start_frac = r.opt_number("cache_start_frac");
   m.cache_end_frac = r.opt_number("cache_end_frac");
+  m.t_start_s = r.opt_number("t_start_s");
+  m.t_end_s = r.opt_number("t_end_s");
+  m.power_coverage = r.opt_number("power_coverage");
+  m.throttled = r.opt_boolean("throttled").value_or(false);
+  m.throttle_reason = r.opt_string("throttle_reason").value_or("");
+  const std::pair<const char*, std::optional<ClockReading>*> clock_fields[] = {{"clocks_start", &m.clocks_start},
+                                                                              {"clocks_end", &m.clocks_end}};
+  for (const auto& [key, slot] : clock_fields) {
+    if (!o_has(o, key)) continue;
+    if (const auto* c = r.object(key)) {
+      FieldReader cr(*c, r.where() + " field '" + key + "',");
+      ClockReading reading;
+      reading.cores_online = cr.integer("cores_online");
+      reading.cpu_khz = cr.opt_number("cpu_khz");
+      reading.gpu_hz = cr.opt_number("gpu_hz");
+      reading.emc_hz = cr.opt_number("emc_hz");
+      if (!cr.ok()) return cr.status();
+      *slot = reading;
+    }
+  }
   if (r.ok() && m.epoch < 0) r.fail("epoch", "must be >= 0");
+  if (r.ok() && m.power_coverage && !(*m.power_coverage >= 0.0 && *m.power_coverage <= 1.0))
+    r.fail("power_coverage", "must be between 0 and 1");
+  if (r.ok() && m.t_start_s && m.t_end_s && *m.t_end_s < *m.t_start_s) r.fail("t_end_s", "must not precede t_start_s");
   if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
   return r.status();
 }
@@ -264,6 +350,34 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
     s.power_w = sr.opt_number("power_w");
     if (!sr.ok()) return sr.status();
     m.samples.push_back(s);
+  }
+  return r.status();
+}
+Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
+  m.run_id = r.integer("run_id");
+  m.reference_state = r.opt_boolean("reference_state").value_or(false);
+  m.storage_medium = r.opt_string("storage_medium").value_or("");
+  m.storage_device = r.opt_string("storage_device").value_or("");
+  m.page_cache_dropped = r.opt_boolean("page_cache_dropped").value_or(false);
+  m.compute_device = r.opt_string("compute_device").value_or("");
+  m.t0_unix_s = r.number("t0_unix_s");
+  if (o_has(o, "applied")) {
+    if (const auto* a = r.object("applied")) {
+      FieldReader ar(*a, r.where() + " field 'applied',");
+      BoardState b;
+      b.mode_name = ar.opt_string("mode_name").value_or("");
+      b.nvpmodel_id = ar.opt_integer("nvpmodel_id");
+      b.cores_online = ar.opt_integer("cores_online").value_or(0);
+      b.cpu_khz = ar.opt_integer("cpu_khz").value_or(0);
+      b.gpu_hz = ar.opt_integer("gpu_hz").value_or(0);
+      b.emc_hz = ar.opt_integer("emc_hz").value_or(0);
+      b.clocks_pinned = ar.opt_boolean("clocks_pinned").value_or(false);
+      b.fan = ar.opt_string("fan").value_or("");
+      if (ar.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
+        ar.fail("cores_online", "cores and frequencies must be >= 0");
+      if (!ar.ok()) return ar.status();
+      m.applied = b;
+    }
   }
   return r.status();
 }
@@ -365,12 +479,28 @@ Result<Envelope> decode(std::string_view frame) {
   return Envelope{static_cast<uint64_t>(id), std::move(body).value()};
 }
 
+std::string BoardState::to_string() const {
+  auto mhz = [](int64_t v, double per_mhz) {
+    if (v <= 0) return std::string("?");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v) / per_mhz);
+    return std::string(buf);
+  };
+  std::string s = (cores_online > 0 ? std::to_string(cores_online) : std::string("?")) + "c/" + mhz(cpu_khz, 1e3) + "/" +
+                  mhz(gpu_hz, 1e6) + "/" + mhz(emc_hz, 1e6);
+  if (!mode_name.empty()) s += " " + mode_name;
+  if (clocks_pinned) s += " pinned";
+  if (fan == "max") s += " fan=max";
+  return s;
+}
+
 double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||
+         std::holds_alternative<RunStarted>(body) ||
          std::holds_alternative<SampleChunk>(body) || std::holds_alternative<RunFinished>(body);
 }
 

@@ -9,6 +9,10 @@
 #include <variant>
 #include <vector>
 
+// operator== of these plain structs: boost::pfr::eq_fields compares every field, found by reflection, so a field
+// added later is compared too (C++17; the agent must build with GCC 9, which lacks C++20's defaulted ==).
+#include <boost/pfr/ops_fields.hpp>
+
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -18,6 +22,8 @@ inline constexpr int kVersion = 1;
 inline constexpr size_t kMaxFrameBytes = 16u << 20;   // larger frames are rejected unread
 inline constexpr size_t kMaxMinibatchesPerChunk = 4096;
 inline constexpr size_t kMaxSamplesPerChunk = 2048;
+// Energy of an epoch is reported only when valid power samples cover at least this share of its window.
+inline constexpr double kMinPowerCoverage = 0.9;
 
 // What an agent tells the controller about itself (provenance for every result it produces).
 struct DeviceFacts {
@@ -34,7 +40,11 @@ struct DeviceFacts {
   // The physical (or simulated) board the agent drives, "" when it does not own one (host backend): at
   // most one run at a time per board, however many agents claim it.
   std::string board_id;
-  bool operator==(const DeviceFacts&) const = default;
+  // What runs train on: "cuda:0 (NAME)" or "cpu"; with the jetson backend runs default to CUDA.
+  std::string accelerator;
+  // The readiness checks that failed (jetsweep-agent doctor), "name: detail" each; empty = ready.
+  std::vector<std::string> not_ready;
+  bool operator==(const DeviceFacts& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // agent -> controller, first message on every connection.
@@ -45,28 +55,65 @@ struct Register {
   // Runs with results still unacknowledged in the agent's on-disk journal (replayed after registration);
   // the controller keeps them assigned to this agent instead of requeueing them.
   std::vector<int64_t> journal_runs;
-  bool operator==(const Register&) const = default;
+  bool operator==(const Register& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // controller -> agent, answer to Register.
 struct Registered {
   int64_t agent_id = 0;
   int64_t heartbeat_interval_ms = 1000;
-  bool operator==(const Registered&) const = default;
+  bool operator==(const Registered& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // Both directions. The agent names its state and current run.
 struct Heartbeat {
   std::string state;
   std::optional<int64_t> run_id;
-  bool operator==(const Heartbeat&) const = default;
+  bool operator==(const Heartbeat& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // controller -> agent.
 struct AssignRun {
   int64_t run_id = 0;
   RunConfig config;
-  bool operator==(const AssignRun&) const = default;
+  bool operator==(const AssignRun& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
+// The board state a run executes in, read back from the board after it was applied (sim: the modelled
+// board; host: what the host's sysfs shows, nothing is applied there). 0 / "" = not known on this board.
+struct BoardState {
+  std::string mode_name;                // nvpmodel mode applied by name (or as the reference state), else ""
+  std::optional<int64_t> nvpmodel_id;   // its id
+  int64_t cores_online = 0;
+  int64_t cpu_khz = 0;                  // CPU frequency cap read back (scaling_max_freq, highest online cluster)
+  int64_t gpu_hz = 0;                   // GPU frequency cap read back (devfreq max_freq)
+  int64_t emc_hz = 0;                   // EMC rate read back
+  bool clocks_pinned = false;           // DVFS off (min = max), as jetson_clocks does
+  std::string fan;                      // "max", "auto" (its normal control) or "" (no fan control found)
+  std::string to_string() const;        // "4c/1420/921/1600 MAXN pinned fan=max" (MHz)
+  bool operator==(const BoardState& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
+// agent -> controller, before the first epoch: the state the run executes in, as applied and read back.
+struct RunStarted {
+  int64_t run_id = 0;
+  bool reference_state = false;         // the run named no power mode: its class's reference state was applied
+  std::optional<BoardState> applied;
+  std::string storage_medium;           // medium the dataset was read from ("ssd"); "" when the run named none
+  std::string storage_device;           // block device backing the dataset ("nvme0n1"); "" when unknown
+  bool page_cache_dropped = false;
+  std::string compute_device;           // what trains: "cpu", "cuda:0 (NAME)", or "simulated" on a sim board
+  double t0_unix_s = 0;                 // the agent's wall clock at t_s = 0 of the run's samples and epochs
+  bool operator==(const RunStarted& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
+// Clocks read back at an epoch boundary (current frequencies, not caps).
+struct ClockReading {
+  int64_t cores_online = 0;
+  std::optional<double> cpu_khz;        // mean over online cores
+  std::optional<double> gpu_hz;
+  std::optional<double> emc_hz;
+  bool operator==(const ClockReading& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // agent -> controller: per-minibatch times for minibatches [first_index, first_index + n).
@@ -76,7 +123,7 @@ struct MinibatchChunk {
   int64_t first_index = 0;
   std::vector<double> stall_s;
   std::vector<double> compute_s;
-  bool operator==(const MinibatchChunk&) const = default;
+  bool operator==(const MinibatchChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // agent -> controller: one epoch's summary (sec.4.5 of the SIGMETRICS paper).
@@ -96,7 +143,18 @@ struct EpochResult {
   std::optional<double> read_iops;         // read operations per second on that device
   std::optional<double> cache_start_frac;  // fraction of the dataset files resident in the page cache
   std::optional<double> cache_end_frac;    //   at epoch start and at epoch end
-  bool operator==(const EpochResult&) const = default;
+  // The epoch's window on the run's monotonic timeline (seconds since t_s = 0, the samples' clock): e2e_s is
+  // t_end_s - t_start_s, and energy integrates over exactly this window.
+  std::optional<double> t_start_s;
+  std::optional<double> t_end_s;
+  // Share of the window covered by valid power samples; energy is null below kMinPowerCoverage.
+  std::optional<double> power_coverage;
+  std::optional<ClockReading> clocks_start;   // read back at the epoch's start and end
+  std::optional<ClockReading> clocks_end;
+  // A clock, the online cores or the thermal state left the applied setting during the epoch.
+  bool throttled = false;
+  std::string throttle_reason;
+  bool operator==(const EpochResult& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // One telemetry sample; t_s is seconds since the run started.
@@ -108,14 +166,14 @@ struct Sample {
   int64_t mem_used_kb = 0;
   int64_t disk_read_bytes = 0;              // since the previous sample
   std::optional<double> power_w;
-  bool operator==(const Sample&) const = default;
+  bool operator==(const Sample& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 struct SampleChunk {
   int64_t run_id = 0;
   std::optional<double> t0_unix_s;   // the agent's wall clock (Unix seconds) at t_s = 0 of the run
   std::vector<Sample> samples;
-  bool operator==(const SampleChunk&) const = default;
+  bool operator==(const SampleChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // agent -> controller: the run ended.
@@ -124,13 +182,13 @@ struct RunFinished {
   std::string status;   // "done", "failed", or "cancelled" (agent shut down: the run is requeued)
   std::string error;
   double wall_s = 0;
-  bool operator==(const RunFinished&) const = default;
+  bool operator==(const RunFinished& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // controller -> agent: NTP-style clock probe; t0 = controller wall clock (Unix seconds) when sent.
 struct TimeSync {
   double t0 = 0;
-  bool operator==(const TimeSync&) const = default;
+  bool operator==(const TimeSync& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // agent -> controller, answer to TimeSync: t1 = agent clock at receipt, t2 = agent clock when replying.
@@ -140,7 +198,7 @@ struct TimeSyncReply {
   double t0 = 0;
   double t1 = 0;
   double t2 = 0;
-  bool operator==(const TimeSyncReply&) const = default;
+  bool operator==(const TimeSyncReply& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // controller -> agent: stop run `run_id` now (its campaign or the run itself was cancelled). The agent stops
@@ -148,13 +206,13 @@ struct TimeSyncReply {
 struct CancelRun {
   int64_t run_id = 0;
   std::string reason;
-  bool operator==(const CancelRun&) const = default;
+  bool operator==(const CancelRun& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // controller -> agent: every message with id <= up_to is committed to the database.
 struct Ack {
   uint64_t up_to = 0;
-  bool operator==(const Ack&) const = default;
+  bool operator==(const Ack& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 // Either direction: the peer's frame was rejected (or an operation failed).
@@ -162,11 +220,14 @@ struct Error {
   std::string code;
   std::string message;
   std::optional<uint64_t> ref_id;
-  bool operator==(const Error&) const = default;
+  bool operator==(const Error& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
-                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun>;
+                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted>;
+
+// The JSON object a BoardState travels as (also what the controller stores in runs.applied).
+boost::json::object to_json(const BoardState& state);
 
 // Wall clock in Unix seconds (for TimeSync and SampleChunk::t0_unix_s).
 double unix_now_s();
@@ -174,7 +235,7 @@ double unix_now_s();
 struct Envelope {
   uint64_t id = 0;   // sender's sequence number; data messages are acked by it
   Body body;
-  bool operator==(const Envelope&) const = default;
+  bool operator==(const Envelope& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 std::string_view type_name(const Body& body);

@@ -6,6 +6,8 @@
 
 namespace jetsweep {
 
+const double kDefaultSampleHz = 100.0;
+
 const std::vector<std::string>& known_models() {
   // agent/models/registry.cpp builds each; mobilenet_v3 (the name agent/sim calibrates) = the large variant.
   static const std::vector<std::string> kModels = {"lenet5",   "mobilenet_v3",      "mobilenet_v3_large", "mobilenet_v3_small",
@@ -81,6 +83,8 @@ boost::json::object to_json(const RunConfig& c) {
     o["power_mode"] = std::move(pm);
   }
   o["pin_clocks"] = c.pin_clocks;
+  if (c.fan_max) o["fan_max"] = true;
+  if (!c.accelerator.empty()) o["accelerator"] = c.accelerator;
   if (c.min_memory_mb > 0) o["min_memory_mb"] = c.min_memory_mb;
   return o;
 }
@@ -103,6 +107,8 @@ Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::
   c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
   c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
   c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
+  c.fan_max = r.opt_boolean("fan_max").value_or(false);
+  c.accelerator = r.opt_string("accelerator").value_or("");
   c.min_memory_mb = r.opt_integer("min_memory_mb").value_or(0);
   if (auto it = o.find("power_mode"); it != o.end() && !it->value().is_null()) {
     if (!it->value().is_object()) {
@@ -152,6 +158,8 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   if (!(c.sample_hz > 0.0 && c.sample_hz <= 1000.0)) p.push_back({"sample_hz", "must be in (0, 1000]"});
   if (c.max_minibatches < 0) p.push_back({"max_minibatches", "must be >= 0"});
   if (c.device.empty()) p.push_back({"device", "must not be empty"});
+  if (!c.accelerator.empty() && c.accelerator != "auto" && c.accelerator != "cuda" && c.accelerator != "cpu")
+    p.push_back({"accelerator", "must be auto, cuda or cpu, not '" + c.accelerator + "'"});
   if (c.cores < 0 || c.cores > 256) p.push_back({"power_mode", "cores must be between 1 and 256"});
   if (c.cpu_khz < 0 || c.gpu_hz < 0 || c.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
   if (!c.power_mode_name.empty() && (c.cores || c.cpu_khz || c.gpu_hz || c.emc_hz))

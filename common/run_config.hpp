@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <boost/pfr/ops_fields.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 #include "common/status.hpp"
 
 namespace jetsweep {
+
+// Default telemetry rate: the lowest that keeps an epoch's energy within 0.5% on a rail switching every ~0.7 s
+// at <= 1% of one core (docs/PERFORMANCE.md, "Telemetry sampling rate"). Defined in run_config.cpp.
+extern const double kDefaultSampleHz;
 
 struct RunConfig {
   std::string device = "any";        // board class the run needs ("any", "host", "agx-xavier", ...)
@@ -24,20 +29,27 @@ struct RunConfig {
   int64_t seed = 1;                  // shuffle and init seed
   int64_t repetition = 0;            // index of the repetition this run is (0-based)
   bool drop_caches = false;          // drop the page cache before the run (needs root on the agent)
-  double sample_hz = 10.0;           // telemetry sampling rate
+  double sample_hz = kDefaultSampleHz;  // telemetry sampling rate
   int64_t max_minibatches = 0;       // 0 = whole epoch; else cap per epoch (smoke tests, profiling)
-  // Power mode to set before the run: a named nvpmodel mode, or explicit settings (0 = leave as is).
+  // Power mode to set before the run: a named nvpmodel mode, or explicit settings. Settings not given (0) and
+  // runs without a power mode take the board class's reference state (its default nvpmodel mode): a run never
+  // inherits anything from the run before it.
   std::string power_mode_name;
   int64_t cores = 0;
   int64_t cpu_khz = 0;
   int64_t gpu_hz = 0;
   int64_t emc_hz = 0;
   bool pin_clocks = false;           // "DVFS off" as jetson_clocks does
+  bool fan_max = false;              // fan at full speed for the run (else under its normal control)
+  // Where to train: "auto" (the GPU when LibTorch has one, else the CPU), "cuda" (fail without CUDA) or "cpu";
+  // "" = the agent backend's default: cuda on the jetson backend, auto elsewhere. The device actually used is
+  // recorded per run (RunStarted::compute_device): never a silent CPU fallback.
+  std::string accelerator;
   int64_t min_memory_mb = 0;         // the board must have at least this much RAM; 0 = the model's own need
 
   bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }
 
-  bool operator==(const RunConfig&) const = default;
+  bool operator==(const RunConfig& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
 const std::vector<std::string>& known_models();

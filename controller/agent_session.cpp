@@ -171,6 +171,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
               else if constexpr (std::is_same_v<T, proto::EpochResult>) return s.ingest_epoch(agent, m);
               else if constexpr (std::is_same_v<T, proto::SampleChunk>) return s.ingest_samples(agent, m);
               else if constexpr (std::is_same_v<T, proto::RunFinished>) return s.finish_run(agent, m);
+              else if constexpr (std::is_same_v<T, proto::RunStarted>) return s.start_run(agent, m);
               else return internal_error("not an ingest message");
             },
             body);

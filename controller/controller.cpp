@@ -233,6 +233,13 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
   if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::post) {
     auto c = posted_campaign();
     if (!c) return;
+    // ?max_runs=N&max_epochs=E&max_minibatches=M: a dry run (docs/CAMPAIGNS.md).
+    const std::string target(shared_req->target());
+    if (const size_t q = target.find('?'); q != std::string::npos) {
+      auto caps = parse_dry_run_caps(std::string_view(target).substr(q + 1));
+      if (!caps) return respond(error_response(*shared_req, http::status::bad_request, caps.status().message()));
+      apply_dry_run_caps(*c, *caps);
+    }
     return db_.post<Result<CreatedCampaign>>(
         executor(), [c, file, body = shared_req->body()](Store& s) { return s.create_campaign(*c, file, body); },
         [self, shared_req, respond, c](Result<CreatedCampaign> r) {

@@ -303,15 +303,16 @@ Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, storage, board_id, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,true,"
-        "now()) "
+        "git_sha, storage, board_id, accelerator, not_ready, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,"
+        "$11::text[],$12,$13,$14::text[],true,now()) "
         "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
         "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
         "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
-        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, connected = true, "
+        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, "
+        "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, connected = true, "
         "last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
-        f.git_sha, text_array_literal(f.storage), f.board_id);
+        f.git_sha, text_array_literal(f.storage), f.board_id, f.accelerator, text_array_literal(f.not_ready));
     w.commit();
     return r[0][0].as<int64_t>();
   });
@@ -466,7 +467,8 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
       if (p.empty()) break;
       r = w.exec_params(
           "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
-          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, "
+          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
+          "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
           "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
           "WHERE id = $2 AND status = 'queued' RETURNING id, config::text",
           agent_id, p[0][0].as<int64_t>());
@@ -527,6 +529,22 @@ Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk
   });
 }
 
+Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
+  return guarded("recording a run's applied state", [&]() -> Status {
+    pqxx::work w(*conn_);
+    auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
+    w.exec_params(
+        "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
+        "  agent_t0_unix_s = $7, compute_device = $8 "
+        "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+        m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
+        m.page_cache_dropped, m.t0_unix_s, m.compute_device);
+    mark_running(w, m.run_id, agent_id);
+    w.commit();
+    return Status::ok();
+  });
+}
+
 Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
   return guarded("ingesting an epoch", [&]() -> Status {
     pqxx::work w(*conn_);
@@ -537,20 +555,45 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
     auto cache0 = nullable(m.cache_start_frac);
     auto cache1 = nullable(m.cache_end_frac);
     auto loss = nullable(m.loss);
+    auto t0 = nullable(m.t_start_s);
+    auto t1 = nullable(m.t_end_s);
+    auto coverage = nullable(m.power_coverage);
+    auto clock = [](const std::optional<proto::ClockReading>& c, auto field) {
+      return nullable(c ? std::invoke(field, *c) : std::nullopt);
+    };
+    auto cores = [](const std::optional<proto::ClockReading>& c) {
+      return nullable(c && c->cores_online > 0 ? std::optional<double>(static_cast<double>(c->cores_online)) : std::nullopt);
+    };
+    auto cores0 = cores(m.clocks_start), cores1 = cores(m.clocks_end);
+    auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
+    auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
+    auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
     w.exec_params(
         "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
-        "  read_mb_s, read_iops, cache_start_frac, cache_end_frac) "
+        "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
+        "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
+        "  throttle_reason) "
         "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
-        "  $11::double precision, "
-        "  $12::double precision, $13::double precision, $14::double precision "
+        "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
+        "  $15::double precision, $16::double precision, $17::double precision, "
+        "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
+        "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
+        "  $25::double precision, $26, $27 "
         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10 FOR SHARE) "
         "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
         "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
         "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
         "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
-        "cache_end_frac = EXCLUDED.cache_end_frac",
+        "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
+        "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
+        "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
+        "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
+        "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
+        "throttle_reason = EXCLUDED.throttle_reason",
         m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
-        agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str());
+        agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
+        cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
+        m.throttled, m.throttle_reason);
     mark_running(w, m.run_id, agent_id);
     w.commit();
     return Status::ok();
@@ -853,7 +896,11 @@ const char* kStatusSql =
     "  coalesce(sum(r.epochs) FILTER (WHERE r.status IN ('queued', 'assigned', 'running')), 0), "
     "  count(DISTINCT r.agent_id) FILTER (WHERE r.status IN ('assigned', 'running')), "
     "  (SELECT count(*) FROM epochs e JOIN runs r4 ON r4.id = e.run_id "
-    "   WHERE r4.campaign_id = c.id AND r4.status IN ('assigned', 'running')) "
+    "   WHERE r4.campaign_id = c.id AND r4.status IN ('assigned', 'running')), "
+    // Wall seconds per epoch of the runs that started: real time, whatever the boards' time scale.
+    "  (SELECT sum(extract(epoch FROM (coalesce(r5.finished_at, now()) - r5.started_at))) / nullif(sum(ec.n), 0) "
+    "   FROM runs r5 CROSS JOIN LATERAL (SELECT count(*) AS n FROM epochs WHERE run_id = r5.id) ec "
+    "   WHERE r5.campaign_id = c.id AND r5.started_at IS NOT NULL AND ec.n > 0) "
     "FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id ";
 
 bj::object status_row(const pqxx::row& row) {
@@ -876,14 +923,77 @@ bj::object status_row(const pqxx::row& row) {
   o["priority"] = row[15].as<int64_t>();
   const int64_t open = row[5].as<int64_t>() + row[6].as<int64_t>() + row[7].as<int64_t>();
   o["finished"] = open == 0;
-  // ETA from measured epoch times: epochs still to run x mean epoch time / agents busy with the campaign.
-  if (!row[16].is_null() && open > 0) {
+  // ETA in wall time: epochs still to run x wall seconds per epoch measured so far (from the runs' start and
+  // finish times, so a simulated board's time scale is accounted for) / agents busy with the campaign. A
+  // paused campaign has no ETA.
+  o["paused"] = o["state"] == "paused";
+  if (o["state"] == "paused" && open > 0) {
+    o["eta_s"] = nullptr;
+  } else if (!row[20].is_null() && open > 0) {
     const double remaining_epochs = static_cast<double>(row[17].as<int64_t>() - row[19].as<int64_t>());
     const double agents = std::max<int64_t>(1, row[18].as<int64_t>());
-    o["eta_s"] = remaining_epochs * row[16].as<double>() / agents;
+    o["eta_s"] = remaining_epochs * row[20].as<double>() / agents;
   } else {
     o["eta_s"] = open == 0 ? bj::value(0.0) : bj::value(nullptr);
   }
+  return o;
+}
+}  // namespace
+
+namespace {
+// Queued runs of the campaign that no enrolled agent (connected, or seen in the last 24 hours) can take, and
+// why, as [{runs, reason}]: grouped by what the runs need, each group checked against the agents.
+bj::array unrunnable(pqxx::work& w, int64_t campaign_id) {
+  auto r = w.exec_params(
+      "WITH enrolled AS (SELECT name, device_class, storage, mem_bytes FROM agents "
+      "                  WHERE connected OR last_seen > now() - interval '24 hours'), "
+      "g AS (SELECT device, storage, min_mem_bytes, unfit_classes, count(*) AS n FROM runs "
+      "      WHERE campaign_id = $1 AND status = 'queued' GROUP BY device, storage, min_mem_bytes, unfit_classes) "
+      "SELECT g.device, g.storage, g.min_mem_bytes, g.n, "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name)), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage))), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes "
+      "          AND NOT (a.device_class = ANY(g.unfit_classes))) "
+      "FROM g ORDER BY g.n DESC, g.device",
+      campaign_id);
+  bj::array out;
+  for (const auto& row : r) {
+    if (row[7].as<bool>()) continue;
+    const int64_t n = row[3].as<int64_t>();
+    const std::string device = row[0].c_str();
+    const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
+    std::string reason;
+    if (!row[4].as<bool>()) {
+      reason = runs + "device '" + device + "'; no enrolled agent is one";
+    } else if (!row[5].as<bool>()) {
+      reason = runs + "storage @" + std::string(row[1].c_str()) + "; no agent" +
+               (device == "any" ? std::string() : " of '" + device + "'") + " offers it (agent --storage " +
+               row[1].c_str() + "=DIR)";
+    } else if (!row[6].as<bool>()) {
+      reason = runs + std::to_string(row[2].as<int64_t>() >> 20) + " MiB of RAM; no agent" +
+               (device == "any" ? std::string() : " of '" + device + "'") + " has that much";
+    } else {
+      reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
+    }
+    bj::object o;
+    o["runs"] = n;
+    o["reason"] = reason;
+    out.emplace_back(std::move(o));
+  }
+  return out;
+}
+
+bj::object status_with_unrunnable(pqxx::work& w, const pqxx::row& row) {
+  bj::object o = status_row(row);
+  bj::array why = unrunnable(w, row[0].as<int64_t>());
+  int64_t total = 0;
+  for (const auto& u : why) total += u.as_object().at("runs").as_int64();
+  o["unrunnable_runs"] = total;
+  o["unrunnable"] = std::move(why);
   return o;
 }
 }  // namespace
@@ -892,9 +1002,10 @@ Result<bj::object> PgStore::campaign_status(int64_t campaign_id) {
   return guarded("reading campaign status", [&]() -> Result<bj::object> {
     pqxx::work w(*conn_);
     auto r = w.exec_params(std::string(kStatusSql) + "WHERE c.id = $1 GROUP BY c.id", campaign_id);
-    w.commit();
     if (r.empty()) return not_found("no campaign " + std::to_string(campaign_id));
-    return status_row(r[0]);
+    auto o = status_with_unrunnable(w, r[0]);
+    w.commit();
+    return o;
   });
 }
 
@@ -902,9 +1013,9 @@ Result<bj::array> PgStore::list_campaigns() {
   return guarded("listing campaigns", [&]() -> Result<bj::array> {
     pqxx::work w(*conn_);
     auto r = w.exec(std::string(kStatusSql) + "GROUP BY c.id ORDER BY c.id");
-    w.commit();
     bj::array out;
-    for (const auto& row : r) out.emplace_back(status_row(row));
+    for (const auto& row : r) out.emplace_back(status_with_unrunnable(w, row));
+    w.commit();
     return out;
   });
 }
@@ -923,13 +1034,19 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
     campaign["created_at"] = c[0][4].c_str();
 
     auto runs = w.exec_params(
-        "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text "
+        "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text, r.applied::text, "
+        "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device "
         "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = $1 ORDER BY r.ordinal",
         campaign_id);
     auto epochs = w.exec_params(
         "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss, "
-        "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac "
-        "FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch",
+        "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac, e.t_start_s, e.t_end_s, e.power_coverage, "
+        "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
+        "  e.emc_hz_end, e.throttled, e.throttle_reason, "
+        "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0), "
+        "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) "
+        "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
+        "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch",
         campaign_id);
     w.commit();
     std::map<int64_t, bj::array> by_run;
@@ -943,11 +1060,29 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       o["minibatches"] = e[5].as<int64_t>();
       o["energy_j"] = field_number(e[6]);
       o["mean_power_w"] = field_number(e[7]);
-      o["loss"] = e[8].as<double>();
+      o["loss"] = field_number(e[8]);   // NULL when the model diverged
       o["read_mb_s"] = field_number(e[9]);
       o["read_iops"] = field_number(e[10]);
       o["cache_start_frac"] = field_number(e[11]);
       o["cache_end_frac"] = field_number(e[12]);
+      o["t_start_s"] = field_number(e[13]);
+      o["t_end_s"] = field_number(e[14]);
+      o["power_coverage"] = field_number(e[15]);
+      auto clocks = [&](int cores, int cpu, int gpu, int emc) -> bj::value {
+        if (e[cores].is_null() && e[cpu].is_null()) return nullptr;
+        bj::object c;
+        c["cores_online"] = field_number(e[cores]);
+        c["cpu_khz"] = field_number(e[cpu]);
+        c["gpu_hz"] = field_number(e[gpu]);
+        c["emc_hz"] = field_number(e[emc]);
+        return c;
+      };
+      o["clocks_start"] = clocks(16, 18, 20, 22);
+      o["clocks_end"] = clocks(17, 19, 21, 23);
+      o["throttled"] = e[24].as<bool>();
+      if (!e[25].is_null() && e[25].size() > 0) o["throttle_reason"] = e[25].c_str();
+      o["start_unix_s"] = field_number(e[26]);   // the epoch's window on the controller's clock
+      o["end_unix_s"] = field_number(e[27]);
       any_energy |= !e[6].is_null();
       by_run[e[0].as<int64_t>()].emplace_back(std::move(o));
     }
@@ -962,8 +1097,9 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       bj::value cfg = parse_json_field(row[3]);
       bj::object config;
       if (cfg.is_object()) {
-        for (const char* k : {"model", "dataset", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
-                              "repetition", "device", "power_mode", "pin_clocks"})
+        for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads",
+                              "seed", "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches",
+                              "sample_hz", "max_minibatches", "accelerator"})
           if (auto it = cfg.get_object().find(k); it != cfg.get_object().end()) config[k] = it->value();
       }
       o["config"] = std::move(config);
@@ -971,6 +1107,13 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       o["attempts"] = row[5].as<int64_t>();
       o["wall_s"] = field_number(row[6]);
       o["facts"] = parse_json_field(row[7]);
+      // The state the run executed in, as its agent applied and read it back (null until it started).
+      o["applied"] = parse_json_field(row[8]);
+      o["reference_state"] = row[9].is_null() ? bj::value(nullptr) : bj::value(row[9].as<bool>());
+      o["storage_medium"] = field_text(row[10]);
+      o["storage_device"] = field_text(row[11]);
+      o["page_cache_dropped"] = row[12].is_null() ? bj::value(nullptr) : bj::value(row[12].as<bool>());
+      o["compute_device"] = field_text(row[13]);   // what it trained on: "cpu", "cuda:0 (NAME)", "simulated"
       // Results from simulated boards are marked in every report.
       const bool simulated = o["facts"].is_object() && o["facts"].as_object().contains("backend") &&
                              o["facts"].as_object().at("backend") == "sim";
@@ -995,7 +1138,8 @@ Result<bj::array> PgStore::list_agents() {
     auto r = w.exec(
         "SELECT a.id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
         "a.compiler, a.git_sha, a.connected, a.last_seen::text, "
-        "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')) "
+        "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')), "
+        "a.accelerator, array_to_json(a.not_ready)::text "
         "FROM agents a ORDER BY a.id");
     w.commit();
     bj::array out;
@@ -1015,6 +1159,9 @@ Result<bj::array> PgStore::list_agents() {
       o["connected"] = row[11].as<bool>();
       o["last_seen"] = row[12].c_str();
       o["current_run"] = row[13].is_null() ? bj::value(nullptr) : bj::value(row[13].as<int64_t>());
+      o["accelerator"] = row[14].c_str();
+      o["not_ready"] = parse_json_field(row[15]);
+      o["ready"] = o["not_ready"].is_array() && o["not_ready"].as_array().empty();
       out.emplace_back(std::move(o));
     }
     return out;

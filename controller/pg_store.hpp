@@ -35,6 +35,7 @@ class PgStore final : public Store {
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
   Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
+  Status start_run(int64_t agent_id, const proto::RunStarted& m) override;
   Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
   Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;

@@ -61,6 +61,8 @@ class Store {
   virtual Status unclaim_run(int64_t run_id, int64_t agent_id) = 0;
 
   // Ingest: rows for runs not currently owned by `agent_id` are dropped (stale resends).
+  // The state the run executes in, as the agent applied and read it back (run_started).
+  virtual Status start_run(int64_t agent_id, const proto::RunStarted& m) = 0;
   virtual Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) = 0;
   virtual Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
   virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;

@@ -23,7 +23,11 @@ class T210Ops final : public FamilyOps {
     p.table_max = under(root, "/sys/kernel/debug/tegra_bwmgr/emc_max_rate");
     p.lock = under(root, "/sys/kernel/debug/clk/override.emc/clk_state");
     p.rate = under(root, "/sys/kernel/debug/clk/override.emc/clk_update_rate");
-    p.current_rate = under(root, "/sys/kernel/debug/clk/override.emc/clk_rate");
+    // The EMC clock's own rate is the live one; override.emc's follows it only while the override is on.
+    p.current_rate = under(root, "/sys/kernel/debug/clk/emc/clk_rate");
+    if (!exists_file(p.current_rate)) p.current_rate = under(root, "/sys/kernel/debug/clk/override.emc/clk_rate");
+    // L4T R32's jetson_clocks on the Nano: clk_update_rate first, then clk_state = 1.
+    p.rate_before_lock = true;
     fs::path cap = under(root, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
     if (exists_file(cap)) p.cap = cap;
     p.activity = {under(root, "/sys/kernel/actmon_avg_activity/mc_all")};

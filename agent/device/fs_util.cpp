@@ -1,11 +1,15 @@
 #include "agent/device/fs_util.hpp"
 
 #include <fcntl.h>
+#include <locale.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <system_error>
 
@@ -145,9 +149,43 @@ std::optional<double> parse_double(std::string_view text) {
   std::string t = trim(text);
   if (t.empty()) return std::nullopt;
   double v = 0;
-  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
+  const char* end = from_chars_double(t.data(), t.data() + t.size(), v);
+  if (!end || end != t.data() + t.size()) return std::nullopt;
   return v;
+}
+
+const char* from_chars_double(const char* first, const char* last, double& value) {
+  const char* p = first;
+  if (p != last && *p == '-') ++p;
+  if (p == last) return nullptr;
+  // What std::from_chars (chars_format::general) refuses and strtod would take: blanks, '+', hexadecimal.
+  const char c = *p;
+  if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'i' && c != 'I' && c != 'n' && c != 'N')
+    return nullptr;
+  if (c == '0' && p + 1 != last && (p[1] == 'x' || p[1] == 'X')) {   // "0x1p3": from_chars reads the "0"
+    value = p != first ? -0.0 : 0.0;
+    return p + 1;
+  }
+  char small[64];   // strtod needs a NUL-terminated copy
+  std::string large;
+  const size_t n = static_cast<size_t>(last - first);
+  const char* text = small;
+  if (n < sizeof small) {
+    std::memcpy(small, first, n);
+    small[n] = '\0';
+  } else {
+    large.assign(first, last);
+    text = large.c_str();
+  }
+  // The C locale: '.' is the decimal point whatever LC_NUMERIC the process runs with.
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(0));
+  char* end = nullptr;
+  errno = 0;
+  const double v = c_locale ? strtod_l(text, &end, c_locale) : std::strtod(text, &end);
+  if (end == text) return nullptr;
+  if (errno == ERANGE && (v == 0 || std::isinf(v))) return nullptr;   // overflow, or underflow to zero
+  value = v;
+  return first + (end - text);
 }
 
 std::vector<std::string> split_ws(std::string_view text) {

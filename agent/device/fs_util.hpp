@@ -36,6 +36,10 @@ Status write_verified(const fs::path& path, std::string_view value);
 std::string trim(std::string_view text);
 std::optional<int64_t> parse_int(std::string_view text);
 std::optional<double> parse_double(std::string_view text);
+// std::from_chars for a double (decimal, inf, nan; no leading '+', blank or hexadecimal), which GCC < 11's library
+// lacks: strtod in the C locale. Returns one past the number, or nullptr (value untouched) when none is there or it
+// is out of range.
+const char* from_chars_double(const char* first, const char* last, double& value);
 std::vector<std::string> split_ws(std::string_view text);
 // "0-3,6,8-9" or "0 1 2 3" -> sorted CPU numbers; nullopt on malformed input.
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text);

@@ -385,8 +385,10 @@ Status PowerController::apply(const DeviceTarget& target) {
   // 5. EMC: nvpmodel cap, then lock and rate.
   if (target.emc_cap_hz) JS_RETURN_IF_ERROR(write(EntryRole::kOther, *target.emc_cap_path, std::to_string(*target.emc_cap_hz)));
   if (target.emc_lock_hz) {
+    // In the order jetson_clocks uses on the family (EmcPaths::rate_before_lock).
+    if (emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
     JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.lock, "1"));
-    JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
+    if (!emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
   }
   // 6. Fan.
   if (fan) {

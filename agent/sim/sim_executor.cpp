@@ -49,6 +49,15 @@ Result<std::unique_ptr<SimExecutor>> SimExecutor::open(std::string_view board_cl
   return std::unique_ptr<SimExecutor>(new SimExecutor(std::move(model), std::move(board), time_scale));
 }
 
+Status SimExecutor::set_media(const std::vector<std::string>& media) {
+  for (const auto& m : media) {
+    auto mb_s = simulated_medium_mb_s(m);
+    if (!mb_s) return mb_s.status().with_context("--storage " + m);
+    media_mb_s_[m] = *mb_s;
+  }
+  return Status::ok();
+}
+
 Settings SimExecutor::current_mode() const {
   std::lock_guard lock(mu_);
   return board_.current();
@@ -80,6 +89,27 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
     return fin;
   };
 
+  // The medium the data is read from: "@NAME[/REL]" names one this agent offers; else the class's default.
+  proto::RunStarted started;
+  started.run_id = run_id;
+  started.reference_state = !config.has_power_mode();
+  if (config.accelerator == "cpu")
+    return finish(invalid_argument("accelerator: cpu: simulated boards model GPU training only"));
+  started.compute_device = "simulated";
+  double medium_mb_s = 0;
+  if (!config.data.empty() && config.data[0] == '@') {
+    started.storage_medium = config.data.substr(1, config.data.find('/') == std::string::npos ? std::string::npos
+                                                                                             : config.data.find('/') - 1);
+    auto it = media_mb_s_.find(started.storage_medium);
+    if (it == media_mb_s_.end())
+      return finish(invalid_argument("data '" + config.data + "': this simulated agent offers no storage medium '" +
+                                     started.storage_medium + "' (start it with --storage " + started.storage_medium +
+                                     "=DIR)"));
+    medium_mb_s = it->second;
+  }
+  started.storage_device = "simulated " + (started.storage_medium.empty() ? model_.calibration().storage : started.storage_medium);
+  started.page_cache_dropped = config.drop_caches;
+
   Settings mode;
   bool cold = false;
   {
@@ -89,13 +119,23 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
     if (config.drop_caches) board_.drop_caches();
     cold = !board_.cached(config.dataset);
     mode = board_.current();
+    started.applied = board_.state();
   }
   auto workload = workload_calibration(config.model, config.dataset);
   if (!workload) return finish(workload.status());
-  auto first = model_.epoch(config, mode, 0, cold);
+  auto first = model_.epoch(config, mode, 0, cold, medium_mb_s);
   if (!first) return finish(first.status());
-  JS_LOG_INFO << who << ": power mode " << mode.to_string() << (cold ? ", cold page cache" : "") << ", "
-              << first->minibatches << " minibatches per epoch, time scale " << time_scale_;
+  // t0_unix_s stays 0: modelled runs must be deterministic; the agent's sink stamps the run's wall clock
+  // (PostingSink), as it does on the sample chunks.
+  sink.emit(started);
+  JS_LOG_INFO << who << ": " << (started.reference_state ? "reference state " : "power mode ")
+              << started.applied->to_string() << (cold ? ", cold page cache" : "") << ", data on "
+              << started.storage_device << ", " << first->minibatches << " minibatches per epoch, time scale " << time_scale_;
+  proto::ClockReading clocks;
+  clocks.cores_online = mode.cores;
+  clocks.cpu_khz = static_cast<double>(mode.cpu_khz);
+  clocks.gpu_hz = static_cast<double>(mode.gpu_hz);
+  clocks.emc_hz = static_cast<double>(mode.emc_hz);
 
   const Pacer pacer(time_scale_, cancel);
   const double period = 1.0 / config.sample_hz;
@@ -194,11 +234,21 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
     r.stall_s = stall_sum;
     r.compute_s = compute_sum;
     r.minibatches = em.minibatches;
-    r.energy_j = integrate_energy_j(samples, t0, t1);
-    if (r.energy_j && t1 > t0) r.mean_power_w = *r.energy_j / (t1 - t0);
+    // A modelled sample's power is the mean over the interval since the previous sample.
+    const EnergyWindow energy = integrate_energy(samples, t0, t1, PowerReading::kIntervalAverage);
+    r.energy_j = energy.energy_j;
+    r.mean_power_w = energy.mean_power_w;
+    r.power_coverage = energy.coverage;
+    r.t_start_s = t0;
+    r.t_end_s = t1;
+    r.clocks_start = clocks;
+    r.clocks_end = clocks;
     r.loss = 0.0;  // nothing is trained on a simulated board (docs/SIMULATION.md)
     flush_samples();
     sink.emit(r);
+    // Only the last sample (at t1) is needed from here on: memory stays bounded however long the run.
+    samples.erase(samples.begin(), samples.end() - 1);
+    sent_samples = samples.size();
     JS_LOG_INFO << who << " epoch " << epoch << ": e2e " << r.e2e_s << " s, stall " << r.stall_s << " s, compute "
                 << r.compute_s << " s, " << r.minibatches << " minibatches, "
                 << (r.mean_power_w ? std::to_string(*r.mean_power_w) : std::string("?")) << " W (modelled)";

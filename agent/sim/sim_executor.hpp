@@ -1,6 +1,7 @@
-// Executes a run on a simulated board: applies the run's power mode to the SimBoard, then, instead
-// of training, emits the per-minibatch times, epoch summaries (energy integrated from the modelled
-// power samples with integrate_energy_j) and telemetry samples that SimModel predicts, as the same
+// Executes a run on a simulated board: applies the run's power mode (or the class's reference state) to the
+// SimBoard and reports it (run_started), then, instead of training, emits the per-minibatch times, epoch
+// summaries (energy integrated over each epoch's window from the modelled power samples with
+// integrate_energy) and telemetry samples that SimModel predicts, as the same
 // protocol messages a real run produces. Durations and sample times are modelled seconds; with a
 // time scale F > 0 the executor also waits F x the modelled time so a fleet of simulated agents
 // behaves like boards that run fast. execute() runs on the training thread; restore()/modified()
@@ -8,6 +9,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +36,10 @@ class SimExecutor {
 
   proto::RunFinished execute(int64_t run_id, const RunConfig& config, ResultSink& sink, const std::atomic<bool>& cancel);
 
+  // Storage media this agent offers (--storage NAME=DIR): kInvalidArgument for a medium without a modelled
+  // read speed (simulated_medium_mb_s). Call before the first run.
+  Status set_media(const std::vector<std::string>& media);
+
   const SimModel& model() const { return model_; }
   double time_scale() const { return time_scale_; }
   Settings current_mode() const;
@@ -47,6 +54,7 @@ class SimExecutor {
   mutable std::mutex mu_;
   SimBoard board_;
   double time_scale_;
+  std::map<std::string, double> media_mb_s_;
 };
 
 }  // namespace jetsweep::agent::sim

@@ -143,7 +143,8 @@ uint64_t SimModel::epoch_seed(const RunConfig& c, int64_t epoch) const {
   return hash64(key);
 }
 
-Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache) const {
+Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache,
+                                   double storage_mb_s) const {
   JS_ASSIGN_OR_RETURN(WorkloadCalibration w, workload_calibration(config.model, config.dataset));
   const ClassReference* ref = nullptr;
   for (const auto& r : w.classes)
@@ -200,7 +201,8 @@ Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, i
   e.overhead_s = overhead_mb * static_cast<double>(e.minibatches) * tf;
   if (epoch == 0) {
     e.first_compute_extra_s = class_.first_minibatch_s * cpu_slowdown * time_factor_;
-    if (cold_cache) e.cold_stall_s = static_cast<double>(w.dataset_bytes) / 1e6 / class_.storage_mb_s;
+    const double mb_s = storage_mb_s > 0 ? storage_mb_s : class_.storage_mb_s;
+    if (cold_cache) e.cold_stall_s = static_cast<double>(w.dataset_bytes) / 1e6 / mb_s;
   }
   e.power_w = (base + gpu_p + cpu_p + emc_p) * power_factor_;
   e.cpu_util_pct = std::min(100.0, 100.0 * w.cpu_util_ref * cpu_busy * static_cast<double>(rs.cores) /

@@ -62,7 +62,10 @@ class SimModel {
   Result<int64_t> minibatches_per_epoch(const RunConfig& config) const;
   // Mean figures of epoch `epoch` (0-based) of `config` in power mode `s`. Fails with a message naming
   // the model, dataset and class when the workload is not calibrated or does not fit on the class.
-  Result<EpochModel> epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache) const;
+  // storage_mb_s: read throughput of the medium the data is on for a cold epoch 0 (0 = the class's default
+  // storage, ClassCalibration::storage_mb_s).
+  Result<EpochModel> epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache,
+                           double storage_mb_s = 0) const;
   // Seed of the per-epoch, per-minibatch and per-sample variation of one epoch of a run on this
   // instance (same instance, workload, batch, workers, seed, repetition and epoch -> same seed).
   uint64_t epoch_seed(const RunConfig& config, int64_t epoch) const;

@@ -26,6 +26,7 @@ std::vector<ClassCalibration> make_classes() {
     c.first_minibatch_s = 4.0;                           // assumption (PT Sec. 2.5: first minibatch is slow)
     c.os_mem_kb = 1048576;
     c.modes = {{0, "MAXN", 4, 0, 0, 0}, {1, "5W", 2, 918000, 640000000, 0}};  // JM nvpmodel
+    c.default_mode_id = 0;                                                   // MAXN: the Nano boots in it (not in JETSON.md: *assumption*)
     v.push_back(c);
   }
   {
@@ -42,6 +43,7 @@ std::vector<ClassCalibration> make_classes() {
     c.os_mem_kb = 1048576;
     c.modes = {{0, "MODE_15W_2CORE", 2, 1907200, 1109250000, 1600000000},   // S23 Table 1: 1.9 GHz dual-core
                {2, "MODE_15W_6CORE", 6, 1420800, 1109250000, 1600000000}};  // S23 Table 3 "15W"
+    c.default_mode_id = 2;                                                    // 15W 6-core, the NX default (not in JETSON.md: *assumption*)
     v.push_back(c);
   }
   {
@@ -63,6 +65,7 @@ std::vector<ClassCalibration> make_classes() {
                {4, "30W_6CORE", 6, 1450000, 900000000, 1600000000},
                {5, "30W_4CORE", 4, 1780000, 900000000, 1600000000},
                {6, "30W_2CORE", 2, 2100000, 900000000, 1600000000}};
+    c.default_mode_id = 2;                                          // JM: "2 15W default"
     v.push_back(c);
   }
   {
@@ -81,6 +84,7 @@ std::vector<ClassCalibration> make_classes() {
                {1, "15W", 4, 1113600, 408000000, 2133000000},
                {2, "30W", 8, 1728000, 612000000, 0},
                {3, "50W", 12, 1497600, 816000000, 0}};
+    c.default_mode_id = 2;                                                // JM: "2 30W default"
     v.push_back(c);
   }
   {
@@ -96,6 +100,7 @@ std::vector<ClassCalibration> make_classes() {
     c.first_minibatch_s = 2.0;                           // assumption
     c.os_mem_kb = 1048576;
     c.modes = {{0, "15W", 6, 0, 0, 0}};                  // the maxima (PT Table 2 peak power 15 W)
+    c.default_mode_id = 0;                               // the only mode
     v.push_back(c);
   }
   return v;
@@ -232,6 +237,14 @@ std::vector<std::string> simulated_classes() {
   std::vector<std::string> out;
   for (const auto& c : make_classes()) out.push_back(c.board_class);
   return out;
+}
+
+Result<double> simulated_medium_mb_s(std::string_view medium) {
+  if (medium == "sd") return 13.3;   // S23 Sec. 5.2.1: 485 s vs 306 s (SSD) for the same pre-processing
+  if (medium == "ssd") return 84.0;  // S23 Sec. 5.1.1: 2827 MB, 46.4 s vs 12.9 s stall
+  if (medium == "hdd") return 6.0;   // S23 Sec. 5.2.1: 741 s
+  return invalid_argument("simulated storage medium '" + std::string(medium) +
+                          "' has no modelled read speed (modelled: sd, ssd, hdd)");
 }
 
 }  // namespace jetsweep::sim

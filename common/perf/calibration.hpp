@@ -3,6 +3,7 @@
 // figures). Every number is sourced in docs/SIMULATION.md. Immutable data; any thread.
 #pragma once
 
+#include <boost/pfr/ops_fields.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +22,8 @@ struct Settings {
   int64_t gpu_hz = 0;
   int64_t emc_hz = 0;
   std::string to_string() const;  // "8c/2265600kHz/1377000000Hz/2133000000Hz"
-  bool operator==(const Settings&) const = default;
+  bool operator==(const Settings& o) const { return boost::pfr::eq_fields(*this, o); }
+  bool operator!=(const Settings& o) const { return !(*this == o); }
 };
 
 // A predefined nvpmodel mode of a class, as caps (0 = table maximum); caps between table entries
@@ -37,7 +39,9 @@ struct NamedMode {
 
 struct ClassCalibration {
   std::string board_class;
-  Settings reference;              // the papers' default mode of the class (MAXN, NX: 15W)
+  Settings reference;              // the papers' default mode of the class (MAXN, NX: 15W): the model's unit
+  int default_mode_id = 0;         // nvpmodel PM_CONFIG DEFAULT of the class: a booted board's mode and the
+                                   //   reference state of runs that name no power mode (JETSON.md)
   double base_w = 0;               // module power with nothing running, at the reference mode
   double time_spread = 0;          // max/min - 1 of epoch time across instances
   double energy_spread = 0;        // max/min - 1 of epoch energy across instances
@@ -96,6 +100,10 @@ inline constexpr double kStallBatchOffset = 4.0;   // stall per minibatch ~ (4 +
 inline constexpr int64_t kReferenceBatch = 16;
 
 Result<ClassCalibration> class_calibration(std::string_view board_class);
+// Effective read throughput (MB/s) of a storage medium a simulated agent offers (--storage NAME=DIR with the
+// sim backend): sd 13.3, ssd 84, hdd 6.0 (derived from S23 Sec. 5.1.1 and 5.2.1, docs/SIMULATION.md).
+// kInvalidArgument listing the modelled media for any other name.
+Result<double> simulated_medium_mb_s(std::string_view medium);
 // kInvalidArgument naming model and dataset when there is no calibration for them.
 Result<WorkloadCalibration> workload_calibration(std::string_view model, std::string_view dataset);
 const std::vector<WorkloadCalibration>& all_workloads();

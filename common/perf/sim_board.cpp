@@ -32,14 +32,18 @@ Result<SimBoard> SimBoard::open(std::string_view board_class) {
   SimBoard b;
   JS_ASSIGN_OR_RETURN(b.class_, class_calibration(board_class));
   JS_ASSIGN_OR_RETURN(b.tables_, board_class_tables(board_class));
-  b.current_ = b.class_.reference;
+  const NamedMode* def = nullptr;
+  JS_ASSIGN_OR_RETURN(b.reference_, b.resolve_named(std::to_string(b.class_.default_mode_id), &def));
+  b.reference_mode_ = *def;
+  b.restore();
   return b;
 }
 
-Result<Settings> SimBoard::resolve_named(const std::string& name) const {
+Result<Settings> SimBoard::resolve_named(const std::string& name, const NamedMode** found) const {
   std::string names;
   for (const auto& m : class_.modes) {
     if (m.name == name || std::to_string(m.id) == name) {
+      if (found) *found = &m;
       Settings s;
       s.cores = m.cores;
       s.cpu_khz = apply_cap(tables_.cpu_khz, m.cpu_max_khz);
@@ -54,7 +58,7 @@ Result<Settings> SimBoard::resolve_named(const std::string& name) const {
 
 Result<Settings> SimBoard::resolve(const RunConfig& c) const {
   if (!c.power_mode_name.empty()) return resolve_named(c.power_mode_name);
-  Settings s = current_;
+  Settings s = reference_;
   const std::string who = "simulated " + class_.board_class + " (" + tables_.module + ")";
   if (c.cores > 0) {
     if (c.cores > tables_.cores)
@@ -83,9 +87,33 @@ Result<Settings> SimBoard::resolve(const RunConfig& c) const {
 }
 
 Status SimBoard::apply(const RunConfig& config) {
-  if (!config.has_power_mode()) return Status::ok();
-  JS_ASSIGN_OR_RETURN(current_, resolve(config));
+  const NamedMode* named = nullptr;
+  Settings s;
+  if (!config.power_mode_name.empty()) {
+    JS_ASSIGN_OR_RETURN(s, resolve_named(config.power_mode_name, &named));
+  } else {
+    JS_ASSIGN_OR_RETURN(s, resolve(config));
+    if (!config.has_power_mode()) named = &reference_mode_;
+  }
+  current_ = s;
+  current_name_ = named ? named->name : "";
+  current_id_ = named ? std::optional<int64_t>(named->id) : std::nullopt;
+  pinned_ = config.pin_clocks;
+  fan_max_ = config.fan_max;
   return Status::ok();
+}
+
+proto::BoardState SimBoard::state() const {
+  proto::BoardState b;
+  b.mode_name = current_name_;
+  b.nvpmodel_id = current_id_;
+  b.cores_online = current_.cores;
+  b.cpu_khz = current_.cpu_khz;
+  b.gpu_hz = current_.gpu_hz;
+  b.emc_hz = current_.emc_hz;
+  b.clocks_pinned = pinned_;
+  b.fan = fan_max_ ? "max" : "auto";
+  return b;
 }
 
 }  // namespace jetsweep::sim

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <map>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <sstream>
 
@@ -28,7 +29,9 @@ const char* kUsage =
     "usage: jetsweep [--controller http://HOST:PORT] [--token T] COMMAND\n"
     "  validate FILE [--estimate]    expand and check a campaign; prints the run count; --estimate asks the\n"
     "                                controller for its duration from the epoch times measured so far\n"
-    "  submit FILE                   submit a campaign; prints its id\n"
+    "  submit FILE [--dry-run RUNS[:EPOCHS[:MINIBATCHES]]]\n"
+    "                                submit a campaign; prints its id. --dry-run submits a smaller copy: at most\n"
+    "                                RUNS runs spread over the matrix, EPOCHS epochs, MINIBATCHES per epoch\n"
     "  status [CAMPAIGN] [--json]    progress of one campaign (id or name) or of all\n"
     "  report CAMPAIGN [--json]      per-run, per-epoch results\n"
     "  agents [--json]               the fleet\n"
@@ -133,7 +136,9 @@ std::string format_status(const bj::object& s, bool progress_bar) {
   if (integer(s, "cancelled") > 0) out << ", " << integer(s, "cancelled") << " cancelled";
   out << "; epochs " << done << "/" << total;
   if (s.contains("state") && s.at("state") != "active") out << " [" << str(s, "state") << "]";
-  if (s.contains("eta_s") && s.at("eta_s").is_double() && s.at("eta_s").as_double() > 0) {
+  if (s.contains("paused") && s.at("paused") == true && integer(s, "queued") + integer(s, "running") > 0) {
+    out << "; ETA paused";
+  } else if (s.contains("eta_s") && s.at("eta_s").is_double() && s.at("eta_s").as_double() > 0) {
     const auto eta = static_cast<int64_t>(s.at("eta_s").as_double());
     out << "; ETA " << eta / 3600 << "h" << std::setw(2) << std::setfill('0') << (eta / 60) % 60 << "m"
         << std::setw(2) << (eta % 60) << "s" << std::setfill(' ');
@@ -145,7 +150,65 @@ std::string format_status(const bj::object& s, bool progress_bar) {
     out << "  [" << std::string(static_cast<size_t>(filled), '#') << std::string(static_cast<size_t>(width - filled), '.')
         << "] " << (100 * done / total) << "%";
   }
+  if (s.contains("unrunnable") && s.at("unrunnable").is_array())
+    for (const auto& u : s.at("unrunnable").as_array())
+      if (u.is_object()) out << "\n  cannot run: " << str(u.as_object(), "reason");
   return out.str();
+}
+
+// "4c/1420.8/921.6/1600" (MHz) with the nvpmodel name, "pin" and "fan=max" from an applied BoardState object.
+std::string applied_label(const bj::value& applied) {
+  if (!applied.is_object()) return "";
+  const auto& a = applied.as_object();
+  auto mhz = [&](const char* key, double per_mhz) {
+    auto v = a.contains(key) ? json::as_number(a.at(key)) : std::nullopt;
+    if (!v || *v <= 0) return std::string("?");
+    std::ostringstream s;
+    s << *v / per_mhz;
+    return s.str();
+  };
+  auto cores = a.contains("cores_online") ? json::as_integer(a.at("cores_online")) : std::nullopt;
+  std::string label = (cores && *cores > 0 ? std::to_string(*cores) : std::string("?")) + "c/" + mhz("cpu_khz", 1e3) + "/" +
+                      mhz("gpu_hz", 1e6) + "/" + mhz("emc_hz", 1e6);
+  if (a.contains("mode_name") && a.at("mode_name").is_string() && !a.at("mode_name").get_string().empty())
+    label += " " + std::string(a.at("mode_name").get_string());
+  if (a.contains("clocks_pinned") && a.at("clocks_pinned") == true) label += " pin";
+  if (a.contains("fan") && a.at("fan") == "max") label += " fan=max";
+  return label;
+}
+
+// The requested power mode of a run config that has not reported its applied state yet.
+std::string requested_label(const bj::object& cfg) {
+  if (!cfg.contains("power_mode") || !cfg.at("power_mode").is_object()) return "(reference)";
+  const auto& pm = cfg.at("power_mode").as_object();
+  if (pm.contains("name")) return "(" + str(pm, "name") + ")";
+  std::string s;
+  for (const char* k : {"cores", "cpu_khz", "gpu_hz", "emc_hz"})
+    if (pm.contains(k)) s += (s.empty() ? "" : " ") + std::string(k) + "=" + std::to_string(integer(pm, k));
+  return "(" + s + ")";
+}
+
+// Short labels of the run-config axes that vary across the campaign's runs ("w2 bs16 rep1").
+std::string axes_label(const bj::object& cfg, const std::vector<std::string>& varying) {
+  std::string s;
+  auto add = [&](const std::string& piece) { s += (s.empty() ? "" : " ") + piece; };
+  for (const auto& k : varying) {
+    if (!cfg.contains(k)) continue;
+    const bj::value& v = cfg.at(k);
+    const std::string text = v.is_string() ? std::string(v.get_string()) : bj::serialize(v);
+    if (k == "workers") add("w" + text);
+    else if (k == "batch_size") add("bs" + text);
+    else if (k == "prefetch") add("pf" + text);
+    else if (k == "threads") add("t" + text);
+    else if (k == "repetition") add("rep" + text);
+    else if (k == "seed") add("seed" + text);
+    else if (k == "data") add(text.rfind('@', 0) == 0 ? text : "data=" + text);
+    else if (k == "drop_caches") add(v == true ? "cold" : "warm");
+    else if (k == "device") add(text);
+    else if (k == "max_minibatches") add("mb<=" + text);
+    else if (k == "sample_hz") add(text + "Hz");
+  }
+  return s;
 }
 
 std::string format_report(const bj::object& report) {
@@ -160,14 +223,46 @@ std::string format_report(const bj::object& report) {
     out << "SIMULATED: " << integer(report, "simulated_runs")
         << " runs come from simulated boards (modelled times and power, not measurements); marked 'sim'\n";
   out << "\n";
-  out << std::left << std::setw(6) << "run" << std::setw(8) << "status" << std::setw(15) << "agent" << std::setw(20)
-      << "model/dataset" << std::right << std::setw(5) << "bs" << std::setw(3) << "w" << std::setw(4) << "pf"
-      << std::setw(6) << "mb" << " | " << std::setw(9) << "e0 e2e" << std::setw(9) << "e0 stall" << std::setw(9)
-      << "e0 comp" << std::setw(9) << "e0 J" << " | " << std::setw(9) << "1+ e2e" << std::setw(9) << "1+ stall"
-      << std::setw(9) << "1+ comp" << std::setw(9) << "1+ J" << "\n";
+  // The configuration column: the state each run executed in (applied, read back) and every axis that varies
+  // across the campaign's runs, so no two differently configured runs look alike.
+  std::vector<std::string> varying;
+  {
+    const auto& runs = report.at("runs").as_array();
+    for (const char* k : {"device", "data", "batch_size", "workers", "prefetch", "threads", "seed", "drop_caches",
+                          "max_minibatches", "sample_hz", "repetition"}) {
+      std::set<std::string> values;
+      for (const auto& rv : runs) {
+        const auto& cfg = rv.as_object().at("config").as_object();
+        values.insert(cfg.contains(k) ? bj::serialize(cfg.at(k)) : "-");
+      }
+      if (values.size() > 1) varying.push_back(k);
+    }
+  }
+  std::vector<std::string> labels;
+  size_t width = 13;
   for (const auto& rv : report.at("runs").as_array()) {
     const auto& r = rv.as_object();
     const auto& cfg = r.at("config").as_object();
+    std::string label = r.contains("applied") && r.at("applied").is_object() ? applied_label(r.at("applied")) : requested_label(cfg);
+    const std::string axes = axes_label(cfg, varying);
+    if (!axes.empty()) label += " " + axes;
+    width = std::max(width, label.size() + 1);
+    labels.push_back(std::move(label));
+  }
+  out << std::left << std::setw(6) << "run" << std::setw(8) << "status" << std::setw(15) << "agent" << std::setw(20)
+      << "model/dataset" << std::setw(static_cast<int>(width)) << "configuration" << std::right << std::setw(6) << "mb"
+      << " | " << std::setw(9) << "e0 e2e" << std::setw(9) << "e0 stall" << std::setw(9)
+      << "e0 comp" << std::setw(9) << "e0 J" << " | " << std::setw(9) << "1+ e2e" << std::setw(9) << "1+ stall"
+      << std::setw(9) << "1+ comp" << std::setw(9) << "1+ J" << "\n";
+  size_t run_index = 0;
+  int64_t throttled_epochs = 0;
+  std::map<std::string, int64_t> devices;   // what the runs trained on
+  for (const auto& rv : report.at("runs").as_array()) {
+    const auto& r = rv.as_object();
+    const auto& cfg = r.at("config").as_object();
+    const std::string& label = labels[run_index++];
+    std::string throttle_note;
+    if (r.contains("compute_device") && r.at("compute_device").is_string()) ++devices[str(r, "compute_device")];
     const auto& epochs = r.at("epochs").as_array();
     bj::value e0e2e, e0stall, e0comp, e0energy;
     double sum_e2e = 0, sum_stall = 0, sum_comp = 0, sum_energy = 0;
@@ -177,6 +272,11 @@ std::string format_report(const bj::object& report) {
     for (const auto& ev : epochs) {
       const auto& e = ev.as_object();
       minibatches = integer(e, "minibatches");
+      if (e.contains("throttled") && e.at("throttled") == true) {
+        ++throttled_epochs;
+        if (throttle_note.empty())
+          throttle_note = "epoch " + std::to_string(integer(e, "epoch")) + ": " + str(e, "throttle_reason");
+      }
       if (integer(e, "epoch") == 0) {
         e0e2e = e.at("e2e_s");
         e0stall = e.at("stall_s");
@@ -196,15 +296,25 @@ std::string format_report(const bj::object& report) {
     const bool sim = r.contains("simulated") && r.at("simulated").is_bool() && r.at("simulated").get_bool();
     out << std::left << std::setw(6) << integer(r, "run_id") << std::setw(8) << (sim ? str(r, "status") + "*" : str(r, "status")) << std::setw(15)
         << str(r, "agent").substr(0, 14) << std::setw(20) << (str(cfg, "model") + "/" + str(cfg, "dataset")).substr(0, 19)
-        << std::right << std::setw(5) << integer(cfg, "batch_size") << std::setw(3) << integer(cfg, "workers")
-        << std::setw(4) << integer(cfg, "prefetch") << std::setw(6) << minibatches << " | " << std::setw(9)
+        << std::setw(static_cast<int>(width)) << label << std::right << std::setw(6) << minibatches << " | " << std::setw(9)
         << num(e0e2e) << std::setw(9) << num(e0stall) << std::setw(9) << num(e0comp) << std::setw(9) << num(e0energy, 1)
         << " | " << std::setw(9) << num(mean(sum_e2e)) << std::setw(9) << num(mean(sum_stall)) << std::setw(9)
         << num(mean(sum_comp)) << std::setw(9) << (energy_ok ? num(mean(sum_energy), 1) : std::string("-")) << "\n";
     if (!str(r, "error").empty() && str(r, "error") != "-" && str(r, "status") != "done")
       out << "      error: " << str(r, "error") << "\n";
+    if (!throttle_note.empty()) out << "      THROTTLED: " << throttle_note << "\n";
   }
-  out << "\ntimes in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch";
+  out << "\nconfiguration: the state each run executed in, read back from the board (cores/CPU/GPU/EMC MHz,\n"
+         "nvpmodel mode, pin = clocks pinned), then the axes that vary across the campaign; (..) = requested,\n"
+         "not started yet\n";
+  if (!devices.empty()) {
+    out << "trained on:";
+    for (const auto& [d, n] : devices) out << " " << d << " (" << n << (n == 1 ? " run)" : " runs)");
+    out << "\n";
+  }
+  if (throttled_epochs > 0)
+    out << throttled_epochs << " epochs were throttled (a clock or the cores left the applied state): see THROTTLED\n";
+  out << "times in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch";
   if (integer(report, "simulated_runs") > 0) out << "; * = simulated";
   out << "\n";
   return out.str();
@@ -216,6 +326,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::vector<std::string> rest;
   bool as_json = false;
   bool estimate = false;
+  std::string dry_run_query;   // "?max_runs=..." from --dry-run
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--controller") {
       if (i + 1 >= args.size()) {
@@ -233,6 +344,24 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       as_json = true;
     } else if (args[i] == "--estimate") {
       estimate = true;
+    } else if (args[i] == "--dry-run") {
+      if (i + 1 >= args.size()) {
+        err << "jetsweep: --dry-run needs RUNS[:EPOCHS[:MINIBATCHES]]\n";
+        return 2;
+      }
+      const std::string spec = args[++i];
+      const std::string keys[] = {"max_runs", "max_epochs", "max_minibatches"};
+      size_t start = 0;
+      for (size_t k = 0; k < 3 && start <= spec.size(); ++k) {
+        const size_t colon = spec.find(':', start);
+        dry_run_query += (dry_run_query.empty() ? "?" : "&") + keys[k] + "=" + spec.substr(start, colon - start);
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+      }
+      if (auto caps = parse_dry_run_caps(dry_run_query.substr(1)); !caps) {
+        err << "jetsweep: --dry-run '" << spec << "': " << caps.status().message() << "\n";
+        return 2;
+      }
     } else if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
       out << kUsage;
       return 0;
@@ -390,7 +519,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!need_args(1, "FILE")) return 2;
     auto c = load_campaign_arg();
     if (!c) return report_bad_campaign(c.status());
-    auto r = post_campaign("/api/campaigns");
+    auto r = post_campaign("/api/campaigns" + dry_run_query);
     if (!r) return fail(r.status());
     if (as_json) out << bj::serialize(r.value()) << "\n";
     else out << "submitted campaign " << integer(r->as_object(), "campaign_id") << " (" << str(r->as_object(), "name")
@@ -453,7 +582,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       out << integer(a, "agent_id") << "  " << str(a, "name") << "  " << str(a, "device_class") << "  "
           << (a.at("connected").as_bool() ? "connected" : "disconnected") << "  run " << str(a, "current_run") << "  "
           << str(a, "hostname") << ", " << integer(a, "cpus") << " cpus, torch " << str(a, "torch_version") << ", "
-          << str(a, "git_sha") << "\n";
+          << str(a, "git_sha") << ", trains on " << str(a, "accelerator") << "\n";
+      // A board that is not ready for what it was asked (jetsweep-agent doctor on it says more).
+      if (a.contains("not_ready") && a.at("not_ready").is_array())
+        for (const auto& why : a.at("not_ready").as_array())
+          if (why.is_string()) out << "    NOT READY: " << why.get_string().c_str() << "\n";
     }
     return 0;
   }

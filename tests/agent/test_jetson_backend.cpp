@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include "agent/device/fs_util.hpp"
+#include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
 #include "agent/run_executor.hpp"
+#include "agent/trainer.hpp"
 #include "agent/telemetry.hpp"
 #include "device/fake_board.hpp"
 #include "support/dataset_gen.hpp"
@@ -50,6 +52,8 @@ RunConfig tiny_run(const std::string& data) {
   c.workers = 0;
   c.epochs = 1;
   c.sample_hz = 50;
+  // The jetson backend trains on CUDA unless told otherwise; these fake boards come without a GPU.
+  c.accelerator = "auto";
   return c;
 }
 
@@ -154,14 +158,29 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     REQUIRE(board.is_ok());
     const std::string gpu_max_before = val(board->tables.gpu.devfreq_dir / "max_freq");
 
+    // What the reference state (the default nvpmodel mode) sets the GPU cap to.
+    auto conf = device::read_nvpmodel_conf(fb.root());
+    REQUIRE(conf.is_ok());
+    REQUIRE(conf->default_mode.has_value());
+    auto ref = device::plan_named_mode(*board, std::to_string(*conf->default_mode), device::ApplyOptions{});
+    REQUIRE(ref.is_ok());
+    const std::string gpu_ref = ref->gpu_min_max_hz ? std::to_string(ref->gpu_min_max_hz->second) : gpu_max_before;
+
     RunConfig c = tiny_run(data.str());
-    c.cores = 1;   // only the cores: everything else stays as it is
+    c.cores = 1;   // only the cores: everything else from the reference state, not from what ran before
     std::atomic<bool> cancel{false};
     CollectingSink sink;
     auto fin = ex->execute(1, c, sink, cancel);
     REQUIRE_MESSAGE(fin.status == "done", fin.error);
     CHECK(val(fb.path("/sys/devices/system/cpu/cpu1/online")) == "0");
-    CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == gpu_max_before);
+    CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == gpu_ref);
+    REQUIRE(std::holds_alternative<proto::RunStarted>(sink.messages.front()));
+    const auto& started = std::get<proto::RunStarted>(sink.messages.front());
+    REQUIRE(started.applied.has_value());
+    CHECK(started.applied->cores_online == 1);
+    CHECK(started.applied->mode_name.empty());
+    CHECK(std::to_string(started.applied->gpu_hz) == gpu_ref);
+    CHECK_FALSE(started.reference_state);
     REQUIRE(sink.epochs().size() == 1);
     CHECK(sink.epochs()[0].energy_j.has_value());
 
@@ -227,4 +246,87 @@ TEST_CASE("BoardPowerSource reads the module total of every fake board") {
   }
   testing::TempDir empty;
   CHECK_FALSE(BoardPowerSource::open(empty.str()).is_ok());
+}
+
+TEST_CASE("jetson backend: a run without a power mode runs in the reference state, whatever ran before") {
+  FakeBoard fb(FakeKind::kAgxOrinR35);
+  testing::TempDir data;
+  testing::write_idx_dataset(data.str(), 16, false);
+  const auto before = fb.snapshot();
+  auto ex = jetson(fb);
+  auto conf = device::read_nvpmodel_conf(fb.root());
+  REQUIRE(conf.is_ok());
+  REQUIRE(conf->default_mode.has_value());
+  const device::NvpMode* def = conf->find(std::to_string(*conf->default_mode));
+  REQUIRE(def != nullptr);
+  std::atomic<bool> cancel{false};
+  auto started = [](const CollectingSink& sink) {
+    REQUIRE(std::holds_alternative<proto::RunStarted>(sink.messages.front()));
+    return std::get<proto::RunStarted>(sink.messages.front());
+  };
+
+  RunConfig two = tiny_run(data.str());
+  two.cores = 2;
+  two.pin_clocks = true;
+  CollectingSink first;
+  REQUIRE(ex->execute(1, two, first, cancel).status == "done");
+  CHECK(started(first).applied->cores_online == 2);
+  CHECK(started(first).applied->clocks_pinned);
+
+  CollectingSink second;
+  REQUIRE(ex->execute(2, tiny_run(data.str()), second, cancel).status == "done");
+  const auto s = started(second);
+  CHECK(s.reference_state);
+  REQUIRE(s.applied.has_value());
+  CHECK(s.applied->mode_name == def->name);
+  CHECK(s.applied->nvpmodel_id == def->id);
+  CHECK(s.applied->cores_online > 2);
+  CHECK_FALSE(s.applied->clocks_pinned);
+  // The same state as a first run that names no mode on a fresh agent.
+  REQUIRE(ex->restore_board().is_ok());
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  auto fresh = jetson(fb);
+  CollectingSink third;
+  REQUIRE(fresh->execute(3, tiny_run(data.str()), third, cancel).status == "done");
+  CHECK(started(third).applied == s.applied);
+  REQUIRE(fresh->restore_board().is_ok());
+}
+
+TEST_CASE("accelerator: a run that needs CUDA fails naming CUDA; auto records the device it trained on") {
+  FakeBoard fb(FakeKind::kOrinNanoR36);
+  testing::TempDir data;
+  testing::write_idx_dataset(data.str(), 16, false);
+  const auto before = fb.snapshot();
+  auto ex = jetson(fb);
+  CHECK(ex->default_accelerator() == "cuda");
+  std::atomic<bool> cancel{false};
+  RunConfig c = tiny_run(data.str());
+  c.accelerator = "";   // the jetson backend's default: cuda
+  CollectingSink needs;
+  auto fin = ex->execute(1, c, needs, cancel);
+  if (cuda_available()) {
+    CHECK(fin.status == "done");
+  } else {
+    CHECK(fin.status == "failed");
+    CHECK(fin.error.find("accelerator: cuda: the run needs CUDA") != std::string::npos);
+    CHECK(fin.error.find("without CUDA") != std::string::npos);
+    CHECK(needs.messages.size() == 1);                        // nothing but run_finished: no silent fallback
+    CHECK(diff_snapshots(before, fb.snapshot()) == "");       // and the board was not touched
+    CHECK(ex->accelerator_fact().rfind("none: ", 0) == 0);
+  }
+  REQUIRE(ex->restore_board().is_ok());
+
+  RunExecutor host(fb.root().string());
+  CHECK(host.default_accelerator() == "auto");
+  RunConfig a = tiny_run(data.str());
+  a.accelerator = "cpu";
+  CollectingSink cpu;
+  REQUIRE(host.execute(2, a, cpu, cancel).status == "done");
+  REQUIRE(std::holds_alternative<proto::RunStarted>(cpu.messages.front()));
+  CHECK(std::get<proto::RunStarted>(cpu.messages.front()).compute_device == "cpu");
+  a.accelerator = "auto";
+  CollectingSink any;
+  REQUIRE(host.execute(3, a, any, cancel).status == "done");
+  CHECK(std::get<proto::RunStarted>(any.messages.front()).compute_device == (cuda_available() ? "cuda:0 (" + cuda_device_name() + ")" : "cpu"));
+  CHECK(compute_device_for("tpu").status().message() == "accelerator 'tpu': expected auto, cuda or cpu");
 }

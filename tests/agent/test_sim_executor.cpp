@@ -80,7 +80,7 @@ TEST_CASE("a simulated run emits the protocol messages of a real run, with energ
   ex->describe(facts);
   CHECK(facts.backend == "sim");
   CHECK(facts.device_class == "agx-xavier");
-  CHECK(facts.kernel.find("simulated AGX Xavier instance a1") != std::string::npos);
+  CHECK(facts.kernel == "Linux 6.1");   // the host's: instance names are not software (no false differences)
   CHECK(ex->has_power_sensor());
 
   CollectingSink sink;
@@ -119,9 +119,18 @@ TEST_CASE("a simulated run emits the protocol messages of a real run, with energ
     CHECK(e.e2e_s > e.stall_s + e.compute_s);
     REQUIRE(e.energy_j.has_value());
     const double t1 = t0 + e.e2e_s;
-    const auto integral = integrate_energy_j(samples, t0, t1);
-    REQUIRE(integral.has_value());
-    CHECK(*e.energy_j == doctest::Approx(*integral).epsilon(1e-12));
+    const auto integral = integrate_energy(samples, t0, t1, PowerReading::kIntervalAverage);
+    REQUIRE(integral.energy_j.has_value());
+    CHECK(*e.energy_j == doctest::Approx(*integral.energy_j).epsilon(1e-12));
+    // The epoch's window is on the samples' timeline and matches e2e_s exactly; power covers all of it.
+    REQUIRE(e.t_start_s.has_value());
+    REQUIRE(e.t_end_s.has_value());
+    CHECK(*e.t_start_s == doctest::Approx(t0).epsilon(1e-12));
+    CHECK(*e.t_end_s - *e.t_start_s == doctest::Approx(e.e2e_s).epsilon(1e-12));
+    CHECK(e.power_coverage.value_or(0) == doctest::Approx(1.0));
+    CHECK_FALSE(e.throttled);
+    REQUIRE(e.clocks_start.has_value());
+    CHECK(e.clocks_start->cores_online == 4);   // AGX Xavier reference state: nvpmodel 15W, 4 cores
     REQUIRE(e.mean_power_w.has_value());
     CHECK(*e.mean_power_w == doctest::Approx(*e.energy_j / e.e2e_s).epsilon(1e-12));
     CHECK(*e.mean_power_w > 7.0);    // AGX base load 7.5 W (SIGMETRICS'23 Sec. 5.6.2)
@@ -130,13 +139,14 @@ TEST_CASE("a simulated run emits the protocol messages of a real run, with energ
   }
   CHECK(epochs[0].e2e_s > epochs[1].e2e_s);   // bootstrap and cold page cache
   CHECK(fin.wall_s == doctest::Approx(t0).epsilon(1e-12));
-  // Samples: t = 0, every 0.1 modelled s, and at every epoch end; in time order, power everywhere.
+  // Samples: t = 0, every 0.1 modelled s, and at every epoch end; in time order, power everywhere; the CPU at
+  // the reference state's cap (the run names no mode: nvpmodel 15W, 1.2 GHz rounded into the table).
   CHECK(samples.size() > static_cast<size_t>(t0 * 10) - 2);
   CHECK(samples.front().t_s == 0.0);
   for (size_t i = 1; i < samples.size(); ++i) {
     CHECK(samples[i].t_s > samples[i - 1].t_s);
     CHECK(samples[i].power_w.has_value());
-    CHECK(samples[i].cpu_freq_mhz.value_or(0) == doctest::Approx(2265.6));
+    CHECK(samples[i].cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));
   }
 }
 
@@ -197,7 +207,8 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   auto s = named.samples();
   CHECK(s.back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));   // 1.2 GHz cap rounded down into the table
 
-  // Explicit settings: 0 leaves a knob as it is.
+  // Explicit settings: the knobs not given come from the reference state (15W: CPU capped at 1.2 GHz), not
+  // from the run before.
   RunConfig partial = lenet(1);
   partial.max_minibatches = 50;
   partial.cores = 8;
@@ -376,4 +387,87 @@ TEST_CASE("profiling mode: modes walked with cores only going offline; settle ru
     last_cores = cores;
   }
   CHECK(rows == 6);
+}
+
+TEST_CASE("every run starts from a defined state: a run without a power mode gets the reference state, not the last mode") {
+  auto ex = sim_executor("agx-xavier", "ref", 0.0);
+  std::atomic<bool> cancel{false};
+  auto started = [](const CollectingSink& sink) {
+    for (const auto& m : sink.messages)
+      if (const auto* s = std::get_if<proto::RunStarted>(&m)) return *s;
+    FAIL("no run_started");
+    return proto::RunStarted{};
+  };
+  RunConfig two = lenet(1);
+  two.max_minibatches = 20;
+  two.cores = 2;
+  two.cpu_khz = 2112000;
+  two.pin_clocks = true;
+  two.fan_max = true;
+  CollectingSink first;
+  REQUIRE(ex->execute(1, two, first, cancel).status == "done");
+  REQUIRE(std::holds_alternative<proto::RunStarted>(first.messages.front()));   // before any result
+  const auto s1 = started(first);
+  CHECK_FALSE(s1.reference_state);
+  REQUIRE(s1.applied.has_value());
+  CHECK(s1.applied->cores_online == 2);
+  CHECK(s1.applied->cpu_khz == 2112000);
+  CHECK(s1.applied->clocks_pinned);
+  CHECK(s1.applied->fan == "max");
+  CHECK(s1.applied->mode_name.empty());
+
+  RunConfig none = lenet(1);   // names no power mode, no pinning, no fan
+  none.max_minibatches = 20;
+  CollectingSink second;
+  REQUIRE(ex->execute(2, none, second, cancel).status == "done");
+  const auto s2 = started(second);
+  CHECK(s2.reference_state);
+  REQUIRE(s2.applied.has_value());
+  CHECK(s2.applied->mode_name == "15W");   // JETSON.md: the AGX Xavier's default nvpmodel mode
+  CHECK(s2.applied->nvpmodel_id == 2);
+  CHECK(s2.applied->cores_online == 4);
+  CHECK(s2.applied->cpu_khz == 1190400);
+  CHECK_FALSE(s2.applied->clocks_pinned);
+  CHECK(s2.applied->fan == "auto");
+  CHECK(second.samples().back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));
+  CHECK(second.epochs().front().clocks_start->cores_online == 4);
+}
+
+TEST_CASE("simulated storage media: --storage names the media a simulated agent offers, with the papers' speeds") {
+  ExecutorOptions o;
+  o.backend = "sim";
+  o.sim_class = "agx-xavier";
+  o.sim_instance = "media";
+  REQUIRE(o.storage.add("hdd=/srv/hdd").is_ok());
+  REQUIRE(o.storage.add("ssd=/srv/ssd").is_ok());
+  auto ex = RunExecutor::open(o);
+  REQUIRE_MESSAGE(ex.is_ok(), ex.status().to_string());
+  std::atomic<bool> cancel{false};
+  auto epoch0_stall = [&](const std::string& data) {
+    RunConfig c = lenet(1);
+    c.drop_caches = true;
+    c.data = data;
+    c.max_minibatches = 100;
+    CollectingSink sink;
+    auto fin = ex.value()->execute(1, c, sink, cancel);
+    REQUIRE_MESSAGE(fin.status == "done", fin.error);
+    const auto& s = std::get<proto::RunStarted>(sink.messages.front());
+    CHECK(s.storage_medium == data.substr(1));
+    CHECK(s.storage_device == "simulated " + data.substr(1));
+    CHECK(s.page_cache_dropped);
+    return sink.epochs()[0].stall_s;
+  };
+  CHECK(epoch0_stall("@hdd") > epoch0_stall("@ssd"));   // 6 MB/s vs 84 MB/s for a cold epoch 0
+  RunConfig sd = lenet(1);
+  sd.data = "@sd";
+  CollectingSink sink;
+  auto fin = ex.value()->execute(2, sd, sink, cancel);
+  CHECK(fin.status == "failed");
+  CHECK(fin.error.find("offers no storage medium 'sd'") != std::string::npos);
+
+  ExecutorOptions bad = o;
+  REQUIRE(bad.storage.add("nfs=/srv/nfs").is_ok());
+  auto refused = RunExecutor::open(bad);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().message().find("'nfs' has no modelled read speed (modelled: sd, ssd, hdd)") != std::string::npos);
 }

@@ -196,3 +196,73 @@ TEST_CASE("cli: export from a CSV corpus reads back; synth writes a corpus") {
   CHECK(boost::json::parse(s.out).as_object().at("rows").to_number<int>() == 1800);
   CHECK(analyze({"synth", "--device", "tx2"}).rc == 2);
 }
+
+TEST_CASE("cli: unlike configurations are refused or kept apart; --where, --pool-over and simulated marks") {
+  CorpusFile corpus(10);
+  const std::string path = corpus.file("workers.csv");
+  {
+    std::ofstream f(path);
+    f << "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,instance,epoch,epoch_s,workers,simulated\n";
+    for (int w : {2, 4})
+      for (int cores : {4, 8})
+        for (const char* inst : {"x-1", "x-2"})
+          for (int e = 0; e < 3; ++e) {
+            const double ms = 400.0 / cores * (w == 4 ? 0.8 : 1.0) * (inst[2] == '2' ? 1.01 : 1.0);
+            f << "agx-xavier,lenet," << cores << ",2265.6,1377,2133," << ms << ",20000," << inst << "," << e << ","
+              << ms / 10 << "," << w << ",true\n";
+          }
+  }
+  auto refused = analyze({"pareto", "--csv", path, "--workload", "lenet"});
+  CHECK(refused.rc == 2);
+  CHECK(refused.err.find("--where workers=2") != std::string::npos);
+  CHECK(refused.err.find("--pool-over workers") != std::string::npos);
+  CHECK(analyze({"predict", "--csv", path, "--method", "nn", "--target", "lenet"}).rc == 2);
+
+  auto sel = analyze({"pareto", "--csv", path, "--workload", "lenet", "--where", "workers=4"});
+  REQUIRE_MESSAGE(sel.rc == 0, sel.err);
+  CHECK(sel.out.find("Pareto front of lenet on agx-xavier w4 (simulated)") != std::string::npos);
+  CHECK(sel.out.find("selected (--where): workers=4") != std::string::npos);
+  auto pooled = analyze({"optimize", "--csv", path, "--workload", "lenet", "--pool-over", "workers", "--power-budget-w", "30"});
+  REQUIRE_MESSAGE(pooled.rc == 0, pooled.err);
+  CHECK(pooled.out.find("POOLED over workers") != std::string::npos);
+  CHECK(pooled.out.find("(simulated)") != std::string::npos);
+
+  auto v = analyze({"variability", "--csv", path, "--json"});
+  REQUIRE_MESSAGE(v.rc == 0, v.err);
+  auto vo = boost::json::parse(v.out).as_object();
+  REQUIRE(vo.at("groups").as_array().size() == 4);
+  for (const auto& g : vo.at("groups").as_array()) {
+    CHECK(g.as_object().at("simulated").as_bool());
+    CHECK(g.as_object().at("instances").as_array()[0].as_object().at("simulated").as_bool());
+  }
+  auto vt = analyze({"variability", "--csv", path});
+  REQUIRE(vt.rc == 0);
+  CHECK(vt.out.find("agx-xavier  lenet  8c/2265.6/1377/2133 w2 (simulated)") != std::string::npos);
+
+  auto ep = analyze({"epochs", "--csv", path, "--workload", "lenet", "--where", "workers=2", "--pool-over", "mode",
+                     "--json"});
+  REQUIRE_MESSAGE(ep.rc == 0, ep.err);
+  auto eo = boost::json::parse(ep.out).as_object();
+  CHECK(eo.at("groups").as_array().size() == 1);  // modes pooled explicitly, workers selected
+  CHECK(eo.at("pooled_over").as_array()[0].as_string() == "mode");
+  CHECK(eo.at("epochs").as_array()[0].as_object().at("simulated").as_bool());
+
+  // Plot titles say "(simulated)".
+  const std::string svg = corpus.file("violins.svg");
+  auto plot = analyze({"variability", "--csv", path, "--where", "workers=2,mode=8c/2265.6/1377/2133", "--plot", svg});
+  REQUIRE_MESSAGE(plot.rc == 0, plot.err);
+  std::ifstream f(svg);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  CHECK(ss.str().find("(simulated)") != std::string::npos);
+  const std::string bars = corpus.file("bars.svg");
+  REQUIRE(analyze({"epochs", "--csv", path, "--workload", "lenet", "--plot", bars}).rc == 0);
+  std::ifstream fb(bars);
+  std::stringstream sb;
+  sb << fb.rdbuf();
+  CHECK(sb.str().find("(simulated)") != std::string::npos);
+
+  auto bad_pool = analyze({"variability", "--csv", path, "--pool-over", "instance"});
+  CHECK(bad_pool.rc == 2);
+  CHECK(bad_pool.err.find("--pool-over: unknown axis 'instance'") != std::string::npos);
+}

@@ -1,7 +1,9 @@
 // CSV corpus reader/writer: columns in any order, extra columns ignored, errors naming file:line and
-// column, warm-up epochs kept out of the mode profiles, and a write/read round trip.
+// column, warm-up epochs kept out of the mode profiles, and a write/read round trip; configuration axes,
+// --where / --pool-over and the refusal to pool unlike configurations.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <sstream>
 
 #include "analysis/csv_corpus.hpp"
@@ -117,4 +119,135 @@ TEST_CASE("corpus: workload selection averages instances and names the flag on e
   auto none = select_workload(*c, {"vgg", ""}, "--target");
   REQUIRE_FALSE(none.is_ok());
   CHECK(none.status().message().find("--target: workload 'vgg' not found") == 0);
+}
+
+TEST_CASE("csv: configuration axes, simulated rows and partial modes") {
+  auto c = parse(
+      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,mode,workers,batch_size,pin_clocks,simulated\n"
+      "agx,lenet,8,2265.6,1377,2133,10,20000,,2,16,t,true\n"
+      "agx,lenet,4,,,,25,,4c/-/-/-,4.0,16,false,false\n"
+      "agx,lenet,8,2265.6,1377,2133,9,20000,,,16,,\n");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  REQUIRE(c->rows.size() == 3);
+  const auto& r0 = c->rows[0];
+  CHECK(r0.simulated);
+  CHECK(r0.axes == AxisMap{{"mode", "8c/2265.6/1377/2133"}, {"workers", "2"}, {"batch_size", "16"}, {"pin_clocks", "true"}});
+  const auto& r1 = c->rows[1];
+  CHECK_FALSE(r1.simulated);
+  CHECK(r1.mode.cores == 4);
+  CHECK_FALSE(r1.mode.explicit_settings());
+  CHECK(r1.axes.at("mode") == "4c/-/-/-");
+  CHECK(r1.axes.at("workers") == "4");  // canonical: whole numbers without a fraction
+  CHECK(r1.axes.at("pin_clocks") == "false");
+  CHECK(c->rows[2].axes.count("workers") == 0);  // empty: not a distinguishing axis for this row
+  CHECK(c->epochs[0].simulated);
+  CHECK(c->epochs[1].axes == r1.axes);
+
+  // Without a mode label or a mode name, the settings stay required.
+  auto strict = parse("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\nagx,lenet,8,,1377,2133,10,1\n");
+  REQUIRE_FALSE(strict.is_ok());
+  CHECK(strict.status().message() == "c.csv:2: column 'cpu_mhz': empty value");
+  auto bad_sim = parse("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,simulated\n"
+                       "agx,lenet,8,1,1,1,10,1,maybe\n");
+  REQUIRE_FALSE(bad_sim.is_ok());
+  CHECK(bad_sim.status().message().find("c.csv:2: column 'simulated'") == 0);
+}
+
+TEST_CASE("csv: per-epoch export keeps every axis, the simulated mark and the repetition") {
+  auto c = parse(
+      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,instance,epoch,e2e_s,workers,prefetch,"
+      "storage,simulated,repetition,run_id\n"
+      "agx,lenet5/mnist,8,2265.6,1377,2133,10,20000,x-1,0,14,2,2,ssd,true,0,7\n"
+      "agx,lenet5/mnist,8,2265.6,1377,2133,10,20000,x-1,1,10,2,2,ssd,true,1,8\n");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  CHECK(c->epoch_times);  // e2e_s is the per-epoch time
+  CHECK(c->epochs[1].repetition == 1);
+  CHECK(c->epochs[1].run_id == 8);
+  std::stringstream ss;
+  write_epochs_csv(ss, *c);
+  const std::string text = ss.str();
+  for (const char* col : {",cores,", ",cpu_mhz,", ",mode_name,", ",pin_clocks,", ",fan,", ",workers,", ",prefetch,",
+                          ",batch_size,", ",threads,", ",dataset,", ",storage,", ",repetition,", ",simulated,", ",epoch,",
+                          ",warmup,", ",e2e_s,", ",stall_s,", ",compute_s,", ",energy_j,", ",power_w,",
+                          ",power_coverage,", ",throttled,", ",t_start_s,", ",t_end_s,", ",start_unix_s,", ",end_unix_s,"})
+    CHECK_MESSAGE(text.substr(0, text.find('\n')).find(col) != std::string::npos, col);
+  auto back = parse_corpus_csv(ss, "back.csv");
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  REQUIRE(back->epochs.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(back->epochs[i].axes == c->epochs[i].axes);
+    CHECK(back->epochs[i].simulated);
+    CHECK(back->epochs[i].repetition == c->epochs[i].repetition);
+    CHECK(back->epochs[i].time == doctest::Approx(c->epochs[i].time));
+    CHECK(back->epochs[i].dataset == "mnist");
+  }
+  CHECK(back->epochs[0].axes.at("storage") == "ssd");
+}
+
+TEST_CASE("corpus: --where selects, --pool-over pools, labels name the axes") {
+  CHECK(config_label({{"mode", "8c/2265.6/1377/2133"}, {"pin_clocks", "true"}, {"batch_size", "16"}, {"workers", "4"},
+                      {"prefetch", "2"}}) == "8c/2265.6/1377/2133 pin bs16 w4 pf2");
+  const std::set<std::string> show = {"mode", "workers"};
+  CHECK(config_label({{"mode", "MAXN"}, {"pin_clocks", "false"}, {"batch_size", "16"}, {"workers", "4"}, {"fan", "max"}},
+                     &show) == "MAXN fan-max w4");
+  CHECK(mode_axis_value({}, "") == "default");
+  CHECK(mode_axis_value({}, "15W") == "15W");
+  CHECK(mode_axis_value({4, 0, 0, 0}, "") == "4c/-/-/-");
+
+  CHECK_FALSE(parse_where("colour=red").is_ok());
+  CHECK(parse_where("colour=red").status().message().find("--where: unknown axis 'colour'") == 0);
+  CHECK_FALSE(parse_where("workers").is_ok());
+  CHECK_FALSE(parse_where("workers=1,workers=2").is_ok());
+  CHECK(parse_where("pin_clocks=yes, simulated=1").value() ==
+        std::vector<std::pair<std::string, std::string>>{{"pin_clocks", "true"}, {"simulated", "true"}});
+  CHECK_FALSE(parse_pool_over("instance").is_ok());
+  CHECK(parse_pool_over("workers,prefetch,workers").value() == std::vector<std::string>{"workers", "prefetch"});
+
+  const std::string csv =
+      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,workers,batch_size\n"
+      "agx,lenet,8,2265.6,1377,2133,10,20000,2,16\n"
+      "agx,lenet,4,1190.4,675.75,1331.2,25,10000,2,16\n"
+      "agx,lenet,8,2265.6,1377,2133,8,21000,4,16\n"
+      "agx,lenet,4,1190.4,675.75,1331.2,20,11000,4,16\n";
+  auto c = parse(csv);
+  REQUIRE(c.is_ok());
+  CHECK(varying_axes(*c) == std::set<std::string>{"mode", "workers"});
+  // Two worker settings: selection refuses, naming both ways to choose.
+  auto refused = select_workload(*c, {"lenet", ""}, "--workload");
+  REQUIRE_FALSE(refused.is_ok());
+  const std::string msg = refused.status().message();
+  CHECK(msg.find("--workload: workload 'lenet' on agx was measured in 2 configurations besides the power mode (w2") == 0);
+  CHECK(msg.find("--where workers=2") != std::string::npos);
+  CHECK(msg.find("--pool-over workers") != std::string::npos);
+
+  auto sel = parse(csv);
+  REQUIRE(select_configurations(*sel, parse_where("workers=4").value(), {}).is_ok());
+  auto w4 = select_workload(*sel, {"lenet", ""}, "--workload");
+  REQUIRE(w4.is_ok());
+  CHECK(w4->config == AxisMap{{"workers", "4"}, {"batch_size", "16"}});
+  REQUIRE(w4->modes.size() == 2);
+  CHECK(w4->modes[1].minibatch_ms == doctest::Approx(8));
+
+  auto pooled = parse(csv);
+  REQUIRE(select_configurations(*pooled, {}, {"workers"}).is_ok());
+  CHECK(pooled->pooled_over == std::vector<std::string>{"workers"});
+  auto all = select_workload(*pooled, {"lenet", ""}, "--workload");
+  REQUIRE(all.is_ok());
+  REQUIRE(all->modes.size() == 2);
+  CHECK(all->modes[1].minibatch_ms == doctest::Approx(9));  // the explicit pooled view: mean of 10 and 8
+
+  auto none = parse(csv);
+  auto st = select_configurations(*none, parse_where("batch_size=32").value(), {});
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message().find("batch_size=32 (values: 16)") != std::string::npos);
+
+  // Simulated and real rows of one workload are never pooled either.
+  auto mixed = parse(
+      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,simulated\n"
+      "agx,lenet,8,2265.6,1377,2133,10,20000,true\n"
+      "agx,lenet,8,2265.6,1377,2133,11,20000,false\n");
+  REQUIRE(mixed.is_ok());
+  auto mixed_sel = select_workload(*mixed, {"lenet", ""}, "--workload");
+  REQUIRE_FALSE(mixed_sel.is_ok());
+  CHECK(mixed_sel.status().message().find("--where simulated=false") != std::string::npos);
 }

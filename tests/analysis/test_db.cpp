@@ -1,6 +1,7 @@
-// Analysis from PostgreSQL: applies sql/001_init.sql and sql/003_analysis.sql (twice: the views are
-// idempotent) to a fresh database made from the admin DSN in JETSWEEP_TEST_DSN, inserts a small
-// campaign of two board classes and three instances, and runs every command with --db.
+// Analysis from PostgreSQL: applies every sql/NNN_*.sql migration in numeric order (the real schema, as
+// the controller's migrate does) to a fresh database made from the admin DSN in JETSWEEP_TEST_DSN,
+// inserts small campaigns, and runs every command with --db: two board classes and three instances;
+// and a simulated campaign of two modes x two worker settings that must come out as four groups.
 // Fails (does not skip) when JETSWEEP_TEST_DSN is unset.
 #include <doctest/doctest.h>
 
@@ -8,12 +9,16 @@
 #include <pqxx/pqxx>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "analysis/analyze_cli.hpp"
 #include "analysis/csv_corpus.hpp"
@@ -52,11 +57,22 @@ class TestDatabase {
     REQUIRE(pos != std::string::npos);
     const auto end = admin_.find(' ', pos);
     dsn_ = admin_.substr(0, pos) + "dbname=" + name_ + (end == std::string::npos ? "" : admin_.substr(end));
+    // Every migration sql/NNN_name.sql, in numeric order, in one transaction (as PgStore::migrate).
+    std::vector<std::pair<int, std::string>> files;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(JETSWEEP_SOURCE_DIR) + "/sql")) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() < 5 || entry.path().extension() != ".sql" || name[3] != '_' ||
+          !std::all_of(name.begin(), name.begin() + 3, [](char ch) { return ch >= '0' && ch <= '9'; }))
+        continue;
+      files.emplace_back(std::stoi(name.substr(0, 3)), entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    REQUIRE(files.size() >= 12);
+    REQUIRE(files.front().first == 1);
     pqxx::connection c(dsn_);
     pqxx::work w(c);
-    w.exec(read_file(std::string(JETSWEEP_SOURCE_DIR) + "/sql/001_init.sql"));
-    w.exec(read_file(std::string(JETSWEEP_SOURCE_DIR) + "/sql/003_analysis.sql"));
-    w.exec(read_file(std::string(JETSWEEP_SOURCE_DIR) + "/sql/003_analysis.sql"));
+    w.exec("SET client_min_messages TO WARNING");
+    for (const auto& [version, path] : files) w.exec(read_file(path));
     w.commit();
   }
   ~TestDatabase() {
@@ -90,7 +106,7 @@ double truth_ms(int workload, int cores, double cpu, double gpu, double emc) {
 }
 double truth_w(int cores, double cpu, double gpu, double emc) { return 8 + 0.004 * gpu + 0.002 * cpu + 0.3 * cores + 0.001 * emc; }
 
-// Inserts: agents orin-1, orin-2 (agx-orin, different kernels) and nx-1 (xavier-nx); a campaign of
+// Inserts: agents orin-1, orin-2 (real agx-orin boards, different kernels) and nx-1 (simulated xavier-nx); a campaign of
 // 3 workloads x 12 modes on orin-1 (4 epochs each, epoch 0 slower), the first 4 modes of resnet also
 // on orin-2, and one named-mode run on nx-1 with minibatch rows and power only in samples.
 void populate(const std::string& dsn) {
@@ -122,7 +138,7 @@ void populate(const std::string& dsn) {
     if (!pm.is_null()) cfg["power_mode"] = pm;
     bj::object facts;
     facts["device_class"] = cls;
-    facts["backend"] = "sim";
+    facts["backend"] = cls == "agx-orin" ? "jetson" : "sim";  // the Orins are real boards
     facts["name"] = agent_name;
     facts["kernel"] = agent_name == "orin-1" ? "5.10.120" : "5.10.104";
     facts["torch_version"] = "1.13";
@@ -151,7 +167,8 @@ void populate(const std::string& dsn) {
       run(a1, "orin-1", "agx-orin", wl, c_, f, g, e, pm);
       if (wl == 0 && i < 4) run(a2, "orin-2", "agx-orin", wl, c_, f, g, e, pm);
     }
-  // A named mode on the NX: minibatch rows give the minibatch time; power only from samples.
+  // A named mode on the NX: minibatch rows give the minibatch time; power only in samples (not an epoch's own
+  // power, so the epochs have none).
   const int64_t nx = run(a3, "nx-1", "xavier-nx", 2, 6, 1400, 1100, 1600, R"({"name": "15W"})");
   w.exec_params("UPDATE epochs SET mean_power_w = NULL, energy_j = NULL WHERE run_id = $1", nx);
   for (int ep = 0; ep < 4; ++ep)
@@ -181,14 +198,20 @@ TEST_CASE("db: views and corpus loading") {
   CHECK(nx->mode_name == "15W");
   CHECK_FALSE(nx->mode.explicit_settings());
   CHECK(nx->minibatch_ms == doctest::Approx(10.0));  // compute + stall of the minibatch rows
-  CHECK(*nx->power_mw == doctest::Approx(8000));     // mean of the samples
+  CHECK_FALSE(nx->power_mw.has_value());             // no epoch power: never the run-wide sample mean (sql/012)
   CHECK(nx->epochs == 3);                            // epochs 1+
+  CHECK(nx->simulated);
+  CHECK(nx->axes.at("mode") == "15W");               // no applied state recorded: the requested name
   for (const auto& r : c->rows) {
     if (r.instance != "orin-1" || r.workload != "mobilenet") continue;
     const double expect = truth_ms(1, r.mode.cores, r.mode.cpu_mhz, r.mode.gpu_mhz, r.mode.emc_mhz) * 1.002;  // mean of 1.001, 1.002, 1.003
     CHECK(r.minibatch_ms == doctest::Approx(expect).epsilon(1e-6));  // epoch 0 (x1.5) left out
     CHECK(r.epoch_minibatch_ms.size() == 3);
     CHECK(*r.power_mw / 1000 == doctest::Approx(truth_w(r.mode.cores, r.mode.cpu_mhz, r.mode.gpu_mhz, r.mode.emc_mhz)));
+    CHECK_FALSE(r.simulated);
+    CHECK(r.axes.at("mode") == r.mode.label());
+    CHECK(r.axes.at("pin_clocks") == "false");
+    CHECK(r.axes.at("threads") == "1");
   }
   auto missing = load_corpus_from_db(db.dsn(), {"nope"});
   REQUIRE_FALSE(missing.is_ok());
@@ -264,4 +287,270 @@ TEST_CASE("db: every command works on the campaign") {
 
   auto bad = analyze({"pareto", "--db", "host=127.0.0.1 port=1 dbname=x connect_timeout=2", "--workload", "x"});
   CHECK(bad.rc == 1);
+}
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) {
+      out.push_back(cell);
+      cell.clear();
+    } else cell += ch;
+  }
+  out.push_back(cell);
+  return out;
+}
+
+// Rows of a CSV text as column -> value maps.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv_line(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto cells = split_csv_line(line);
+    REQUIRE(cells.size() == header.size());
+    std::map<std::string, std::string> r;
+    for (size_t i = 0; i < header.size(); ++i) r[header[i]] = cells[i];
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// A simulated AGX Xavier campaign "grid": two instances (their agents put their names into the kernel
+// string, as simulated agents did), lenet5/mnist in two power modes (the named MAXN and a partial
+// {cores: 4, cpu_khz: ..} whose other clocks are only known from the applied state) x workers 2 and 4,
+// two repetitions each, 3 epochs per run with windows, power coverage and clocks read back.
+void populate_grid(const std::string& dsn) {
+  pqxx::connection c(dsn);
+  pqxx::work w(c);
+  const int64_t camp = w.exec1("INSERT INTO campaigns (name, source_file, source_yaml, run_count) "
+                               "VALUES ('grid', 'grid.yaml', '', 16) RETURNING id")[0]
+                           .as<int64_t>();
+  struct Mode {
+    const char* request;
+    const char* applied;
+    double seconds;
+  };
+  const Mode modes[] = {
+      {R"({"name": "MAXN"})",
+       R"({"mode_name": "MAXN", "nvpmodel_id": 0, "cores_online": 8, "cpu_khz": 2265600, "gpu_hz": 1377000000,
+           "emc_hz": 2133000000, "clocks_pinned": false, "fan": "auto"})",
+       10.0},
+      {R"({"cores": 4, "cpu_khz": 1190400})",
+       R"({"mode_name": "", "cores_online": 4, "cpu_khz": 1190400, "gpu_hz": 675750000, "emc_hz": 1331200000,
+           "clocks_pinned": false, "fan": "auto"})",
+       25.0},
+  };
+  int ordinal = 0;
+  for (int inst = 1; inst <= 2; ++inst) {
+    const std::string name = "xavier-" + std::to_string(inst);
+    const int64_t agent = w.exec_params1("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, "
+                                         "kernel, torch_version, compiler, git_sha) VALUES ($1, 'host', 16, 1, 'sim', "
+                                         "'agx-xavier', $2, '2.1', 'g++ 12', 'abc') RETURNING id",
+                                         name, "6.1.0 (sim " + name + ")")[0]
+                              .as<int64_t>();
+    for (const auto& m : modes)
+      for (int workers : {2, 4})
+        for (int rep = 0; rep < 2; ++rep) {
+          bj::object cfg;
+          cfg["model"] = "lenet5";
+          cfg["dataset"] = "mnist";
+          cfg["data"] = "/data/mnist";
+          cfg["batch_size"] = 16;
+          cfg["workers"] = workers;
+          cfg["prefetch"] = 2;
+          cfg["epochs"] = 3;
+          cfg["threads"] = 1;
+          cfg["seed"] = 42;
+          cfg["repetition"] = rep;
+          cfg["max_minibatches"] = 0;
+          cfg["drop_caches"] = false;
+          cfg["pin_clocks"] = false;
+          cfg["power_mode"] = bj::parse(m.request);
+          bj::object facts;
+          facts["device_class"] = "agx-xavier";
+          facts["backend"] = "sim";
+          facts["name"] = name;
+          facts["kernel"] = "6.1.0 (sim " + name + ")";
+          facts["torch_version"] = "2.1";
+          const int64_t run_id =
+              w.exec_params1("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, status, agent_id, facts, "
+                             "applied, reference_state, storage_device, page_cache_dropped, agent_t0_unix_s) VALUES "
+                             "($1, $2, $3::jsonb, 'agx-xavier', 3, 'done', $4, $5::jsonb, $6::jsonb, false, 'sda', "
+                             "false, 1700000000.25) RETURNING id",
+                             camp, ordinal++, bj::serialize(cfg), agent, bj::serialize(facts),
+                             bj::serialize(bj::parse(m.applied)))[0]
+                  .as<int64_t>();
+          const double speed = workers == 4 ? 0.8 : 1.0;  // more workers: shorter epochs
+          double t = 0.5;
+          for (int ep = 0; ep < 3; ++ep) {
+            const double e2e = m.seconds * speed * (ep == 0 ? 1.4 : 1.0) * (1.0 + 0.01 * inst + 0.001 * rep + 0.0001 * ep);
+            const double watts = m.seconds == 10.0 ? 30.0 : 15.0;
+            w.exec_params("INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, "
+                          "mean_power_w, loss, t_start_s, t_end_s, power_coverage, throttled, throttle_reason) VALUES "
+                          "($1, $2, $3, $4, $5, 100, $6, $7, 0.5, $8, $9, 1.0, false, '')",
+                          run_id, ep, e2e, 0.1 * e2e, 0.8 * e2e, watts * e2e, watts, t, t + e2e);
+            t += e2e;
+          }
+        }
+  }
+  w.commit();
+}
+
+int groups_of(const Run& r) {
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  return static_cast<int>(bj::parse(r.out).as_object().at("groups").as_array().size());
+}
+
+}  // namespace
+
+TEST_CASE("db: two modes x two worker settings are four variability groups, never pooled") {
+  TestDatabase db;
+  populate_grid(db.dsn());
+  const std::string dsn = db.dsn();
+
+  auto v = analyze({"variability", "--db", dsn, "--campaign", "grid", "--json"});
+  REQUIRE_MESSAGE(v.rc == 0, v.err);
+  auto vo = bj::parse(v.out).as_object();
+  const auto& groups = vo.at("groups").as_array();
+  REQUIRE(groups.size() == 4);
+  std::set<std::string> labels;
+  for (const auto& gv : groups) {
+    const auto& g = gv.as_object();
+    CHECK(g.at("simulated").as_bool());
+    CHECK(g.at("instances").as_array().size() == 2);
+    CHECK(g.at("time").as_object().at("n").to_number<int>() == 8);  // 2 instances x 2 repetitions x epochs 1, 2
+    const auto& cfg = g.at("config").as_object();
+    CHECK(cfg.at("batch_size").to_number<int>() == 16);
+    const int workers = cfg.at("workers").to_number<int>();
+    CHECK((workers == 2 || workers == 4));
+    const std::string mode(cfg.at("mode").as_string());
+    CHECK((mode == "8c/2265.6/1377/2133" || mode == "4c/1190.4/675.75/1331.2"));  // named and partial: applied state
+    // Epoch time within a group spreads only by the instances' 1% and the repetitions: no pooled modes or workers.
+    CHECK(g.at("time").as_object().at("max_deviation_pct").to_number<double>() < 1.0);
+    const std::string label(g.at("config_label").as_string());
+    CHECK(label.find(mode) == 0);
+    CHECK(label.find(" w" + std::to_string(workers)) != std::string::npos);
+    labels.insert(label);
+  }
+  CHECK(labels.size() == 4);
+  // Software: simulated instances are not compared (their kernel strings differ by instance name).
+  for (const auto& cls : vo.at("classes").as_array()) {
+    const auto& co = cls.as_object();
+    CHECK_FALSE(co.at("software_differs").as_bool());
+    CHECK(co.at("simulated_instances").as_array().size() == 2);
+  }
+  auto text = analyze({"variability", "--db", dsn, "--campaign", "grid"});
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("agx-xavier  lenet5/mnist  8c/2265.6/1377/2133 w2 (simulated)") != std::string::npos);
+  CHECK(text.out.find("agx-xavier  lenet5/mnist  4c/1190.4/675.75/1331.2 w4 (simulated)") != std::string::npos);
+  CHECK(text.out.find("SOFTWARE DIFFERS") == std::string::npos);
+
+  // Explicit pooling and selection.
+  auto pooled = analyze({"variability", "--db", dsn, "--campaign", "grid", "--pool-over", "workers", "--json"});
+  CHECK(groups_of(pooled) == 2);
+  CHECK(bj::parse(pooled.out).as_object().at("pooled_over").as_array().size() == 1);
+  auto pooled_text = analyze({"variability", "--db", dsn, "--pool-over", "workers"});
+  REQUIRE(pooled_text.rc == 0);
+  CHECK(pooled_text.out.find("POOLED over workers") != std::string::npos);
+  CHECK(groups_of(analyze({"variability", "--db", dsn, "--where", "workers=4", "--json"})) == 2);
+  CHECK(groups_of(analyze({"variability", "--db", dsn, "--where", "workers=4,mode=MAXN", "--json"})) == 1);
+  auto unknown_axis = analyze({"variability", "--db", dsn, "--where", "colour=red"});
+  CHECK(unknown_axis.rc == 2);
+  CHECK(unknown_axis.err.find("--where: unknown axis 'colour'") != std::string::npos);
+  auto no_match = analyze({"variability", "--db", dsn, "--where", "workers=7"});
+  CHECK(no_match.rc == 2);
+  CHECK(no_match.err.find("workers=7 (values: 2, 4)") != std::string::npos);
+
+  // Across modes only: pareto refuses a workload measured in two worker settings, naming both ways out.
+  auto refused = analyze({"pareto", "--db", dsn, "--workload", "lenet5"});
+  CHECK(refused.rc == 2);
+  CHECK(refused.err.find("2 configurations besides the power mode") != std::string::npos);
+  CHECK(refused.err.find("w2") != std::string::npos);
+  CHECK(refused.err.find("w4") != std::string::npos);
+  CHECK(refused.err.find("--where workers=2") != std::string::npos);
+  CHECK(refused.err.find("--pool-over workers") != std::string::npos);
+  CHECK(analyze({"optimize", "--db", dsn, "--workload", "lenet5", "--power-budget-w", "100"}).rc == 2);
+  auto chosen = analyze({"pareto", "--db", dsn, "--workload", "lenet5", "--where", "workers=2", "--json"});
+  REQUIRE_MESSAGE(chosen.rc == 0, chosen.err);
+  auto co = bj::parse(chosen.out).as_object();
+  CHECK(co.at("modes").to_number<int>() == 2);
+  CHECK(co.at("simulated").as_bool());
+  CHECK(co.at("config").as_object().at("workers").to_number<int>() == 2);
+  auto chosen_text = analyze({"pareto", "--db", dsn, "--workload", "lenet5", "--where", "workers=2"});
+  REQUIRE(chosen_text.rc == 0);
+  CHECK(chosen_text.out.find("Pareto front of lenet5/mnist on agx-xavier w2 (simulated)") != std::string::npos);
+  auto opt = analyze({"optimize", "--db", dsn, "--workload", "lenet5", "--pool-over", "workers", "--power-budget-w",
+                      "100", "--json"});
+  REQUIRE_MESSAGE(opt.rc == 0, opt.err);
+  CHECK(bj::parse(opt.out).as_object().at("pooled_over").as_array()[0].as_string() == "workers");
+
+  // epochs: one group per configuration.
+  auto ep = analyze({"epochs", "--db", dsn, "--workload", "lenet5", "--json"});
+  REQUIRE_MESSAGE(ep.rc == 0, ep.err);
+  auto eo = bj::parse(ep.out).as_object();
+  CHECK(eo.at("epochs").as_array().size() == 48);
+  CHECK(eo.at("groups").as_array().size() == 4);
+  for (const auto& g : eo.at("groups").as_array()) CHECK(g.as_object().at("epochs_later").to_number<int>() == 8);
+
+  // export --per-epoch: every matrix axis and per-epoch column filled, mode columns from the applied state.
+  const std::string dir = (std::filesystem::temp_directory_path() / ("jetsweep-grid-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  std::ostringstream out, err;
+  REQUIRE(export_main({"--db", dsn, "--campaign", "grid", "--per-epoch"}, out, err) == 0);
+  const auto rows = csv_rows(out.str());
+  REQUIRE(rows.size() == 48);
+  for (const auto& r : rows) {
+    for (const char* col : {"cores", "cpu_mhz", "gpu_mhz", "emc_mhz", "pin_clocks", "fan", "workers", "prefetch",
+                            "batch_size", "threads", "seed", "dataset", "storage", "repetition", "simulated", "run_id",
+                            "epoch", "warmup", "e2e_s", "stall_s", "compute_s", "energy_j", "power_w", "power_coverage",
+                            "throttled", "t_start_s", "t_end_s", "start_unix_s", "end_unix_s", "storage_device",
+                            "page_cache_dropped", "reference_state", "mode"})
+      CHECK_MESSAGE(!r.at(col).empty(), "column " << col << " empty in " << out.str().substr(0, 600));
+    CHECK(r.at("simulated") == "true");
+    CHECK(r.at("dataset") == "mnist");
+    CHECK(r.at("storage") == "/data/mnist");
+    CHECK(r.at("batch_size") == "16");
+    if (r.at("cores") == "8") {
+      CHECK(r.at("mode_name") == "MAXN");
+      CHECK(r.at("cpu_mhz") == "2265.6");
+    } else {
+      CHECK(r.at("cores") == "4");  // the partial mode: every clock from the applied state
+      CHECK(r.at("gpu_mhz") == "675.75");
+      CHECK(r.at("emc_mhz") == "1331.2");
+    }
+    CHECK(std::stod(r.at("start_unix_s")) == doctest::Approx(1700000000.25 + std::stod(r.at("t_start_s"))));
+    CHECK(r.at("warmup") == (r.at("epoch") == "0" ? "true" : "false"));
+  }
+  // The per-mode export carries the axes too, and the per-epoch file reads back into the same four groups.
+  std::ostringstream mout, merr;
+  REQUIRE(export_main({"--db", dsn, "--campaign", "grid"}, mout, merr) == 0);
+  const auto mrows = csv_rows(mout.str());
+  REQUIRE(mrows.size() == 8);  // 2 instances x 2 modes x 2 worker settings (repetitions pooled)
+  for (const auto& r : mrows) {
+    CHECK(!r.at("workers").empty());
+    CHECK(r.at("simulated") == "true");
+    CHECK(r.at("runs") == "2");
+  }
+  {
+    std::ofstream f(dir + "/grid.csv");
+    f << out.str();
+  }
+  CHECK(groups_of(analyze({"variability", "--csv", dir + "/grid.csv", "--json"})) == 4);
+  CHECK(groups_of(analyze({"variability", "--csv", dir + "/grid.csv", "--pool-over", "workers", "--json"})) == 2);
+  std::ostringstream jout, jerr;
+  REQUIRE(export_main({"--db", dsn, "--campaign", "grid", "--per-epoch", "--json"}, jout, jerr) == 0);
+  const bj::value exported = bj::parse(jout.str());
+  const auto& first = exported.as_object().at("rows").as_array().at(0).as_object();
+  CHECK(first.at("workers").to_number<int>() > 0);
+  CHECK(first.at("simulated").as_bool());
+  std::filesystem::remove_all(dir);
 }

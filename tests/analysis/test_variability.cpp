@@ -71,3 +71,59 @@ TEST_CASE("variability: per instance and per class, warm-up excluded, software d
   }
   CHECK(compute_variability(c, "resnet").groups.empty());
 }
+
+TEST_CASE("variability: one group per full configuration; simulated instances never flag software") {
+  Corpus c;
+  c.epoch_times = true;
+  // agx-xavier, 2 modes x 2 worker settings on two simulated instances whose kernel strings differ.
+  for (const char* inst : {"x-1", "x-2"})
+    for (int cores : {4, 8})
+      for (const char* workers : {"2", "4"})
+        for (int e = 0; e < 3; ++e) {
+          EpochSample s = sample("agx-xavier", inst, e, 100.0 / cores * (workers[0] == '4' ? 0.8 : 1.0), 10,
+                                 std::string("6.1.0 (sim ") + inst + ")");
+          s.mode = {cores, 1000, 1000, 1000};
+          s.axes = {{"mode", s.mode.label()}, {"workers", workers}, {"batch_size", "16"}};
+          s.simulated = true;
+          c.epochs.push_back(s);
+        }
+  auto rep = compute_variability(c, "");
+  REQUIRE(rep.groups.size() == 4);
+  for (const auto& g : rep.groups) {
+    CHECK(g.simulated);
+    CHECK(g.instances.size() == 2);
+    CHECK(g.time.n == 4);
+    CHECK(g.time.max_deviation_pct == doctest::Approx(0));  // nothing unlike pooled
+    CHECK(g.config.count("workers") == 1);
+    CHECK(g.mode == g.config.at("mode"));
+  }
+  REQUIRE(rep.classes.size() == 1);
+  CHECK_FALSE(rep.classes[0].differs);
+  CHECK(rep.classes[0].simulated_instances.size() == 2);
+  CHECK(rep.classes[0].compared_instances == 0);
+
+  // Pooling over workers explicitly: two groups.
+  Corpus pooled = c;
+  REQUIRE(select_configurations(pooled, {}, {"workers"}).is_ok());
+  auto prep = compute_variability(pooled, "");
+  REQUIRE(prep.groups.size() == 2);
+  CHECK(prep.groups[0].time.n == 8);
+
+  // A real instance beside a simulated one: only real instances are compared, on software facts only.
+  Corpus mixed;
+  mixed.epoch_times = true;
+  auto real1 = sample("nano", "nano-1", 1, 50, 200, "4.9.253");
+  real1.software["hostname"] = "a";  // not a software fact
+  auto real2 = sample("nano", "nano-2", 1, 50, 200, "4.9.253");
+  real2.software["hostname"] = "b";
+  auto sim = sample("nano", "nano-sim", 1, 50, 200, "6.1.0");
+  sim.simulated = true;
+  mixed.epochs = {real1, real2, sim};
+  auto mrep = compute_variability(mixed, "");
+  REQUIRE(mrep.classes.size() == 1);
+  CHECK_FALSE(mrep.classes[0].differs);
+  CHECK(mrep.classes[0].compared_instances == 2);
+  CHECK(mrep.classes[0].simulated_instances == std::vector<std::string>{"nano-sim"});
+  // The simulated rows are a group of their own.
+  CHECK(mrep.groups.size() == 2);
+}

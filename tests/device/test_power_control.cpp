@@ -169,6 +169,30 @@ TEST_CASE("restore order: online CPUs first, min/max pairs in a valid order, unl
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
 }
 
+TEST_CASE("EMC lock order as jetson_clocks does it: Nano rate then lock; BPMP boards lock then rate") {
+  for (FakeKind kind : {FakeKind::kNanoR32, FakeKind::kAgxXavierR32, FakeKind::kAgxOrinR35}) {
+    FakeBoard fb(kind);
+    CAPTURE(fb.spec().name);
+    auto before = fb.snapshot();
+    Board board = open(fb);
+    PowerController ctl(board, fb.state_dir());
+    REQUIRE(ctl.apply(*plan_pin_current(board, ApplyOptions{})).is_ok());
+    const EmcPaths emc = board.ops->emc_paths(board.root, board.info.l4t_major());
+    const int lock = write_index(ctl, emc.lock), rate = write_index(ctl, emc.rate);
+    REQUIRE(lock >= 0);
+    REQUIRE(rate >= 0);
+    if (kind == FakeKind::kNanoR32) {
+      CHECK(rate < lock);
+      // The live rate is the EMC clock's own, not the override clock's.
+      CHECK(emc.current_rate == fb.path("/sys/kernel/debug/clk/emc/clk_rate"));
+    } else {
+      CHECK(lock < rate);
+    }
+    REQUIRE(ctl.restore().is_ok());
+    CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  }
+}
+
 TEST_CASE("values outside the board's tables are refused before anything is written") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   auto before = fb.snapshot();

@@ -7,6 +7,7 @@
 #include "common/board_classes.hpp"
 #include "common/campaign.hpp"
 #include "common/perf/estimate.hpp"
+#include "common/perf/sim_board.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
@@ -86,7 +87,7 @@ std::string error_of(const std::string& yaml) {
 TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
         "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
-        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, min_memory_mb)");
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, min_memory_mb)");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
         "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  workers: -1\n") ==
@@ -209,7 +210,7 @@ TEST_CASE("exclude, include and zip") {
         "bad.yaml:8:18: zipped lists differ in length: 'workers' has 3 values, the others 2");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {modle: lenet5}\n") ==
         "bad.yaml:6:6: unknown key 'modle' in 'exclude' (known: device, model, dataset, data, batch_size, workers, "
-        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, min_memory_mb)");
+        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, min_memory_mb)");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {model: lenet5}\n").find("every run is excluded") !=
         std::string::npos);
 }
@@ -257,8 +258,9 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
   // Both models of a mode are queued back to back.
   CHECK(c->runs[order[0]].cpu_khz == c->runs[order[1]].cpu_khz);
   CHECK(c->runs[order[0]].model != c->runs[order[1]].model);
-  // Named modes count with the cores they set (AGX Xavier: MAXN 8, 30W_6CORE 6, 15W 4, 10W 2); runs that
-  // set no cores (none, or frequencies only) come first.
+  // Named modes count with the cores they set (AGX Xavier: MAXN 8, 30W_6CORE 6, 15W 4, 10W 2); explicit
+  // settings take what they do not set from the class's reference state (15W: 4 cores, GPU 624.75 MHz), so
+  // a GPU-only mode is a 4-core mode with a slower GPU than 15W.
   auto named = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\n"
                               "  power_mode: [10W, MAXN, {gpu_hz: 522750000}, 15W, {cores: 6, cpu_khz: 1420800}]\n", "n.yaml");
   REQUIRE(named.is_ok());
@@ -267,7 +269,7 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
     const auto& run = named->runs[i];
     queued.push_back(!run.power_mode_name.empty() ? run.power_mode_name : run.cores > 0 ? std::to_string(run.cores) + "c" : "gpu");
   }
-  CHECK(queued == std::vector<std::string>{"gpu", "MAXN", "6c", "15W", "10W"});
+  CHECK(queued == std::vector<std::string>{"MAXN", "6c", "15W", "gpu", "10W"});
   auto file_order = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\norder: file\n"
                                    "  \n", "f.yaml");
   REQUIRE(file_order.is_ok());
@@ -301,4 +303,62 @@ TEST_CASE("the papers' board model estimates a campaign: the 15-hour runs take ~
   CHECK(more.value() > one.value());
   r.cores = 9;
   CHECK(model.run_seconds(r, "nano").status().message().find("cores 9 outside 1..4") != std::string::npos);
+}
+
+TEST_CASE("a named power mode the board class does not define is refused at validation, listing its modes") {
+  CHECK(error_of(std::string(kHead) + "  device: xavier-nx\n  model: lenet5\n  power_mode: MAXN\n") ==
+        "bad.yaml:6:15: power mode 'MAXN' is not defined on 'xavier-nx' (its nvpmodel modes: 0=MODE_15W_2CORE, "
+        "2=MODE_15W_6CORE); give the mode's settings instead ({cores, cpu_khz, gpu_hz, emc_hz})");
+  CHECK(error_of(std::string(kHead) + "  device: [agx-xavier, nano]\n  model: lenet5\n  power_mode: 15W\n").find(
+            "power mode '15W' is not defined on 'nano' (its nvpmodel modes: 0=MAXN, 1=5W)") != std::string::npos);
+  // By id too, on every board of a class, and zipped per class.
+  CHECK(parse_campaign(std::string(kHead) + "  device: xavier-nx/*\n  model: lenet5\n  power_mode: 2\n", "ok.yaml").is_ok());
+  CHECK(parse_campaign(std::string(kHead) + "  device: [agx-xavier, xavier-nx]\n  model: lenet5\n"
+                       "  power_mode: [MAXN, MODE_15W_6CORE]\nzip:\n  - [device, power_mode]\n", "ok.yaml").is_ok());
+}
+
+TEST_CASE("reference state: a run without a power mode, and the settings a run leaves out, come from the class's default mode") {
+  auto board = sim::SimBoard::open("agx-xavier");
+  REQUIRE(board.is_ok());
+  CHECK(board->reference_mode().name == "15W");
+  RunConfig none;
+  none.device = "agx-xavier";
+  auto s = board->resolve(none);
+  REQUIRE(s.is_ok());
+  CHECK(s->cores == 4);
+  CHECK(s->cpu_khz == 1190400);
+  RunConfig two = none;
+  two.cores = 2;
+  REQUIRE(board->apply(two).is_ok());
+  CHECK(board->modified());
+  auto again = board->resolve(none);   // never what the board is in now
+  REQUIRE(again.is_ok());
+  CHECK(again->cores == 4);
+  REQUIRE(board->apply(none).is_ok());
+  CHECK_FALSE(board->modified());
+  CHECK(board->state().mode_name == "15W");
+  CHECK(board->state().nvpmodel_id == 2);
+}
+
+TEST_CASE("dry-run caps keep a spread of runs, fewer epochs and minibatches") {
+  auto c = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/agx_xavier_all_modes.yaml");
+  REQUIRE(c.is_ok());
+  const size_t all = c->runs.size();
+  const auto first = c->runs.front(), last = c->runs.back();
+  auto caps = parse_dry_run_caps("max_runs=5&max_epochs=1&max_minibatches=10");
+  REQUIRE(caps.is_ok());
+  apply_dry_run_caps(c.value(), caps.value());
+  REQUIRE(c->runs.size() == 5);
+  CHECK(all > 80000);
+  CHECK(c->runs.front().cores == first.cores);
+  CHECK(c->runs.back().model == last.model);
+  CHECK(c->runs.back().cpu_khz == last.cpu_khz);
+  for (const auto& r : c->runs) {
+    CHECK(r.epochs == 1);
+    CHECK(r.max_minibatches == 10);
+  }
+  CHECK(c->description.find("[dry run: <= 5 runs, <= 1 epochs, <= 10 minibatches per epoch]") != std::string::npos);
+  CHECK(parse_dry_run_caps("max_runs=0").status().message() == "parameter 'max_runs': expected a positive integer, got '0'");
+  CHECK(parse_dry_run_caps("runs=3").status().message() ==
+        "unknown parameter 'runs' (known: max_runs, max_epochs, max_minibatches)");
 }
