@@ -168,8 +168,10 @@ std::string applied_label(const bj::value& applied) {
     return s.str();
   };
   auto cores = a.contains("cores_online") ? json::as_integer(a.at("cores_online")) : std::nullopt;
-  std::string label = (cores && *cores > 0 ? std::to_string(*cores) : std::string("?")) + "c/" + mhz("cpu_khz", 1e3) + "/" +
-                      mhz("gpu_hz", 1e6) + "/" + mhz("emc_hz", 1e6);
+  std::string label = (cores && *cores > 0 ? std::to_string(*cores) : std::string("?")) + "c";
+  // A host shows no GPU or EMC clock (and a VM often no cpufreq): only the cores, rather than "?/?/?".
+  const std::string clocks = mhz("cpu_khz", 1e3) + "/" + mhz("gpu_hz", 1e6) + "/" + mhz("emc_hz", 1e6);
+  if (clocks != "?/?/?") label += "/" + clocks;
   if (a.contains("mode_name") && a.at("mode_name").is_string() && !a.at("mode_name").get_string().empty())
     label += " " + std::string(a.at("mode_name").get_string());
   if (a.contains("clocks_pinned") && a.at("clocks_pinned") == true) label += " pin";
