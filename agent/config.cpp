@@ -22,9 +22,11 @@ std::string agent_usage() {
          "  jetsweep-agent run --spec FILE.yaml --out FILE.jsonl [BACKEND] [--root DIR]\n"
          "      one run without a controller; one JSON object per line\n"
          "  BACKEND (default: host, LibTorch on this machine):\n"
-         "    --backend jetson [--state-dir DIR] [--idle-restore-s N]\n"
+         "    --backend jetson [--state-dir DIR] [--idle-restore-s N] [--systemctl PATH]\n"
          "      a Jetson board: power modes applied per run, INA3221 power; settings recorded in DIR\n"
-         "      (default /var/lib/jetsweep) and restored at start, on shutdown and after N s idle (600; 0 = never)\n"
+         "      (default /var/lib/jetsweep) and restored at start, on shutdown and after N s idle (600; 0 = never);\n"
+         "      on L4T R35+ nvfancontrol is stopped for runs with fan_max and started again on restore by running\n"
+         "      'PATH is-active|stop|start nvfancontrol' (default PATH: systemctl)\n"
          "    --sim CLASS[/INSTANCE] [--time-scale F]\n"
          "      a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md);\n"
          "      waits F x the modelled time (default 1; 0 = no waiting) and reports modelled times\n"
@@ -203,6 +205,9 @@ Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
       time_scale_given = true;
     } else if (a == "--state-dir") {
       JS_ASSIGN_OR_RETURN(c.state_dir, value(a));
+    } else if (a == "--systemctl") {
+      JS_ASSIGN_OR_RETURN(c.systemctl, value(a));
+      if (c.systemctl.empty()) return invalid_argument("--systemctl: must not be empty");
     } else if (a == "--idle-restore-s") {
       JS_ASSIGN_OR_RETURN(c.idle_restore_s, number(a));
       if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");

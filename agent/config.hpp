@@ -20,6 +20,7 @@ struct AgentConfig {
   // jetson
   std::string state_dir = "/var/lib/jetsweep";   // --state-dir: original board settings are recorded here
   double idle_restore_s = 600;         // --idle-restore-s: restore the board after this long idle (0 = never)
+  std::string systemctl = "systemctl"; // --systemctl: stops/starts nvfancontrol around fan_max runs (L4T R35+)
   // sim: --sim CLASS[/INSTANCE] --time-scale F
   std::string sim_class;
   std::string sim_instance;            // defaults to --name (serve) or "0" (run)

@@ -110,12 +110,14 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
   } else if (fan->legacy) {
     c.add("fan", "ok", "pwm-fan (R32 target_pwm/temp_control)");
   } else {
-    // R35+: nvfancontrol.service rewrites pwm1 while it runs (JETSON.md).
+    // R35+: nvfancontrol.service rewrites pwm1 while it runs (JETSON.md); PowerController stops it for fan_max.
     const bool nvfan = device::exists_file(device::under(root, "/etc/systemd/system/multi-user.target.wants/nvfancontrol.service"));
-    c.add("fan", nvfan ? "warn" : "ok",
+    c.add("fan", "ok",
           std::to_string(fan->pwm.size()) + " pwm-fan hwmon pwm1 file(s)" +
-              (nvfan ? "; nvfancontrol.service is enabled and overrides pwm1 while it runs: stop it for campaigns "
-                       "that set fan_max (systemctl stop nvfancontrol)"
+              (nvfan ? "; nvfancontrol.service is enabled and overrides pwm1 while it runs: the agent stops it "
+                       "(systemctl stop nvfancontrol) for runs that set fan_max and starts it again when it restores "
+                       "the board; a run with fan_max fails, naming the command, when systemctl cannot reach systemd "
+                       "(in a container: --systemctl, docs/DEPLOY.md)"
                      : ""));
   }
 }

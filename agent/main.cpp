@@ -30,6 +30,7 @@ agent::ExecutorOptions executor_options(const agent::AgentConfig& cfg) {
   o.backend = cfg.backend;
   o.root = cfg.root;
   o.state_dir = cfg.state_dir;
+  o.systemctl = cfg.systemctl;
   o.sim_class = cfg.sim_class;
   o.sim_instance = cfg.sim_instance;
   o.time_scale = cfg.time_scale;

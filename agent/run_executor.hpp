@@ -41,6 +41,7 @@ struct ExecutorOptions {
   std::string backend = "host";        // "host", "jetson", "sim"
   std::string root = "/";              // procfs/sysfs root (fake board trees in tests)
   std::string state_dir = "/var/lib/jetsweep";  // jetson: where original board settings are recorded
+  std::string systemctl = "systemctl";  // jetson: stops nvfancontrol for fan_max runs on L4T R35+, starts it on restore
   std::string sim_class;               // sim: board class
   std::string sim_instance;            // sim: instance id (fixes the instance's deviation)
   double time_scale = 1.0;             // sim: wait time_scale x the modelled duration

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
+#include "agent/device/service_control.hpp"
 #include "agent/device/telemetry.hpp"
 
 namespace jetsweep::device {
@@ -66,8 +68,10 @@ std::string usage() {
   return "usage:\n"
          "  probe    [--root DIR] [--json]\n"
          "  set-mode [--root DIR] [--state-dir DIR] (--mode NAME | --cores N --cpu-khz F --gpu-hz F --emc-hz F)\n"
-         "           [--pin-clocks] [--fan-max]\n"
-         "  restore  [--root DIR] [--state-dir DIR]\n";
+         "           [--pin-clocks] [--fan-max] [--systemctl PATH]\n"
+         "  restore  [--root DIR] [--state-dir DIR] [--systemctl PATH]\n"
+         "  --systemctl PATH: the systemctl that stops nvfancontrol for --fan-max on L4T R35+ and starts it\n"
+         "           again on restore (default: systemctl from PATH)\n";
 }
 
 json::array to_array(const std::vector<int64_t>& v) {
@@ -239,6 +243,10 @@ std::optional<std::string> int_flag(const ParsedArgs& a, const std::string& flag
   return std::nullopt;
 }
 
+std::string systemctl_of(const ParsedArgs& a) {
+  return a.values.count("--systemctl") ? a.values.at("--systemctl") : std::string("systemctl");
+}
+
 int run_set_mode(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
   fs::path root = a.values.count("--root") ? fs::path(a.values.at("--root")) : fs::path("/");
   fs::path state_dir = a.values.count("--state-dir") ? fs::path(a.values.at("--state-dir")) : fs::path(kDefaultStateDir);
@@ -282,7 +290,7 @@ int run_set_mode(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
     err << "set-mode: " << board.status().to_string() << "\n";
     return kExitFailed;
   }
-  PowerController ctl(std::move(board).value(), state_dir);
+  PowerController ctl(std::move(board).value(), state_dir, std::make_shared<SystemctlServiceControl>(systemctl_of(a)));
   Status s = named ? ctl.apply_named(a.values.at("--mode"), opts) : ctl.apply(mode, opts);
   if (!s.is_ok()) {
     err << "set-mode: " << s.to_string() << "\n";
@@ -308,7 +316,8 @@ int run_restore(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  auto r = restore_pending(state_dir);
+  SystemctlServiceControl services(systemctl_of(a));
+  auto r = restore_pending(state_dir, nullptr, &services);
   if (!r.is_ok()) {
     err << "restore: " << r.status().to_string() << "\n";
     return kExitFailed;
@@ -329,11 +338,12 @@ int device_cli_main(const std::string& subcommand, const std::vector<std::string
       bad = parse_args(subcommand, args, {"--root"}, {"--json"}, &parsed);
       if (!bad) return run_probe(parsed, out, err);
     } else if (subcommand == "set-mode") {
-      bad = parse_args(subcommand, args, {"--root", "--state-dir", "--mode", "--cores", "--cpu-khz", "--gpu-hz", "--emc-hz"},
+      bad = parse_args(subcommand, args, {"--root", "--state-dir", "--mode", "--cores", "--cpu-khz", "--gpu-hz", "--emc-hz",
+                                          "--systemctl"},
                        {"--pin-clocks", "--fan-max"}, &parsed);
       if (!bad) return run_set_mode(parsed, out, err);
     } else if (subcommand == "restore") {
-      bad = parse_args(subcommand, args, {"--root", "--state-dir"}, {}, &parsed);
+      bad = parse_args(subcommand, args, {"--root", "--state-dir", "--systemctl"}, {}, &parsed);
       if (!bad) return run_restore(parsed, out, err);
     } else {
       err << "unknown device subcommand '" << subcommand << "'\n" << usage();

@@ -258,8 +258,25 @@ Result<DeviceTarget> plan_pin_current(const Board& board, const ApplyOptions& op
   return target;
 }
 
-PowerController::PowerController(Board board, fs::path state_dir)
-    : board_(std::move(board)), state_dir_(std::move(state_dir)) {}
+PowerController::PowerController(Board board, fs::path state_dir, std::shared_ptr<ServiceControl> services)
+    : board_(std::move(board)),
+      state_dir_(std::move(state_dir)),
+      services_(services ? std::move(services) : std::make_shared<SystemctlServiceControl>()) {}
+
+Status PowerController::stop_fan_service() {
+  const std::string what = std::string("fan_max: stopping ") + kFanService + " (it overrides the fan on L4T R35+)";
+  // Recorded before the stop: an agent that dies right after it still has it started at the next restore.
+  JS_RETURN_IF_ERROR(record_stopped_service(state_dir_, board_.root, kFanService));
+  Status s = services_->stop(kFanService);
+  if (s.is_ok()) return s;
+  // A stop that failed and left it running leaves nothing to start on restore.
+  auto still = services_->is_active(kFanService);
+  if (still.is_ok() && *still) {
+    Status forgot = forget_stopped_service(state_dir_, kFanService);
+    if (!forgot.is_ok()) JS_LOG_WARN << "device: " << forgot.message();
+  }
+  return s.with_context(what);
+}
 
 Status PowerController::write(EntryRole role, const fs::path& path, const std::string& value) {
   // Files that only appear once a CPU is online are recorded here, still before their first change.
@@ -341,7 +358,20 @@ Status PowerController::apply(const DeviceTarget& target) {
   for (const auto& [role, path] : files) {
     if (!exists_file(path)) return io_error("missing file " + path.string() + " (needed to apply the power mode)");
   }
+  // R35+: nvfancontrol.service rewrites pwm1 while it runs. It is asked before anything is written, so a
+  // board whose services cannot be reached (no systemctl, no systemd, as in a container) is left as it is.
+  bool stop_service = false;
+  if (fan && fan_service_manages(board_, *fan)) {
+    auto active = services_->is_active(kFanService);
+    if (!active) {
+      return active.status().with_context(std::string("fan_max: cannot tell whether ") + kFanService +
+                                          " runs, which overrides the fan on L4T R35+ (nothing was written)");
+    }
+    stop_service = *active;
+  }
   JS_RETURN_IF_ERROR(record_originals(state_dir_, root, files));
+  // 0. Stop the fan service before anything is written (jetson_clocks --fan does the same).
+  if (stop_service) JS_RETURN_IF_ERROR(stop_fan_service());
 
   // 1. Online CPUs (ascending).
   for (int cpu : to_online) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "1"));
@@ -417,7 +447,7 @@ Status PowerController::apply_named(std::string_view name_or_id, const ApplyOpti
   return apply(target);
 }
 
-Result<bool> PowerController::restore() { return restore_pending(state_dir_); }
+Result<bool> PowerController::restore() { return restore_pending(state_dir_, nullptr, services_.get()); }
 
 std::optional<FanControl> find_fan(const fs::path& root) {
   fs::path legacy = under(root, "/sys/devices/pwm-fan");
@@ -437,6 +467,10 @@ std::optional<FanControl> find_fan(const fs::path& root) {
   }
   if (f.pwm.empty()) return std::nullopt;
   return f;
+}
+
+bool fan_service_manages(const Board& board, const FanControl& fan) {
+  return board.info.l4t_major() >= 35 || !fan.legacy;
 }
 
 Status drop_page_cache(const fs::path& root) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "agent/device/board.hpp"
 #include "agent/device/restore_state.hpp"
+#include "agent/device/service_control.hpp"
 #include "common/status.hpp"
 
 namespace jetsweep::device {
@@ -29,7 +31,8 @@ struct ApplyOptions {
   // DVFS off as jetson_clocks does it: min = max for CPU clusters and GPU, cpuidle states
   // disabled on online CPUs, GPU railgate_enable = 0, EMC locked.
   bool pin_clocks = false;
-  // Fan to full: R32 temp_control=0 and target_pwm=255; R35+ pwm1=255 on every pwm-fan hwmon.
+  // Fan to full: R32 temp_control=0 and target_pwm=255; R35+ pwm1=255 on every pwm-fan hwmon, with
+  // nvfancontrol.service stopped first when it is active (started again on restore).
   bool fan_max = false;
 };
 
@@ -63,12 +66,13 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
 // EMC locked at the nvpmodel cap (if set and in the table) or the table maximum.
 Result<DeviceTarget> plan_pin_current(const Board& board, const ApplyOptions& opts);
 
-// Changes board settings, recording every file's original content in
+// Changes board settings, recording every file's original content (and every service it stops) in
 // <state_dir>/device-restore.state before its first change. Owns that state file.
 // Not thread-safe: one thread (the agent's control thread) calls it.
 class PowerController {
  public:
-  PowerController(Board board, fs::path state_dir);
+  // `services` stops and starts nvfancontrol around fan_max on L4T R35+; null = systemctl from PATH.
+  PowerController(Board board, fs::path state_dir, std::shared_ptr<ServiceControl> services = nullptr);
 
   const Board& board() const { return board_; }
   const fs::path& state_dir() const { return state_dir_; }
@@ -77,11 +81,16 @@ class PowerController {
   // EMC, fan, then offline CPUs) and reads back every value. Nothing is written when a value
   // is out of table or a file is missing. A failed write stops the apply and returns kIoError
   // naming the path and value; the state file then still allows restore().
+  // fan_max on L4T R35+ (or the R35 fan layout): when nvfancontrol is active it is stopped, and
+  // recorded, before anything is written (as jetson_clocks --fan does); when its state cannot be
+  // queried (no systemctl, or no systemd reachable, as in a container) the apply fails naming the
+  // command, with nothing written, rather than letting the service override the fan.
   Status apply(const DeviceTarget& target);
   Status apply(const PowerMode& mode, const ApplyOptions& opts);
   Status apply_named(std::string_view name_or_id, const ApplyOptions& opts);
 
-  // Puts every recorded file back and removes the state file (see restore_pending).
+  // Puts every recorded file back, starts the services apply() stopped, and removes the state file
+  // (see restore_pending).
   Result<bool> restore();
 
   // Every (path, value) written by the last apply, in order.
@@ -90,8 +99,11 @@ class PowerController {
  private:
   Status write(EntryRole role, const fs::path& path, const std::string& value);
 
+  Status stop_fan_service();
+
   Board board_;
   fs::path state_dir_;
+  std::shared_ptr<ServiceControl> services_;
   std::vector<std::pair<fs::path, std::string>> last_writes_;
 };
 
@@ -104,6 +116,8 @@ struct FanControl {
   std::vector<fs::path> pwm;          // R35+ pwm1 files
 };
 std::optional<FanControl> find_fan(const fs::path& root);
+// Whether nvfancontrol.service manages this fan: L4T R35 or newer, or the R35 pwm-fan hwmon layout.
+bool fan_service_manages(const Board& board, const FanControl& fan);
 
 // sync() then "3" into <root>/proc/sys/vm/drop_caches.
 Status drop_page_cache(const fs::path& root = "/");

@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "agent/device/fs_util.hpp"
+#include "agent/device/service_control.hpp"
 #include "common/log.hpp"
 
 namespace jetsweep::device {
@@ -70,6 +72,7 @@ Status write_state_file(const fs::path& state_dir, const RestoreState& state) {
   if (ec) return io_error("cannot create state directory " + state_dir.string() + ": " + ec.message());
   std::string text(kHeader);
   text += "\nroot\t" + state.root.string() + "\n";
+  for (const auto& unit : state.stopped_services) text += "service\t" + unit + "\n";
   for (const auto& e : state.entries) {
     text += role_name(e.role) + "\t" + e.path.string() + "\t" + to_hex(e.original) + "\n";
   }
@@ -147,6 +150,11 @@ Result<RestoreState> load_restore_state(const fs::path& state_dir) {
       state.root = fields[1];
       continue;
     }
+    if (fields.size() == 2 && fields[0] == "service") {
+      if (fields[1].empty()) return invalid_argument(where + ": empty service name");
+      state.stopped_services.push_back(fields[1]);
+      continue;
+    }
     if (fields.size() != 3) return invalid_argument(where + ": expected 'role<TAB>path<TAB>hex'");
     auto role = parse_role(fields[0]);
     auto bytes = from_hex(fields[2]);
@@ -158,10 +166,13 @@ Result<RestoreState> load_restore_state(const fs::path& state_dir) {
   return state;
 }
 
-Status record_originals(const fs::path& state_dir, const fs::path& root,
-                        const std::vector<std::pair<EntryRole, fs::path>>& paths) {
+namespace {
+
+// The state recorded for `root`, or a new empty one (`existed` false) when there is no state file.
+Result<RestoreState> load_for_root(const fs::path& state_dir, const fs::path& root, bool* existed) {
   RestoreState state;
   auto loaded = load_restore_state(state_dir);
+  *existed = loaded.is_ok();
   if (loaded.is_ok()) {
     state = std::move(loaded).value();
   } else if (loaded.status().code() != Code::kNotFound) {
@@ -173,6 +184,15 @@ Status record_originals(const fs::path& state_dir, const fs::path& root,
     return invalid_argument("restore state " + restore_state_path(state_dir).string() + " was recorded for root " +
                             state.root.string() + ", not " + root.string() + "; restore it first");
   }
+  return state;
+}
+
+}  // namespace
+
+Status record_originals(const fs::path& state_dir, const fs::path& root,
+                        const std::vector<std::pair<EntryRole, fs::path>>& paths) {
+  bool existed = false;
+  JS_ASSIGN_OR_RETURN(RestoreState state, load_for_root(state_dir, root, &existed));
   bool added = false;
   for (const auto& [role, path] : paths) {
     if (state.contains(path)) continue;
@@ -181,11 +201,32 @@ Status record_originals(const fs::path& state_dir, const fs::path& root,
     state.entries.push_back({role, path, std::move(original)});
     added = true;
   }
-  if (!added && loaded.is_ok()) return Status::ok();
+  if (!added && existed) return Status::ok();
   return write_state_file(state_dir, state);
 }
 
-Result<bool> restore_pending(const fs::path& state_dir, std::vector<fs::path>* written) {
+Status record_stopped_service(const fs::path& state_dir, const fs::path& root, const std::string& unit) {
+  if (unit.empty() || !safe_path_text(unit)) return invalid_argument("bad service name '" + unit + "'");
+  bool existed = false;
+  JS_ASSIGN_OR_RETURN(RestoreState state, load_for_root(state_dir, root, &existed));
+  const auto& units = state.stopped_services;
+  if (existed && std::find(units.begin(), units.end(), unit) != units.end()) return Status::ok();
+  state.stopped_services.push_back(unit);
+  return write_state_file(state_dir, state);
+}
+
+Status forget_stopped_service(const fs::path& state_dir, const std::string& unit) {
+  auto loaded = load_restore_state(state_dir);
+  if (!loaded.is_ok()) return loaded.status().code() == Code::kNotFound ? Status::ok() : loaded.status();
+  RestoreState state = std::move(loaded).value();
+  auto& units = state.stopped_services;
+  auto it = std::remove(units.begin(), units.end(), unit);
+  if (it == units.end()) return Status::ok();
+  units.erase(it, units.end());
+  return write_state_file(state_dir, state);
+}
+
+Result<bool> restore_pending(const fs::path& state_dir, std::vector<fs::path>* written, ServiceControl* services) {
   auto loaded = load_restore_state(state_dir);
   if (!loaded.is_ok()) {
     if (loaded.status().code() == Code::kNotFound) return false;
@@ -240,16 +281,35 @@ Result<bool> restore_pending(const fs::path& state_dir, std::vector<fs::path>* w
   for (auto it = state.entries.rbegin(); it != state.entries.rend(); ++it) {
     if (it->role == EntryRole::kCpuOnline && !online_value(*it)) put_back(*it);
   }
+  // 5. Services the agent stopped (nvfancontrol) start again once the files they manage are back, also
+  //    when a file failed: a service is never left stopped.
+  const size_t file_failures = failures.size();
+  if (!state.stopped_services.empty()) {
+    std::unique_ptr<ServiceControl> fallback;
+    if (!services) {
+      fallback = std::make_unique<SystemctlServiceControl>();
+      services = fallback.get();
+    }
+    for (const auto& unit : state.stopped_services) {
+      Status s = services->start(unit);
+      if (!s.is_ok()) failures.push_back("starting " + unit + " again: " + s.message());
+    }
+  }
   if (!failures.empty()) {
     std::string msg = "restore from " + restore_state_path(state_dir).string() + " failed for " +
-                      std::to_string(failures.size()) + " file(s); state file kept: ";
+                      std::to_string(file_failures) + " file(s) and " + std::to_string(failures.size() - file_failures) +
+                      " service(s); state file kept: ";
     for (size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
     return io_error(msg);
   }
   std::error_code ec;
   fs::remove(restore_state_path(state_dir), ec);
   if (ec) return io_error("restored, but cannot remove " + restore_state_path(state_dir).string() + ": " + ec.message());
-  JS_LOG_INFO << "device: restored " << state.entries.size() << " file(s) from " << restore_state_path(state_dir).string();
+  JS_LOG_INFO << "device: restored " << state.entries.size() << " file(s)"
+              << (state.stopped_services.empty() ? std::string()
+                                                  : " and started " + std::to_string(state.stopped_services.size()) +
+                                                        " service(s) again")
+              << " from " << restore_state_path(state_dir).string();
   return true;
 }
 

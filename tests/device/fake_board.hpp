@@ -104,6 +104,30 @@ class FakeBoard {
   FakeSpec spec_;
 };
 
+// A fake `systemctl` executable for one unit: a /bin/sh script in its own temp directory that appends each call
+// as "ARGS|WATCHED" to a log (WATCHED: the content of `watch` at that moment, "-" without one), keeps the unit's
+// state in a file and exits as systemctl does (is-active: 0 active, 3 inactive; stop, start: 0 and change the
+// state). One per test; not shared between threads.
+class FakeSystemctl {
+ public:
+  explicit FakeSystemctl(bool active, fs::path watch = {});
+  ~FakeSystemctl();
+  FakeSystemctl(const FakeSystemctl&) = delete;
+  FakeSystemctl& operator=(const FakeSystemctl&) = delete;
+
+  const fs::path& path() const { return exe_; }
+  bool active() const;
+  // From now on `verb` (is-active, stop, start) prints `stderr_text` to stderr and exits `exit_code`.
+  void fail(const std::string& verb, int exit_code, const std::string& stderr_text);
+  void heal(const std::string& verb);
+  // Every call so far, in order: "stop nvfancontrol|120".
+  std::vector<std::string> calls() const;
+
+ private:
+  fs::path dir_;
+  fs::path exe_;
+};
+
 // First difference between two snapshots ("" when equal).
 std::string diff_snapshots(const std::map<std::string, std::string>& before,
                            const std::map<std::string, std::string>& after);

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "agent/device/fs_util.hpp"
 #include "agent/device/power_control.hpp"
@@ -14,6 +15,7 @@ namespace {
 using testing::diff_snapshots;
 using testing::FakeBoard;
 using testing::FakeKind;
+using testing::FakeSystemctl;
 
 std::string val(const FakeBoard& fb, const std::string& board_path) { return trim(fb.read(board_path)); }
 std::string val(const fs::path& p) { return trim(*read_raw(p)); }
@@ -44,7 +46,8 @@ TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board
     CAPTURE(spec.name);
     auto before = fb.snapshot();
     Board board = open(fb);
-    PowerController ctl(board, fb.state_dir());
+    FakeSystemctl systemctl(true);  // nvfancontrol runs (R35+ boards stop it for the fan)
+    PowerController ctl(board, fb.state_dir(), std::make_shared<SystemctlServiceControl>(systemctl.path().string()));
     PowerMode mode{std::max(1, spec.cores / 2), spec.cpu_khz[spec.cpu_khz.size() / 2], spec.gpu_hz[spec.gpu_hz.size() / 2],
                    spec.emc_hz.front()};
     Status s = ctl.apply(mode, ApplyOptions{true, true});
@@ -84,10 +87,13 @@ TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board
       CHECK(val(fan->pwm.front()) == "255");
     }
     CHECK(fb.snapshot() != before);
+    CHECK(systemctl.active() == spec.legacy_fan);
 
     auto restored = ctl.restore();
     REQUIRE_MESSAGE(restored.is_ok(), restored.status().to_string());
     CHECK(*restored);
+    CHECK(systemctl.active());
+    CHECK(systemctl.calls().size() == (spec.legacy_fan ? 0u : 3u));
     CHECK_FALSE(exists_file(restore_state_path(fb.state_dir())));
     CHECK(diff_snapshots(before, fb.snapshot()) == "");
   }
@@ -390,19 +396,22 @@ TEST_CASE("cpu0 is never offlined") {
 
 TEST_CASE("restore at agent start after a crash, and with nothing pending") {
   FakeBoard fb(FakeKind::kOrinNanoR36);
+  FakeSystemctl systemctl(false);  // nvfancontrol not running: nothing to stop or start
+  SystemctlServiceControl services(systemctl.path().string());
   auto before = fb.snapshot();
   {
-    PowerController ctl(open(fb), fb.state_dir());
+    PowerController ctl(open(fb), fb.state_dir(), std::make_shared<SystemctlServiceControl>(services));
     REQUIRE(ctl.apply(PowerMode{2, 729600, 306000000, 204000000}, ApplyOptions{true, true}).is_ok());
   }  // the agent "dies" here: no restore
   CHECK(diff_snapshots(before, fb.snapshot()) != "");
-  auto r = restore_pending(fb.state_dir());
+  auto r = restore_pending(fb.state_dir(), nullptr, &services);
   REQUIRE(r.is_ok());
   CHECK(*r);
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
   auto again = restore_pending(fb.state_dir());
   REQUIRE(again.is_ok());
   CHECK_FALSE(*again);
+  CHECK(systemctl.calls() == std::vector<std::string>{"is-active nvfancontrol|-"});
 }
 
 TEST_CASE("restore state file: format and corruption") {

@@ -1,0 +1,196 @@
+#include "agent/device/service_control.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+#include "agent/device/fs_util.hpp"
+#include "common/log.hpp"
+
+extern char** environ;
+
+namespace jetsweep::device {
+
+namespace {
+
+constexpr size_t kMaxCapture = 64 * 1024;
+constexpr size_t kMaxMessageOutput = 600;
+
+// The child's stderr (else stdout) as one line for a message: lines trimmed and joined with "; ", at most
+// kMaxMessageOutput characters.
+std::string output_for_message(const ProcessResult& r) {
+  auto one_line = [](const std::string& text) {
+    std::string out;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = trim(std::string_view(text).substr(pos, end - pos));
+      if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+      pos = end + 1;
+    }
+    return out;
+  };
+  std::string out = one_line(r.err);
+  if (out.empty()) out = one_line(r.out);
+  if (out.empty()) return "no output";
+  if (out.size() > kMaxMessageOutput) out = out.substr(0, kMaxMessageOutput) + "...";
+  return out;
+}
+
+Status exited_badly(const std::vector<std::string>& argv, const ProcessResult& r) {
+  const std::string how = r.signaled ? "was killed by signal " + std::to_string(r.exit_code - 128)
+                                     : "exited with status " + std::to_string(r.exit_code);
+  return io_error("'" + command_line(argv) + "' " + how + ": " + output_for_message(r));
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// waitpid without EINTR; the raw status, or -1 when it fails.
+int wait_child(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+}  // namespace
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) out += (i ? " " : "") + argv[i];
+  return out;
+}
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s) {
+  if (argv.empty() || argv[0].empty()) return invalid_argument("run_process: no command");
+  const std::string cmd = command_line(argv);
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close_fd(out_pipe[0]);
+    close_fd(out_pipe[1]);
+    return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(err));
+  }
+
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  ::posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  // The child starts with no blocked signals and SIGPIPE at its default, whatever this process set.
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &defaults);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attr);
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  if (spawned != 0) {
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    return unavailable("cannot run '" + cmd + "': " + std::strerror(spawned));
+  }
+
+  ProcessResult result;
+  std::string* sinks[2] = {&result.out, &result.err};
+  struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  std::string failure;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));
+  while (open_fds > 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      failure = "did not finish within " + std::to_string(static_cast<long long>(timeout_s)) + " s and was killed";
+      break;
+    }
+    const int ready = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      failure = std::string("poll failed: ") + std::strerror(errno);
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        std::string& sink = *sinks[i];
+        sink.append(buf, static_cast<size_t>(std::min(static_cast<size_t>(got), kMaxCapture - std::min(kMaxCapture, sink.size()))));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close_fd(fds[i].fd);
+        --open_fds;
+      }
+    }
+  }
+  close_fd(fds[0].fd);
+  close_fd(fds[1].fd);
+  if (!failure.empty()) {
+    ::kill(pid, SIGKILL);
+    wait_child(pid);
+    return unavailable("'" + cmd + "' " + failure);
+  }
+  const int status = wait_child(pid);
+  if (status < 0) return unavailable("'" + cmd + "': waitpid failed: " + std::strerror(errno));
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signaled = true;
+    result.exit_code = 128 + WTERMSIG(status);
+  } else {
+    return internal_error("'" + cmd + "': unexpected wait status " + std::to_string(status));
+  }
+  return result;
+}
+
+SystemctlServiceControl::SystemctlServiceControl(std::string systemctl, double timeout_s)
+    : systemctl_(std::move(systemctl)), timeout_s_(timeout_s) {}
+
+Result<bool> SystemctlServiceControl::is_active(const std::string& unit) {
+  const std::vector<std::string> argv{systemctl_, "is-active", unit};
+  JS_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, timeout_s_));
+  if (r.exit_code == 0 && !r.signaled) return true;
+  // systemctl(1): 3 = unit not active, 4 = no such unit.
+  if (!r.signaled && (r.exit_code == 3 || r.exit_code == 4)) return false;
+  return exited_badly(argv, r);
+}
+
+Status SystemctlServiceControl::stop(const std::string& unit) { return run_ok("stop", unit); }
+
+Status SystemctlServiceControl::start(const std::string& unit) { return run_ok("start", unit); }
+
+Status SystemctlServiceControl::run_ok(const std::string& verb, const std::string& unit) {
+  const std::vector<std::string> argv{systemctl_, verb, unit};
+  JS_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, timeout_s_));
+  if (r.exit_code != 0 || r.signaled) return exited_badly(argv, r);
+  JS_LOG_INFO << "device: " << command_line(argv);
+  return Status::ok();
+}
+
+}  // namespace jetsweep::device
