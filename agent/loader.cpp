@@ -7,18 +7,8 @@
 
 namespace jetsweep::agent {
 
-void DatasetBatchBuilder::build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const {
-  const SampleShape shape = data_.shape();
-  out.size = n;
-  out.status = Status::ok();
-  if (shape.kind == SampleShape::Kind::kImage) {
-    out.images.resize(static_cast<size_t>(n * shape.input_elems()));
-    out.tokens.clear();
-  } else {
-    out.tokens.resize(static_cast<size_t>(n * shape.input_elems()));
-    out.images.clear();
-  }
-  out.labels.resize(static_cast<size_t>(n * shape.label_elems()));
+void DatasetBatchBuilder::build(int64_t epoch, const int64_t* ids, int64_t n, HostMemory& memory, Batch& out) const {
+  out.allocate(data_.shape(), n, memory);
   for (int64_t i = 0; i < n; ++i) {
     Status s = data_.fetch(ids[i], augment_seed(seed_, epoch, ids[i]), out, i);
     if (!s.is_ok()) {
@@ -29,8 +19,8 @@ void DatasetBatchBuilder::build(int64_t epoch, const int64_t* ids, int64_t n, Ba
 }
 
 Loader::Loader(const BatchBuilder& builder, int64_t batch_size, int64_t workers, int64_t prefetch, int64_t seed,
-               int64_t max_batches_per_epoch)
-    : builder_(builder), batch_size_(batch_size), workers_(workers), prefetch_(prefetch), seed_(seed) {
+               int64_t max_batches_per_epoch, HostMemory& memory)
+    : builder_(builder), memory_(memory), batch_size_(batch_size), workers_(workers), prefetch_(prefetch), seed_(seed) {
   const int64_t n = builder_.sample_count();
   batches_ = (n + batch_size_ - 1) / batch_size_;
   if (max_batches_per_epoch > 0) batches_ = std::min(batches_, max_batches_per_epoch);
@@ -69,7 +59,7 @@ void Loader::build_batch(int64_t index, Batch& out) const {
   const int64_t first = index * batch_size_;
   const int64_t n = std::min(batch_size_, builder_.sample_count() - first);
   out.index = index;
-  builder_.build(epoch_, order_.data() + first, n, out);
+  builder_.build(epoch_, order_.data() + first, n, memory_, out);
 }
 
 void Loader::worker_main(int64_t worker) {

@@ -1,7 +1,8 @@
 // Data loader with the semantics of PyTorch's DataLoader as the papers use it: w = 0 fetches and
 // preprocesses in the training thread; w >= 1 runs w workers, each building whole minibatches
 // (round robin), with at most w x prefetch minibatches in flight, delivered in order.
-// A Loader is driven by one training thread; its workers are internal.
+// Minibatches are built in `memory` (page-locked on the GPU path, so the workers, not the training thread,
+// write the memory the copy engine reads). A Loader is driven by one training thread; its workers are internal.
 #pragma once
 
 #include <condition_variable>
@@ -21,7 +22,8 @@ class BatchBuilder {
  public:
   virtual ~BatchBuilder() = default;
   virtual int64_t sample_count() const = 0;
-  virtual void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const = 0;
+  // Allocates `out` from `memory` (Batch::allocate) and fills it.
+  virtual void build(int64_t epoch, const int64_t* ids, int64_t n, HostMemory& memory, Batch& out) const = 0;
 };
 
 // Fetch + preprocess from any Dataset: sizes the batch buffers for the dataset's sample shape and fetches
@@ -30,7 +32,7 @@ class DatasetBatchBuilder final : public BatchBuilder {
  public:
   DatasetBatchBuilder(const Dataset& data, int64_t seed) : data_(data), seed_(static_cast<uint64_t>(seed)) {}
   int64_t sample_count() const override { return data_.size(); }
-  void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const override;
+  void build(int64_t epoch, const int64_t* ids, int64_t n, HostMemory& memory, Batch& out) const override;
 
  private:
   const Dataset& data_;
@@ -40,7 +42,7 @@ class DatasetBatchBuilder final : public BatchBuilder {
 class Loader {
  public:
   Loader(const BatchBuilder& builder, int64_t batch_size, int64_t workers, int64_t prefetch, int64_t seed,
-         int64_t max_batches_per_epoch = 0);
+         int64_t max_batches_per_epoch = 0, HostMemory& memory = pageable_host_memory());
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -61,6 +63,7 @@ class Loader {
   void build_batch(int64_t index, Batch& out) const;
 
   const BatchBuilder& builder_;
+  HostMemory& memory_;
   const int64_t batch_size_;
   const int64_t workers_;
   const int64_t prefetch_;

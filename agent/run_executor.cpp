@@ -17,6 +17,7 @@
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
 #include "agent/device/run_mode.hpp"
+#include "agent/device/service_control.hpp"
 #include "agent/sim/sim_executor.hpp"
 #include "agent/storage/disk_stats.hpp"
 #include "agent/storage/page_cache.hpp"
@@ -75,12 +76,13 @@ class EmittingObserver final : public TrainingObserver {
     io_.start();
     clocks_start_ = device::read_clocks(clocks_.root, clocks_.board);
     sampler_.sample_now();   // a sample close to the window's start edge
-    chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}};
+    chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}, {}};
   }
-  void on_minibatch(int64_t epoch, int64_t index, double stall_s, double compute_s) override {
-    if (chunk_.stall_s.empty()) chunk_.first_index = index;
-    chunk_.stall_s.push_back(stall_s);
-    chunk_.compute_s.push_back(compute_s);
+  void on_minibatch(int64_t epoch, const MinibatchTimes& t) override {
+    if (chunk_.stall_s.empty()) chunk_.first_index = t.index;
+    chunk_.stall_s.push_back(t.stall_s);
+    chunk_.compute_s.push_back(t.compute_s);
+    if (t.copy_s) chunk_.copy_s.push_back(*t.copy_s);
     if (chunk_.stall_s.size() >= proto::kMaxMinibatchesPerChunk) flush_chunk(epoch);
   }
   void on_epoch_end(const EpochTiming& t) override {
@@ -97,6 +99,7 @@ class EmittingObserver final : public TrainingObserver {
     r.e2e_s = t.e2e_s;
     r.stall_s = t.stall_s;
     r.compute_s = t.compute_s;
+    r.copy_s = t.copy_s;
     r.minibatches = t.minibatches;
     if (std::isfinite(t.mean_loss)) r.loss = t.mean_loss;
     else JS_LOG_WARN << "run " << run_id_ << " epoch " << t.epoch << ": the training loss is " << t.mean_loss
@@ -156,7 +159,7 @@ class EmittingObserver final : public TrainingObserver {
   void flush_chunk(int64_t epoch) {
     if (chunk_.stall_s.empty()) return;
     sink_.emit(chunk_);
-    chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}};
+    chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}, {}};
   }
 
   int64_t run_id_;
@@ -211,7 +214,8 @@ Result<std::unique_ptr<RunExecutor>> RunExecutor::open(const ExecutorOptions& op
     return invalid_argument("--backend '" + options.backend + "': expected host, jetson or sim");
 
   // A previous agent may have died with the board in a run's power mode: put it back first.
-  auto restored = device::restore_pending(options.state_dir);
+  device::SystemctlServiceControl services(options.systemctl);
+  auto restored = device::restore_pending(options.state_dir, nullptr, &services);
   if (!restored) {
     return restored.status().with_context("restoring the board settings recorded in " +
                                           device::restore_state_path(options.state_dir).string() +
@@ -225,7 +229,8 @@ Result<std::unique_ptr<RunExecutor>> RunExecutor::open(const ExecutorOptions& op
   if (!board) return board.status().with_context("jetson backend: opening the board under " + options.root);
   ex->jetson_ = std::make_unique<Jetson>();
   ex->jetson_->board = board.value();
-  ex->jetson_->controller = std::make_unique<device::PowerController>(std::move(board).value(), options.state_dir);
+  ex->jetson_->controller = std::make_unique<device::PowerController>(
+      std::move(board).value(), options.state_dir, std::make_shared<device::SystemctlServiceControl>(options.systemctl));
   auto power = BoardPowerSource::open(options.root);
   ex->jetson_->power_readable = power.is_ok();
   if (!power.is_ok())

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "agent/compute_timing.hpp"
 #include "agent/datasets/dataset.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
@@ -21,6 +23,7 @@ struct EpochTiming {
   double e2e_s = 0;       // wall time of the whole epoch, including loader start-up
   double stall_s = 0;     // sum of per-minibatch fetch stalls
   double compute_s = 0;   // sum of per-minibatch forward + backward + optimizer step
+  std::optional<double> copy_s;   // sum of the host-to-device copies (GPU only); see compute_timing.hpp
   int64_t minibatches = 0;
   double mean_loss = 0;
 };
@@ -29,9 +32,9 @@ class TrainingObserver {
  public:
   virtual ~TrainingObserver() = default;
   virtual void on_epoch_start(int64_t epoch) = 0;
-  // In minibatch order; on the GPU path a few minibatches after the minibatch ran (its compute time comes
-  // from CUDA events resolved later), always before on_epoch_end of its epoch.
-  virtual void on_minibatch(int64_t epoch, int64_t index, double stall_s, double compute_s) = 0;
+  // In minibatch order; in pipelined timing a few minibatches after the minibatch ran (its times come from
+  // markers read later), always before on_epoch_end of its epoch. Meaning of the times: compute_timing.hpp.
+  virtual void on_minibatch(int64_t epoch, const MinibatchTimes& times) = 0;
   virtual void on_epoch_end(const EpochTiming& timing) = 0;
 };
 
@@ -49,7 +52,7 @@ std::string cuda_unavailable_reason();
 Result<std::string> compute_device_for(const std::string& accelerator);
 
 // Trains `config.model` (or an alias) on `data` on the device compute_device_for(config.accelerator) gives,
-// for config.epochs epochs (SGD lr 0.01 momentum 0.9,
+// timed as config.timing says (compute_timing.hpp), for config.epochs epochs (SGD lr 0.01 momentum 0.9,
 // cross-entropy; for token datasets over every next-token position). The model is built for the
 // dataset's sample shape and class count. Stops early with kCancelled when `cancel` becomes true.
 // Torch exceptions and sample fetch errors become Status.

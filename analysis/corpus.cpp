@@ -117,9 +117,9 @@ bool row_matches(const Row& r, const std::vector<std::pair<std::string, std::str
 }  // namespace
 
 const std::vector<std::string>& config_axes() {
-  static const std::vector<std::string> axes = {"mode",    "pin_clocks", "fan",     "batch_size",      "workers",
-                                                "prefetch", "threads",   "seed",    "storage",         "max_minibatches",
-                                                "drop_caches"};
+  static const std::vector<std::string> axes = {"mode",     "pin_clocks", "fan",  "batch_size", "workers",
+                                                "prefetch", "threads",    "seed", "storage",    "max_minibatches",
+                                                "drop_caches", "compute", "timing"};
   return axes;
 }
 
@@ -170,6 +170,8 @@ std::string axis_token(const std::string& axis, const std::string& value) {
   if (axis == "seed") return "seed" + value;
   if (axis == "storage") return value.find('/') != std::string::npos ? "data=" + value : "@" + value;
   if (axis == "max_minibatches") return "maxmb" + value;
+  if (axis == "compute") return "on-" + value;
+  if (axis == "timing") return value + "-timing";
   if (axis == "drop_caches") return value == "true" ? "drop-caches" : value == "false" ? "keep-caches" : "drop_caches=" + value;
   return axis + "=" + value;
 }

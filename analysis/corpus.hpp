@@ -109,6 +109,7 @@ struct EpochSample {
   std::optional<double> t_start_s, t_end_s;        // window on the run's (agent monotonic) timeline
   std::optional<double> start_unix_s, end_unix_s;  // window on the controller's clock
   std::string storage_device;
+  std::optional<double> copy_s;                // host-to-device copies of the epoch (GPU runs)
   std::string compute_device;            // what the run trained on: "cpu", "cuda:0 (NAME)", "simulated"
   std::optional<bool> page_cache_dropped;
   std::optional<bool> reference_state;   // the run named no power mode (the class's reference state)

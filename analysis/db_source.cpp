@@ -35,7 +35,7 @@ AxisMap axes_of(const pqxx::row& r, const ModeKey& mode, const std::string& mode
   AxisMap a;
   a["mode"] = mode_axis_value(mode, mode_name);
   for (const char* axis : {"pin_clocks", "fan", "batch_size", "workers", "prefetch", "threads", "seed", "storage",
-                           "max_minibatches", "drop_caches"})
+                           "max_minibatches", "drop_caches", "compute", "timing"})
     if (!r[axis].is_null()) a[axis] = canonical_axis_value(axis, r[axis].c_str());
   return a;
 }
@@ -44,7 +44,7 @@ AxisMap axes_of(const pqxx::row& r, const ModeKey& mode, const std::string& mode
 constexpr const char* kConfigColumns =
     "device_class, workload, instance, coalesce(mode_name, '') AS mode_name, cores, cpu_mhz, gpu_mhz, emc_mhz, "
     "coalesce(simulated, false) AS simulated, pin_clocks, fan, batch_size, workers, prefetch, threads, seed, storage, "
-    "max_minibatches, drop_caches";
+    "max_minibatches, drop_caches, compute, timing";
 
 std::vector<double> parse_list(const std::string& text) {
   std::vector<double> out;
@@ -92,7 +92,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
         "array_to_string(epoch_minibatch_ms, ',') AS epoch_list, campaign_id, throttled "
         "FROM analysis_mode_profile WHERE " + where +
         " ORDER BY device_class, workload, cores, cpu_mhz, gpu_mhz, emc_mhz, mode_name, batch_size, workers, prefetch, "
-        "threads, seed, storage, max_minibatches, drop_caches, pin_clocks, fan, instance, campaign_id");
+        "threads, seed, storage, max_minibatches, drop_caches, pin_clocks, fan, compute, timing, instance, campaign_id");
     for (const auto& r : modes) {
       ModeRecord m;
       m.device = r["device_class"].c_str();
@@ -116,7 +116,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
     }
     auto epochs = tx.exec(
         std::string("SELECT ") + kConfigColumns +
-        ", run_id, epoch, e2e_s, stall_s, compute_s, energy_j, power_w, minibatches, software::text AS software, "
+        ", run_id, epoch, e2e_s, stall_s, compute_s, copy_s, energy_j, power_w, minibatches, software::text AS software, "
         "repetition, dataset, minibatch_ms, power_coverage, throttled, throttle_reason, t_start_s, t_end_s, "
         "start_unix_s, end_unix_s, storage_device, page_cache_dropped, reference_state, compute_device "
         "FROM analysis_epochs WHERE " + where + " ORDER BY run_id, epoch");
@@ -135,6 +135,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
       e.time = r["e2e_s"].as<double>();
       e.stall_s = opt(r["stall_s"]);
       e.compute_s = opt(r["compute_s"]);
+      e.copy_s = opt(r["copy_s"]);
       e.energy = opt(r["energy_j"]);
       e.power_w = opt(r["power_w"]);
       e.minibatches = r["minibatches"].as<int>();
@@ -164,7 +165,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
   } catch (const pqxx::broken_connection& e) {
     return unavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
   } catch (const pqxx::sql_error& e) {
-    return db_error(std::string("analysis query failed (are the analysis views of sql/012_applied_state.sql applied?): ") + e.what());
+    return db_error(std::string("analysis query failed (are the analysis views of sql/013_gpu_timing.sql applied?): ") + e.what());
   } catch (const std::exception& e) {
     return db_error(std::string("analysis query failed: ") + e.what());
   }

@@ -168,6 +168,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"pin_clocks", [](RunConfig& c, auto& f, auto& k, auto& n) { c.pin_clocks = to_bool(f, k, n); }},
       {"fan_max", [](RunConfig& c, auto& f, auto& k, auto& n) { c.fan_max = to_bool(f, k, n); }},
       {"accelerator", [](RunConfig& c, auto& f, auto& k, auto& n) { c.accelerator = to_string_value(f, k, n); }},
+      {"timing", [](RunConfig& c, auto& f, auto& k, auto& n) { c.timing = to_string_value(f, k, n); }},
       {"min_memory_mb", [](RunConfig& c, auto& f, auto& k, auto& n) { c.min_memory_mb = to_int(f, k, n); }},
   };
   return kSetters;

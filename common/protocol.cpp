@@ -108,6 +108,7 @@ void fill(bj::object& o, const MinibatchChunk& m) {
   o["first_index"] = m.first_index;
   o["stall_s"] = to_array(m.stall_s);
   o["compute_s"] = to_array(m.compute_s);
+  if (!m.copy_s.empty()) o["copy_s"] = to_array(m.copy_s);
 }
 void fill(bj::object& o, const EpochResult& m) {
   o["run_id"] = m.run_id;
@@ -116,6 +117,7 @@ void fill(bj::object& o, const EpochResult& m) {
   o["stall_s"] = m.stall_s;
   o["compute_s"] = m.compute_s;
   o["minibatches"] = m.minibatches;
+  if (m.copy_s) o["copy_s"] = *m.copy_s;
   o["energy_j"] = json::optional_number(m.energy_j);
   o["mean_power_w"] = json::optional_number(m.mean_power_w);
   o["loss"] = json::optional_number(m.loss);
@@ -271,15 +273,19 @@ Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
   }
   return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, MinibatchChunk& m) {
+Status parse(const bj::object& o, FieldReader& r, MinibatchChunk& m) {
   m.run_id = r.integer("run_id");
   m.epoch = r.integer("epoch");
   m.first_index = r.integer("first_index");
   m.stall_s = r.number_array("stall_s");
   m.compute_s = r.number_array("compute_s");
+  if (o.contains("copy_s")) m.copy_s = r.number_array("copy_s");
   if (r.ok() && m.stall_s.size() != m.compute_s.size())
     r.fail("compute_s", "has " + std::to_string(m.compute_s.size()) + " values but stall_s has " +
                             std::to_string(m.stall_s.size()));
+  if (r.ok() && !m.copy_s.empty() && m.copy_s.size() != m.stall_s.size())
+    r.fail("copy_s", "has " + std::to_string(m.copy_s.size()) + " values but stall_s has " +
+                         std::to_string(m.stall_s.size()));
   if (r.ok() && m.stall_s.size() > kMaxMinibatchesPerChunk)
     r.fail("stall_s", "more than " + std::to_string(kMaxMinibatchesPerChunk) + " minibatches in one chunk");
   if (r.ok() && (m.epoch < 0 || m.first_index < 0)) r.fail(m.epoch < 0 ? "epoch" : "first_index", "must be >= 0");
@@ -292,6 +298,7 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
   m.stall_s = r.number("stall_s");
   m.compute_s = r.number("compute_s");
   m.minibatches = r.integer("minibatches");
+  m.copy_s = r.opt_number("copy_s");
   m.energy_j = r.opt_number("energy_j");
   m.mean_power_w = r.opt_number("mean_power_w");
   m.loss = r.opt_number("loss");

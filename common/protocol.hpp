@@ -123,6 +123,8 @@ struct MinibatchChunk {
   int64_t first_index = 0;
   std::vector<double> stall_s;
   std::vector<double> compute_s;
+  // Host-to-device copy per minibatch (GPU runs; agent/compute_timing.hpp); empty when nothing was copied.
+  std::vector<double> copy_s;
   bool operator==(const MinibatchChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
@@ -134,6 +136,7 @@ struct EpochResult {
   double stall_s = 0;
   double compute_s = 0;
   int64_t minibatches = 0;
+  std::optional<double> copy_s;        // the epoch's host-to-device copies (GPU); null when nothing was copied
   std::optional<double> energy_j;      // null when the board has no power sensor
   std::optional<double> mean_power_w;
   std::optional<double> loss;          // mean training loss of the epoch; null when it is not a number

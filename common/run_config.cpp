@@ -85,6 +85,7 @@ boost::json::object to_json(const RunConfig& c) {
   o["pin_clocks"] = c.pin_clocks;
   if (c.fan_max) o["fan_max"] = true;
   if (!c.accelerator.empty()) o["accelerator"] = c.accelerator;
+  if (!c.timing.empty()) o["timing"] = c.timing;
   if (c.min_memory_mb > 0) o["min_memory_mb"] = c.min_memory_mb;
   return o;
 }
@@ -109,6 +110,7 @@ Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::
   c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
   c.fan_max = r.opt_boolean("fan_max").value_or(false);
   c.accelerator = r.opt_string("accelerator").value_or("");
+  c.timing = r.opt_string("timing").value_or("");
   c.min_memory_mb = r.opt_integer("min_memory_mb").value_or(0);
   if (auto it = o.find("power_mode"); it != o.end() && !it->value().is_null()) {
     if (!it->value().is_object()) {
@@ -160,6 +162,8 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   if (c.device.empty()) p.push_back({"device", "must not be empty"});
   if (!c.accelerator.empty() && c.accelerator != "auto" && c.accelerator != "cuda" && c.accelerator != "cpu")
     p.push_back({"accelerator", "must be auto, cuda or cpu, not '" + c.accelerator + "'"});
+  if (!c.timing.empty() && c.timing != "paper" && c.timing != "pipelined")
+    p.push_back({"timing", "must be paper or pipelined, not '" + c.timing + "'"});
   if (c.cores < 0 || c.cores > 256) p.push_back({"power_mode", "cores must be between 1 and 256"});
   if (c.cpu_khz < 0 || c.gpu_hz < 0 || c.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
   if (!c.power_mode_name.empty() && (c.cores || c.cpu_khz || c.gpu_hz || c.emc_hz))

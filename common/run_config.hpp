@@ -45,6 +45,10 @@ struct RunConfig {
   // "" = the agent backend's default: cuda on the jetson backend, auto elsewhere. The device actually used is
   // recorded per run (RunStarted::compute_device): never a silent CPU fallback.
   std::string accelerator;
+  // What the per-minibatch stall/compute times mean on a GPU (agent/compute_timing.hpp): "paper" (the default,
+  // "" too: every minibatch synchronised, as the papers' harness) or "pipelined" (no per-minibatch sync; the
+  // copy is its own column). The same on the CPU. Part of the configuration analysis groups by.
+  std::string timing;
   int64_t min_memory_mb = 0;         // the board must have at least this much RAM; 0 = the model's own need
 
   bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }

@@ -519,6 +519,7 @@ Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk
       text.field(m.first_index + static_cast<int64_t>(i));
       text.field(m.stall_s[i]);
       text.field(m.compute_s[i]);
+      text.field(m.copy_s.empty() ? std::optional<double>() : std::optional<double>(m.copy_s[i]));
       text.end_row();
     }
     const std::string present =
@@ -572,13 +573,13 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
         "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
         "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
         "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
-        "  throttle_reason) "
+        "  throttle_reason, copy_s) "
         "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
         "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
         "  $15::double precision, $16::double precision, $17::double precision, "
         "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
         "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
-        "  $25::double precision, $26, $27 "
+        "  $25::double precision, $26, $27, $28::double precision "
         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10 FOR SHARE) "
         "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
         "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
@@ -589,11 +590,11 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
         "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
         "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
         "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
-        "throttle_reason = EXCLUDED.throttle_reason",
+        "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s",
         m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
         agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
         cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
-        m.throttled, m.throttle_reason);
+        m.throttled, m.throttle_reason, nullable(m.copy_s).c_str());
     mark_running(w, m.run_id, agent_id);
     w.commit();
     return Status::ok();
@@ -1099,7 +1100,7 @@ Result<bj::object> PgStore::campaign_report(int64_t campaign_id) {
       if (cfg.is_object()) {
         for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads",
                               "seed", "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches",
-                              "sample_hz", "max_minibatches", "accelerator"})
+                              "sample_hz", "max_minibatches", "accelerator", "timing"})
           if (auto it = cfg.get_object().find(k); it != cfg.get_object().end()) config[k] = it->value();
       }
       o["config"] = std::move(config);

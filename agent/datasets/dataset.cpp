@@ -1,5 +1,7 @@
 #include "agent/datasets/dataset.hpp"
 
+#include <algorithm>
+#include <new>
 #include <random>
 
 #include "agent/datasets/cifar10.hpp"
@@ -17,6 +19,74 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 }  // namespace
+
+namespace {
+// operator new with the host alignment: what std::vector gave the batches before.
+class PageableHostMemory final : public HostMemory {
+ public:
+  void* allocate(size_t bytes) override { return ::operator new(bytes, std::align_val_t(kHostAlign)); }
+  void release(void* block, size_t) noexcept override { ::operator delete(block, std::align_val_t(kHostAlign)); }
+};
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+HostMemory& pageable_host_memory() {
+  static PageableHostMemory memory;
+  return memory;
+}
+
+Batch& Batch::operator=(Batch&& o) noexcept {
+  if (this == &o) return *this;
+  free_block();
+  index = o.index;
+  size = o.size;
+  images = o.images;
+  tokens = o.tokens;
+  labels = o.labels;
+  status = std::move(o.status);
+  memory_ = o.memory_;
+  block_ = o.block_;
+  capacity_ = o.capacity_;
+  used_bytes_ = o.used_bytes_;
+  labels_offset_ = o.labels_offset_;
+  o.memory_ = nullptr;
+  o.block_ = nullptr;
+  o.capacity_ = o.used_bytes_ = o.labels_offset_ = 0;
+  o.images = {};
+  o.tokens = {};
+  o.labels = {};
+  return *this;
+}
+
+void Batch::free_block() noexcept {
+  if (block_ != nullptr) memory_->release(block_, capacity_);
+  block_ = nullptr;
+  memory_ = nullptr;
+  capacity_ = 0;
+}
+
+void Batch::allocate(const SampleShape& shape, int64_t n, HostMemory& memory) {
+  const bool image = shape.kind == SampleShape::Kind::kImage;
+  const size_t inputs = static_cast<size_t>(n * shape.input_elems());
+  const size_t label_count = static_cast<size_t>(n * shape.label_elems());
+  const size_t input_bytes = inputs * (image ? sizeof(float) : sizeof(int64_t));
+  labels_offset_ = round_up(input_bytes, HostMemory::kHostAlign);
+  used_bytes_ = labels_offset_ + label_count * sizeof(int64_t);
+  if (block_ == nullptr || memory_ != &memory || capacity_ < used_bytes_) {
+    free_block();
+    const size_t bytes = std::max(round_up(used_bytes_, HostMemory::kHostAlign), HostMemory::kHostAlign);
+    block_ = memory.allocate(bytes);
+    memory_ = &memory;
+    capacity_ = bytes;
+  }
+  auto* base = static_cast<unsigned char*>(block_);
+  images = image ? BufferView<float>(reinterpret_cast<float*>(base), inputs) : BufferView<float>();
+  tokens = image ? BufferView<int64_t>() : BufferView<int64_t>(reinterpret_cast<int64_t*>(base), inputs);
+  labels = BufferView<int64_t>(reinterpret_cast<int64_t*>(base + labels_offset_), label_count);
+  size = n;
+  status = Status::ok();
+}
 
 uint64_t augment_seed(uint64_t seed, int64_t epoch, int64_t sample) {
   return splitmix64(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(epoch)) ^ static_cast<uint64_t>(sample));

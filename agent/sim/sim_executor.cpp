@@ -193,7 +193,7 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
 
     t += em.overhead_s;  // loader start-up and framework work of the epoch
     sample_until(t);
-    proto::MinibatchChunk chunk{run_id, epoch, 0, {}, {}};
+    proto::MinibatchChunk chunk{run_id, epoch, 0, {}, {}, {}};
     double stall_sum = 0, compute_sum = 0;
     const double cold_per_mb = em.cold_stall_s / static_cast<double>(em.minibatches);
     for (int64_t i = 0; i < em.minibatches; ++i) {
@@ -209,7 +209,7 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
       sample_until(t);
       if (chunk.stall_s.size() >= proto::kMaxMinibatchesPerChunk) {
         sink.emit(chunk);
-        chunk = proto::MinibatchChunk{run_id, epoch, 0, {}, {}};
+        chunk = proto::MinibatchChunk{run_id, epoch, 0, {}, {}, {}};
       }
       if ((i + 1) % kPaceEveryMinibatches == 0) {
         pacer.wait_until(t);

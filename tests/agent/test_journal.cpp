@@ -29,7 +29,7 @@ JournalEntry entry(uint64_t id, proto::Body body) {
 }
 
 proto::Body chunk(int64_t run, int64_t epoch, size_t n = 4) {
-  return proto::MinibatchChunk{run, epoch, 0, std::vector<double>(n, 0.01), std::vector<double>(n, 0.02)};
+  return proto::MinibatchChunk{run, epoch, 0, std::vector<double>(n, 0.01), std::vector<double>(n, 0.02), {}};
 }
 
 proto::Body epoch_result(int64_t run, int64_t epoch) {

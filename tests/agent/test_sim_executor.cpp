@@ -330,7 +330,7 @@ TEST_CASE("profiling mode: modes walked with cores only going offline; settle ru
 
   // Settle rule on hand-made messages: power ramps for 1 s, then holds at 10 W; minibatches of 0.1 s.
   std::vector<proto::Body> msgs;
-  proto::MinibatchChunk mb{1, 0, 0, {}, {}};
+  proto::MinibatchChunk mb{1, 0, 0, {}, {}, {}};
   for (int i = 0; i < 40; ++i) {
     mb.stall_s.push_back(0.01);
     mb.compute_s.push_back(i == 0 ? 0.49 : 0.09);  // the first minibatch is slow (dropped)

@@ -87,7 +87,8 @@ std::string error_of(const std::string& yaml) {
 TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
         "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
-        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, min_memory_mb)");
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, timing, "
+        "min_memory_mb)");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
         "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  workers: -1\n") ==
@@ -210,7 +211,17 @@ TEST_CASE("exclude, include and zip") {
         "bad.yaml:8:18: zipped lists differ in length: 'workers' has 3 values, the others 2");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {modle: lenet5}\n") ==
         "bad.yaml:6:6: unknown key 'modle' in 'exclude' (known: device, model, dataset, data, batch_size, workers, "
-        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, min_memory_mb)");
+        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, timing, "
+        "min_memory_mb)");
+  CHECK(error_of(std::string(kHead) + "  model: lenet5\n  timing: [paper, sometimes]\n") ==
+        "bad.yaml:5:19: 'timing': must be paper or pipelined, not 'sometimes'");
+  {
+    auto both = parse_campaign(std::string(kHead) + "  model: lenet5\n  timing: [paper, pipelined]\n", "t.yaml");
+    REQUIRE(both.is_ok());
+    REQUIRE(both->runs.size() == 2);
+    CHECK(both->runs[0].timing == "paper");
+    CHECK(both->runs[1].timing == "pipelined");
+  }
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {model: lenet5}\n").find("every run is excluded") !=
         std::string::npos);
 }

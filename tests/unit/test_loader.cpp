@@ -19,12 +19,16 @@ class DelayedBuilder final : public BatchBuilder {
  public:
   DelayedBuilder(int64_t samples, std::chrono::microseconds delay) : samples_(samples), delay_(delay) {}
   int64_t sample_count() const override { return samples_; }
-  void build(int64_t epoch, const int64_t* ids, int64_t n, Batch& out) const override {
+  void build(int64_t epoch, const int64_t* ids, int64_t n, HostMemory& memory, Batch& out) const override {
     started_.fetch_add(1);
     std::this_thread::sleep_for(delay_);
-    out.size = n;
-    out.images.assign(ids, ids + n);
-    out.labels.assign(ids, ids + n);
+    SampleShape shape;
+    shape.height = shape.width = 1;
+    out.allocate(shape, n, memory);
+    for (int64_t i = 0; i < n; ++i) {
+      out.images[static_cast<size_t>(i)] = static_cast<float>(ids[i]);
+      out.labels[static_cast<size_t>(i)] = ids[i];
+    }
     for (int64_t i = 0; i < n; ++i)
       if (ids[i] == fail_id_) out.status = jetsweep::io_error("sample " + std::to_string(ids[i]) + " unreadable");
   }
@@ -152,11 +156,16 @@ TEST_CASE("DatasetBatchBuilder normalises pixels with the dataset's mean and std
   DatasetBatchBuilder b(data, 1);
   Batch out;
   int64_t ids[] = {1, 0};
-  b.build(0, ids, 2, out);
+  b.build(0, ids, 2, pageable_host_memory(), out);
   REQUIRE(out.status.is_ok());
   CHECK(out.images[0] == doctest::Approx(2.0));   // (1 - 0.5) / 0.25
   CHECK(out.images[1] == doctest::Approx(-2.0));  // (0 - 0.5) / 0.25
-  CHECK(out.labels == std::vector<int64_t>{7, 3});
+  CHECK(out.labels.to_vector() == std::vector<int64_t>{7, 3});
+  // x and y share one block: labels start at an aligned offset after the images.
+  CHECK(out.labels_offset() % HostMemory::kHostAlign == 0);
+  CHECK(reinterpret_cast<const unsigned char*>(out.labels.data()) ==
+        static_cast<const unsigned char*>(out.block()) + out.labels_offset());
+  CHECK(out.used_bytes() == out.labels_offset() + 2 * sizeof(int64_t));
 }
 
 TEST_CASE("a batch whose fetch failed is delivered in order with the error, for w = 0 and w >= 1") {

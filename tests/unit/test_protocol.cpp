@@ -33,7 +33,8 @@ TEST_CASE("every message type round-trips through the envelope") {
   c.data = "/data/fmnist";
   round_trip(AssignRun{9, c});
   round_trip(CancelRun{9, "campaign 3 cancelled"});
-  round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}});
+  round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}, {}});
+  round_trip(MinibatchChunk{9, 1, 0, {0.001, 0.25}, {0.5, 1e-6}, {0.0002, 0.0003}});
   round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
   round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
   round_trip(SampleChunk{9, std::nullopt, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5},
@@ -76,6 +77,9 @@ TEST_CASE("bad frames are rejected with a message naming type and field") {
   CHECK(rejection("{\"type\":\"minibatches\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":0,\"first_index\":0,"
                   "\"stall_s\":[1,2],\"compute_s\":[1]}") ==
         "message 'minibatches' field 'compute_s': has 1 values but stall_s has 2");
+  CHECK(rejection("{\"type\":\"minibatches\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":0,\"first_index\":0,"
+                  "\"stall_s\":[1,2],\"compute_s\":[1,2],\"copy_s\":[0.1]}") ==
+        "message 'minibatches' field 'copy_s': has 1 values but stall_s has 2");
   CHECK(rejection("{\"type\":\"assign_run\",\"version\":1,\"id\":1,\"run_id\":1,\"config\":{\"model\":\"lenet5\","
                   "\"dataset\":\"mnist\",\"batch_size\":0,\"workers\":0,\"prefetch\":2,\"epochs\":1}}") ==
         "message 'assign_run' field 'config', field 'batch_size': must be between 1 and 65536");

@@ -52,8 +52,8 @@ class StallObserver final : public TrainingObserver {
     minibatch_sum.push_back(0);
     injected_at_start_ns_ = data_.injected_ns.load();
   }
-  void on_minibatch(int64_t, int64_t, double stall_s, double) override {
-    minibatch_sum.back() += stall_s;
+  void on_minibatch(int64_t, const MinibatchTimes& t) override {
+    minibatch_sum.back() += t.stall_s;
     ++minibatches;
   }
   void on_epoch_end(const EpochTiming& t) override {

@@ -59,14 +59,16 @@ class GeneratedDataset final : public Dataset {
 
 struct Recorder final : public TrainingObserver {
   void on_epoch_start(int64_t) override {}
-  void on_minibatch(int64_t epoch, int64_t index, double stall_s, double compute_s) override {
-    indices.push_back(index);
-    stalls.push_back(stall_s);
-    computes.push_back(compute_s);
+  void on_minibatch(int64_t epoch, const MinibatchTimes& t) override {
+    indices.push_back(t.index);
+    stalls.push_back(t.stall_s);
+    computes.push_back(t.compute_s);
+    copies.push_back(t.copy_s);
   }
   void on_epoch_end(const EpochTiming& t) override { epochs.push_back(t); }
   std::vector<int64_t> indices;
   std::vector<double> stalls, computes;
+  std::vector<std::optional<double>> copies;
   std::vector<EpochTiming> epochs;
 };
 
@@ -179,6 +181,37 @@ TEST_CASE("stall/compute accounting against a known injected fetch delay") {
     CHECK(e.stall_s + e.compute_s >= 0.9 * batches * batch * 0.004 - 0.002);
     CHECK(rec.stalls.at(0) >= batch * 0.004);  // nothing prefetched yet for the first minibatch
   }
+}
+
+TEST_CASE("timing: pipelined on the CPU: stalls and computes tile the epoch, in order, nothing copied") {
+  const auto delay = std::chrono::milliseconds(3);
+  const int64_t batch = 4, batches = 9;   // more than MinibatchClock::kLag, so markers are read late
+  GeneratedDataset data(image_shape(1, 28, 10), batch * batches, delay);
+  std::atomic<bool> cancel{false};
+  RunConfig c = small_config("lenet5", batch, batches);
+  c.epochs = 2;
+  c.timing = "pipelined";
+  Recorder rec;
+  REQUIRE(train(c, data, rec, cancel).is_ok());
+  REQUIRE(rec.epochs.size() == 2);
+  REQUIRE(rec.indices.size() == static_cast<size_t>(2 * batches));
+  for (size_t i = 0; i < rec.indices.size(); ++i) {
+    CHECK(rec.indices[i] == static_cast<int64_t>(i) % batches);
+    CHECK(rec.stalls[i] >= batch * 0.003);   // the compute lane (the CPU) waited for the whole fetch
+    CHECK_FALSE(rec.copies[i].has_value());   // nothing is copied on the CPU
+  }
+  for (const auto& e : rec.epochs) {
+    CHECK(e.minibatches == batches);
+    CHECK(e.stall_s + e.compute_s <= e.e2e_s);
+    CHECK(e.stall_s + e.compute_s > 0.5 * e.e2e_s);   // they tile the epoch from its start marker
+    CHECK_FALSE(e.copy_s.has_value());
+  }
+  c.timing = "sometimes";
+  Recorder none;
+  Status s = train(c, data, none, cancel);
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(s.message() == "timing 'sometimes': expected paper or pipelined");
+  CHECK(none.indices.empty());
 }
 
 TEST_CASE("runs on make-data datasets through the executor: storage medium, page cache and IO per epoch") {
