@@ -25,8 +25,9 @@ enum class Code {
 
 std::string_view code_name(Code code);
 
-// What went wrong and where (messages name the place: file:line:col, message type, field, path).
-class Status {
+// What went wrong and where (messages name the place: file:line:col, message type, field, path). [[nodiscard]]:
+// a Status nobody looks at is an error dropped silently; discard one only with (void) and a comment why.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -56,7 +57,7 @@ inline Status internal_error(std::string m) { return {Code::kInternal, std::move
 
 // Either a T or a non-ok Status.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}             // NOLINT(implicit)
   Result(Status status) : v_(std::move(status)) {}      // NOLINT(implicit)

@@ -151,7 +151,9 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
   controller_->db().post<Status>(
       controller_->executor(), [a = agent_id_, offset, rtt](Store& s) { return s.record_clock(a, offset, rtt); },
-      [](Status) {});
+      [a = agent_id_](Status st) {
+        if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its clock offset failed: " << st.to_string();
+      });
 }
 
 void AgentSession::ingest(uint64_t id, proto::Body body) {

@@ -68,7 +68,10 @@ void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
   if (it != agents_.end() && it->second.lock() == session) {
     agents_.erase(it);
     db_.post<Status>(
-        executor(), [id = session->agent_id()](Store& s) { return s.set_agent_connected(id, false); }, [](Status) {});
+        executor(), [id = session->agent_id()](Store& s) { return s.set_agent_connected(id, false); },
+        [id = session->agent_id()](Status st) {
+          if (!st.is_ok()) JS_LOG_WARN << "agent " << id << ": marking it disconnected failed: " << st.to_string();
+        });
   }
 }
 

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,7 +12,10 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <variant>
 
 #include "agent/device/fs_util.hpp"
 #include "common/log.hpp"
@@ -67,6 +71,37 @@ int wait_child(pid_t pid) {
   return status;
 }
 
+// The file `name` runs as (execvp's search: a name with a slash as is, else each PATH directory), or the
+// errno why none can run. Resolved here rather than left to posix_spawnp: where the exec failure is only
+// seen in the child (qemu user mode, some libcs) a missing program would look like a program exiting 127.
+std::variant<std::string, int> resolve_executable(const std::string& name) {
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode)) return EACCES;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (name.find('/') != std::string::npos) {
+    const int err = runnable(name);
+    if (err == 0) return name;
+    return err;
+  }
+  const char* env = std::getenv("PATH");
+  const std::string path = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
+  int first_error = ENOENT;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = end > start ? path.substr(start, end - start) : ".";
+    const std::string candidate = dir + "/" + name;
+    const int err = runnable(candidate);
+    if (err == 0) return candidate;
+    if (err != ENOENT && err != ENOTDIR && first_error == ENOENT) first_error = err;
+    start = end + 1;
+  }
+  return first_error;
+}
+
 }  // namespace
 
 std::string command_line(const std::vector<std::string>& argv) {
@@ -78,6 +113,8 @@ std::string command_line(const std::vector<std::string>& argv) {
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s) {
   if (argv.empty() || argv[0].empty()) return invalid_argument("run_process: no command");
   const std::string cmd = command_line(argv);
+  const auto program = resolve_executable(argv[0]);
+  if (const int* err = std::get_if<int>(&program)) return unavailable("cannot run '" + cmd + "': " + std::strerror(*err));
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -106,7 +143,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, double t
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int spawned = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
+  const int spawned = ::posix_spawn(&pid, std::get<std::string>(program).c_str(), &actions, &attr, args.data(), environ);
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
   close_fd(out_pipe[1]);

@@ -405,6 +405,62 @@ void populate_grid(const std::string& dsn) {
   w.commit();
 }
 
+// One AGX Orin "gpu": the same model, mode and workers trained on the GPU with paper and pipelined timing
+// and on the CPU (accelerator: cpu), one run each on one jetson agent, 3 epochs; GPU runs carry copy_s.
+void populate_compute_and_timing(const std::string& dsn) {
+  pqxx::connection c(dsn);
+  pqxx::work w(c);
+  const int64_t camp = w.exec1("INSERT INTO campaigns (name, source_file, source_yaml, run_count) "
+                               "VALUES ('gpu', 'gpu.yaml', '', 3) RETURNING id")[0]
+                           .as<int64_t>();
+  const int64_t agent = w.exec1("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, "
+                                "torch_version, compiler, git_sha) VALUES ('orin-1', 'orin-1', 12, 1, 'jetson', "
+                                "'agx-orin', '5.10.120-tegra', '2.1', 'g++ 11', 'abc') RETURNING id")[0]
+                            .as<int64_t>();
+  struct Variant {
+    const char* timing;   // "" = the default (paper)
+    const char* device;
+    double seconds;
+  };
+  const Variant variants[] = {{"", "cuda:0 (Orin)", 4.0}, {"pipelined", "cuda:0 (Orin)", 3.0}, {"", "cpu", 40.0}};
+  int ordinal = 0;
+  for (const auto& v : variants) {
+    bj::object cfg;
+    cfg["model"] = "resnet18";
+    cfg["dataset"] = "cifar10";
+    cfg["batch_size"] = 32;
+    cfg["workers"] = 2;
+    cfg["prefetch"] = 2;
+    cfg["epochs"] = 3;
+    cfg["power_mode"] = bj::parse(R"({"name": "MAXN"})");
+    if (*v.timing) cfg["timing"] = v.timing;
+    bj::object facts;
+    facts["device_class"] = "agx-orin";
+    facts["backend"] = "jetson";
+    facts["name"] = "orin-1";
+    facts["kernel"] = "5.10.120-tegra";
+    facts["torch_version"] = "2.1";
+    const int64_t run_id =
+        w.exec_params1("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, status, agent_id, facts, "
+                       "applied, reference_state, compute_device) VALUES ($1, $2, $3::jsonb, 'agx-orin', 3, 'done', "
+                       "$4, $5::jsonb, $6::jsonb, false, $7) RETURNING id",
+                       camp, ordinal++, bj::serialize(cfg), agent, bj::serialize(facts),
+                       R"({"mode_name": "MAXN", "nvpmodel_id": 0, "cores_online": 12, "cpu_khz": 2201600,
+                           "gpu_hz": 1300500000, "emc_hz": 3199000000, "clocks_pinned": false, "fan": "auto"})",
+                       v.device)[0]
+            .as<int64_t>();
+    const bool gpu = std::string(v.device) != "cpu";
+    for (int ep = 0; ep < 3; ++ep) {
+      const double e2e = v.seconds * (1.0 + 0.001 * ep);
+      w.exec_params("INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, "
+                    "mean_power_w, loss, power_coverage, copy_s) VALUES ($1, $2, $3, $4, $5, 100, $6, 20, 0.5, 1.0, "
+                    "$7::double precision)",
+                    run_id, ep, e2e, 0.1 * e2e, 0.8 * e2e, 20 * e2e, gpu ? "0.25" : nullptr);
+    }
+  }
+  w.commit();
+}
+
 int groups_of(const Run& r) {
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   return static_cast<int>(bj::parse(r.out).as_object().at("groups").as_array().size());
@@ -553,4 +609,46 @@ TEST_CASE("db: two modes x two worker settings are four variability groups, neve
   CHECK(first.at("workers").to_number<int>() > 0);
   CHECK(first.at("simulated").as_bool());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("db: runs on the GPU and the CPU, and in paper and pipelined timing, are never pooled") {
+  TestDatabase db;
+  populate_compute_and_timing(db.dsn());
+  const std::string dsn = db.dsn();
+  auto v = analyze({"variability", "--db", dsn, "--campaign", "gpu", "--json"});
+  REQUIRE_MESSAGE(v.rc == 0, v.err);
+  const bj::value parsed = bj::parse(v.out);
+  const auto& groups = parsed.as_object().at("groups").as_array();
+  REQUIRE(groups.size() == 3);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& gv : groups) {
+    const auto& cfg = gv.as_object().at("config").as_object();
+    seen.emplace(std::string(cfg.at("compute").as_string()), std::string(cfg.at("timing").as_string()));
+    CHECK(gv.as_object().at("time").as_object().at("max_deviation_pct").to_number<double>() < 1.0);
+  }
+  CHECK(seen == std::set<std::pair<std::string, std::string>>{{"cuda", "paper"}, {"cuda", "pipelined"}, {"cpu", "paper"}});
+  auto text = analyze({"variability", "--db", dsn, "--campaign", "gpu"});
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("pipelined-timing") != std::string::npos);
+  CHECK(text.out.find("on-cpu") != std::string::npos);
+  CHECK(groups_of(analyze({"variability", "--db", dsn, "--where", "compute=cuda", "--json"})) == 2);
+  CHECK(groups_of(analyze({"variability", "--db", dsn, "--pool-over", "timing", "--json"})) == 2);
+  // Export: the axes and the copy column per epoch (null on the CPU).
+  std::ostringstream out, err;
+  REQUIRE(export_main({"--db", dsn, "--campaign", "gpu", "--per-epoch"}, out, err) == 0);
+  std::istringstream lines(out.str());
+  std::string header;
+  std::getline(lines, header);
+  CHECK(header.find(",compute_device,compute,timing,copy_s") != std::string::npos);
+  int gpu_rows = 0, cpu_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(",cuda:0 (Orin),cuda,") != std::string::npos) {
+      ++gpu_rows;
+      CHECK(line.find(",0.25") != std::string::npos);
+    } else if (line.find(",cpu,cpu,paper,") != std::string::npos) {
+      ++cpu_rows;
+    }
+  }
+  CHECK(gpu_rows == 6);
+  CHECK(cpu_rows == 3);
 }

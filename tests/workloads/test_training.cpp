@@ -165,7 +165,8 @@ TEST_CASE("stall/compute accounting against a known injected fetch delay") {
     Recorder quick;
     REQUIRE(train(small_config("lenet5", batch, batches), fast, quick, cancel).is_ok());
     CHECK(quick.epochs.at(0).stall_s < e.stall_s);
-    CHECK(e.compute_s < e.stall_s);
+    // Deterministic: the epoch holds the injected delay in its stalls, so compute cannot contain it.
+    CHECK(e.compute_s <= e.e2e_s - batches * batch * 0.004);
   }
   SUBCASE("w = 1: one worker builds all minibatches in sequence; the loop waits for what it cannot hide") {
     GeneratedDataset data(image_shape(1, 28, 10), batch * batches, delay);
