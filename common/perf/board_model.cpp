@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 uint64_t SplitMix::next() {
   uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -210,4 +210,4 @@ Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, i
   return e;
 }
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

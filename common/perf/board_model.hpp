@@ -13,7 +13,7 @@
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 // Mean figures of one epoch of one run on one instance.
 struct EpochModel {
@@ -80,4 +80,4 @@ class SimModel {
   double power_factor_ = 1;
 };
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

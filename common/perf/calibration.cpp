@@ -2,7 +2,7 @@
 // characterisation paper, "PT" = PowerTrain FGCS'24, "JM" = shared/reference/JETSON.md).
 #include "common/perf/calibration.hpp"
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 std::string Settings::to_string() const {
   return std::to_string(cores) + "c/" + std::to_string(cpu_khz) + "kHz/" + std::to_string(gpu_hz) + "Hz/" +
@@ -247,4 +247,4 @@ Result<double> simulated_medium_mb_s(std::string_view medium) {
                           "' has no modelled read speed (modelled: sd, ssd, hdd)");
 }
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

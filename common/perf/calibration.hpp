@@ -12,7 +12,7 @@
 
 #include "common/status.hpp"
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 // One power mode of a simulated board: the first `cores` CPUs online at cpu_khz, GPU at gpu_hz,
 // EMC at emc_hz. All values are entries of the class's frequency tables.
@@ -109,4 +109,4 @@ Result<WorkloadCalibration> workload_calibration(std::string_view model, std::st
 const std::vector<WorkloadCalibration>& all_workloads();
 std::vector<std::string> simulated_classes();
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 namespace {
 
@@ -116,4 +116,4 @@ proto::BoardState SimBoard::state() const {
   return b;
 }
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

@@ -14,7 +14,7 @@
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 class SimBoard {
  public:
@@ -64,4 +64,4 @@ class SimBoard {
   std::set<std::string> cache_;
 };
 
-}  // namespace jetsweep::sim
+}  // namespace jetsweep::perf

@@ -302,23 +302,10 @@ TEST_CASE("cancelling stops executing runs on their agent, keeps what they measu
   CHECK(err.find("not a positive integer") != std::string::npos);
 }
 
-TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places a run on every board of a class; "
-          "power modes are queued so cores only go offline; validate --estimate uses measured epoch times") {
-  TestDatabase db;
-  Fleet fleet(db);
-  write_idx_dataset((fleet.dir() / "ssd" / "mnist").string(), 64, false);
-  write_idx_dataset((fleet.dir() / "data").string(), 64, false);
-  const std::string data = (fleet.dir() / "data").string();
-  fleet.add_agent("plain", {"--no-journal"});
-  fleet.add_agent("with-ssd", {"--no-journal", "--storage", "ssd=" + (fleet.dir() / "ssd").string()});
-  auto sim = [&](const std::string& name, const std::string& cls) {
-    fleet.add_agent(name, {"--no-journal", "--sim", cls + "/" + name, "--time-scale", "0"});
-  };
-  sim("nano-a", "nano");
-  sim("nano-b", "nano");
-  sim("nano-c", "nano");
-  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(5); }), fleet.logs());
+namespace {
 
+// Storage media and memory pick the board.
+void check_media_and_memory(TestDatabase& db, Fleet& fleet, const std::string& data) {
   // Data on "@ssd" only goes to the board that offers that medium; a run needing more RAM than any board
   // has waits (min_memory_mb), one that fits runs.
   write_file(fleet.dir() / "media.yaml",
@@ -338,6 +325,10 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                  " AND status = 'queued' AND min_mem_bytes = 16000000::bigint * 1048576") == 1);
   fleet.cli({"cancel", std::to_string(memory)});
 
+}
+
+// 'CLASS/*' places a run on every board of the class; a class with no board is refused.
+void check_every_instance(TestDatabase& db, Fleet& fleet) {
   // "nano/*": one run per enrolled Nano, each on its own board.
   write_file(fleet.dir() / "every.yaml",
              "campaign: every\nmatrix:\n  device: nano/*\n  model: lenet5\n  dataset: fashion-mnist\n"
@@ -354,6 +345,10 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                     &out, &err) == 2);
   CHECK(err.find("'agx-orin/*' matches no board") != std::string::npos);
 
+}
+
+// Power modes are queued so that cores only go offline.
+void check_power_mode_order(TestDatabase& db, Fleet& fleet) {
   // Power modes on one board: queued by descending cores, then frequencies, whatever the file order.
   write_file(fleet.dir() / "modes.yaml",
              "campaign: modes\nmatrix:\n  device: nano-a\n  model: lenet5\n  dataset: fashion-mnist\n"
@@ -384,6 +379,10 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                             "WHERE campaign_id = " + std::to_string(modes))[0].c_str()) == "1 4 2 4 2");
   w.commit();
 
+}
+
+// Two agents driving the same board never run at once.
+void check_one_run_per_board(TestDatabase& db, Fleet& fleet) {
   // Two agents driving the same (simulated) board: one run at a time on it, never two.
   fleet.add_agent("twin-1", {"--no-journal", "--sim", "agx-orin/twin", "--time-scale", "1"});
   fleet.add_agent("twin-2", {"--no-journal", "--sim", "agx-orin/twin", "--time-scale", "1"});
@@ -401,6 +400,10 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
                  " AND b.campaign_id = a.campaign_id AND a.id < b.id "
                  "AND a.assigned_at < b.finished_at AND b.assigned_at < a.finished_at") == 0);
 
+}
+
+// validate --estimate goes by the epoch times measured.
+void check_estimate_from_measurements(TestDatabase& db, Fleet& fleet) {
   // The estimate goes by the epochs measured: 'media' ran on the host with these batch sizes.
   write_file(fleet.dir() / "again.yaml",
              "campaign: again\nmatrix:\n  device: host\n  model: [lenet5, vgg11]\n  dataset: mnist\n"
@@ -439,6 +442,31 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
   CHECK(shared > 0);
   CHECK(std::abs(each - shared) < 1e-9);   // the same two runs' measured times
   CHECK(std::abs(est2.at("estimated_wall_s").as_double() - (shared / 3 + each)) < 1e-9);
+}
+
+}  // namespace
+
+TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places a run on every board of a class; "
+          "power modes are queued so cores only go offline; validate --estimate uses measured epoch times") {
+  TestDatabase db;
+  Fleet fleet(db);
+  write_idx_dataset((fleet.dir() / "ssd" / "mnist").string(), 64, false);
+  write_idx_dataset((fleet.dir() / "data").string(), 64, false);
+  const std::string data = (fleet.dir() / "data").string();
+  fleet.add_agent("plain", {"--no-journal"});
+  fleet.add_agent("with-ssd", {"--no-journal", "--storage", "ssd=" + (fleet.dir() / "ssd").string()});
+  auto sim = [&](const std::string& name, const std::string& cls) {
+    fleet.add_agent(name, {"--no-journal", "--sim", cls + "/" + name, "--time-scale", "0"});
+  };
+  sim("nano-a", "nano");
+  sim("nano-b", "nano");
+  sim("nano-c", "nano");
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(5); }), fleet.logs());
+  check_media_and_memory(db, fleet, data);
+  check_every_instance(db, fleet);
+  check_power_mode_order(db, fleet);
+  check_one_run_per_board(db, fleet);
+  check_estimate_from_measurements(db, fleet);
 }
 
 TEST_CASE("the controller measures each agent's clock offset") {

@@ -290,7 +290,7 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
 TEST_CASE("the papers' board model estimates a campaign: the 15-hour runs take ~15 hours") {
   auto v = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_variability_15h.yaml");
   REQUIRE(v.is_ok());
-  sim::RunTimeModel model;
+  perf::RunTimeModel model;
   for (const auto& run : v->runs) {
     auto s = model.run_seconds(run, device_target_class(run.device));
     REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
@@ -329,7 +329,7 @@ TEST_CASE("a named power mode the board class does not define is refused at vali
 }
 
 TEST_CASE("reference state: a run without a power mode, and the settings a run leaves out, come from the class's default mode") {
-  auto board = sim::SimBoard::open("agx-xavier");
+  auto board = perf::SimBoard::open("agx-xavier");
   REQUIRE(board.is_ok());
   CHECK(board->reference_mode().name == "15W");
   RunConfig none;

@@ -1,0 +1,107 @@
+// Power-mode generators of the campaign language: `power_mode: {generate: grid | sample, ...}` expanded from a
+// board class's frequency tables.
+#include <random>
+#include <set>
+
+#include "common/board_classes.hpp"
+#include "common/campaign.hpp"
+#include "common/campaign_yaml.hpp"
+
+namespace jetsweep::campaign_yaml {
+
+bool is_generator(const YAML::Node& n) { return n.IsMap() && n["generate"]; }
+
+ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
+  ModeGenerator g;
+  g.node = n;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = scalar_text(it->first);
+    if (key == "generate") {
+      const std::string kind = to_string_value(file, "power_mode.generate", it->second);
+      if (kind != "grid" && kind != "sample")
+        fail(file, it->second, "'power_mode.generate' must be 'grid' or 'sample', not '" + kind + "'");
+      g.sample = kind == "sample";
+    } else if (key == "every") {
+      g.every = to_int(file, "power_mode.every", it->second);
+      if (g.every < 1) fail(file, it->second, "'power_mode.every' must be >= 1");
+    } else if (key == "count") {
+      g.count = to_int(file, "power_mode.count", it->second);
+      if (g.count < 1) fail(file, it->second, "'power_mode.count' must be >= 1");
+    } else if (key == "seed") {
+      g.seed = to_int(file, "power_mode.seed", it->second);
+    } else if (key == "cores") {
+      const YAML::Node v = it->second;   // a copy: it-> yields a temporary
+      if (v.IsSequence()) {
+        for (const auto& c : v) g.cores.push_back(to_int(file, "power_mode.cores", c));
+      } else {
+        g.cores.push_back(to_int(file, "power_mode.cores", v));
+      }
+      for (int64_t c : g.cores)
+        if (c < 1) fail(file, v, "'power_mode.cores' must be >= 1");
+    } else {
+      fail(file, it->first, "unknown power_mode generator key '" + key + "' (known: generate, every, count, seed, cores)");
+    }
+  }
+  if (g.sample && g.count == 0) fail(file, n, "'power_mode: {generate: sample}' needs 'count'");
+  if (!g.sample && g.count != 0) fail(file, n, "'count' goes with 'generate: sample'");
+  return g;
+}
+
+// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
+std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base) {
+  auto tables = board_class_tables(device_target_class(base.device));
+  if (!tables)
+    fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
+                           "': " + tables.status().message());
+  const auto& t = tables.value();
+  std::vector<int64_t> cores = g.cores;
+  if (cores.empty())
+    for (int64_t c = 1; c <= t.cores; ++c) cores.push_back(c);
+  for (int64_t c : cores)
+    if (c > t.cores) fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) + " cores of " + t.board_class);
+  auto every = [&](const std::vector<int64_t>& v) {
+    std::vector<int64_t> out;
+    const size_t step = static_cast<size_t>(g.sample ? 1 : g.every);
+    for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
+    return out;
+  };
+  const auto cpu = every(t.cpu_khz), gpu = every(t.gpu_hz), emc = every(t.emc_hz);
+  const uint64_t total = cores.size() * cpu.size() * gpu.size() * emc.size();
+  std::vector<uint64_t> picks;
+  if (g.sample) {
+    if (static_cast<uint64_t>(g.count) > total)
+      fail(file, g.node, "'power_mode.count' " + std::to_string(g.count) + " exceeds the " + std::to_string(total) +
+                             " modes of " + t.board_class);
+    // Floyd's algorithm: a uniform sample of `count` distinct indices, reproducible from the seed.
+    std::mt19937_64 rng(static_cast<uint64_t>(g.seed));
+    std::set<uint64_t> chosen;
+    for (uint64_t j = total - static_cast<uint64_t>(g.count); j < total; ++j) {
+      std::uniform_int_distribution<uint64_t> d(0, j);
+      const uint64_t r = d(rng);
+      if (!chosen.insert(r).second) chosen.insert(j);
+    }
+    picks.assign(chosen.begin(), chosen.end());
+  } else {
+    if (total > static_cast<uint64_t>(kMaxRunsPerCampaign))
+      fail(file, g.node, "the generated grid has " + std::to_string(total) + " modes");
+    picks.resize(total);
+    for (uint64_t i = 0; i < total; ++i) picks[i] = i;
+  }
+  std::vector<RunConfig> out;
+  out.reserve(picks.size());
+  for (uint64_t idx : picks) {
+    RunConfig c = base;
+    c.power_mode_name.clear();
+    c.emc_hz = emc[idx % emc.size()];
+    idx /= emc.size();
+    c.gpu_hz = gpu[idx % gpu.size()];
+    idx /= gpu.size();
+    c.cpu_khz = cpu[idx % cpu.size()];
+    idx /= cpu.size();
+    c.cores = cores[idx];
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace jetsweep::campaign_yaml
