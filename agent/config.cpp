@@ -1,54 +1,296 @@
+// Flags are declared with CLI11 (the one flag library of every binary; generated help) and collected as text,
+// then checked here so that every error names the flag and quotes the value as before.
 #include "agent/config.hpp"
-
-#include "agent/storage/storage_map.hpp"
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdlib>
-#include <stdexcept>
+#include <memory>
+
+#include "agent/storage/storage_map.hpp"
+#include "common/text.hpp"
 
 namespace jetsweep::agent {
 
+namespace {
+
+using Mode = AgentConfig::Mode;
+
+// What CLI11 collected before it is checked: numbers keep their text so that errors can quote it.
+struct RawFlags {
+  std::string time_scale, idle_restore_s, sim, backend;
+  std::string minibatches, settle_window, settle_pct;
+  std::string samples, seed, classes, image_size;
+  CLI::Option* backend_opt = nullptr;
+  CLI::Option* systemctl_opt = nullptr;
+  CLI::Option* journal_dir_opt = nullptr;
+  CLI::Option* enroll_secret_opt = nullptr;
+};
+
+CLI::Option* text_option(CLI::App& app, const std::string& name, std::string& into, const std::string& help,
+                         const std::string& type = "TEXT") {
+  return app.add_option(name, into, help)->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// Options of every mode that talks to a board: serve, run, profile, doctor.
+void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
+  text_option(app, "--root", c.root, "procfs/sysfs root (default /; fake board trees in tests)", "DIR");
+  raw.backend_opt = text_option(app, "--backend", raw.backend, "host (default: LibTorch on this machine), jetson or sim",
+                                "host|jetson|sim");
+  text_option(app, "--sim", raw.sim,
+              "a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md)",
+              "CLASS[/INSTANCE]");
+  text_option(app, "--time-scale", raw.time_scale, "sim: wait F x the modelled time (default 1; 0 = no waiting)", "F");
+  text_option(app, "--state-dir", c.state_dir, "jetson: where board settings are recorded (default /var/lib/jetsweep)",
+              "DIR");
+  text_option(app, "--idle-restore-s", raw.idle_restore_s, "jetson: restore the board after N s idle (600; 0 = never)",
+              "N");
+  raw.systemctl_opt = text_option(app, "--systemctl", c.systemctl,
+                                  "jetson: 'PATH is-active|stop|start nvfancontrol' around fan_max runs on L4T R35+ "
+                                  "(default: systemctl)",
+                                  "PATH");
+  app.add_option("--storage", c.storage,
+                 "a storage medium, repeatable: a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" "
+                 "reads DIR/REL (simulated boards model sd, ssd and hdd)")
+      ->type_name("NAME=DIR")
+      ->allow_extra_args(false);
+  text_option(app, "--controller", c.controller_url, "the controller to dial out to", "ws://HOST:PORT");
+  text_option(app, "--name", c.name, "this agent's name", "NAME");
+  text_option(app, "--spec", c.spec_path, "run, profile: the run or campaign YAML", "FILE.yaml");
+  text_option(app, "--out", c.out_path, "run: JSON lines out; profile: the CSV corpus out", "FILE");
+  raw.journal_dir_opt = text_option(app, "--journal-dir", c.journal_dir,
+                                    "results journaled before they are sent, replayed after a restart (default "
+                                    "~/.local/state/jetsweep/NAME, or /var/lib/jetsweep/journal/NAME as root)",
+                                    "DIR");
+  app.add_flag("--no-journal", c.no_journal, "keep results in memory only (lost if the agent dies)");
+  raw.enroll_secret_opt = text_option(app, "--enroll-secret", c.enroll_secret,
+                                      "sent as 'Authorization: Bearer S' (default: $JETSWEEP_ENROLL_SECRET)", "S");
+  app.add_flag("-v,--verbose", c.verbose, "debug logging");
+}
+
+void add_profile_options(CLI::App& app, RawFlags& raw) {
+  text_option(app, "--minibatches", raw.minibatches, "minibatches per mode (default 40; the first is dropped)", "N");
+  text_option(app, "--settle-window", raw.settle_window, "minibatches the power must settle over (default 5)", "K");
+  text_option(app, "--settle-pct", raw.settle_pct, "settled: within P% (default 3)", "P");
+}
+
+void add_make_data_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
+  text_option(app, "--format", c.data_format, "the on-disk format", "mnist|cifar10|jpeg-gld|jpeg-folder|text");
+  text_option(app, "--out", c.data_out, "the dataset directory", "DIR");
+  text_option(app, "--samples", raw.samples, "samples to write", "N");
+  text_option(app, "--seed", raw.seed, "random seed (default 1)", "S");
+  text_option(app, "--classes", raw.classes, "classes", "K");
+  text_option(app, "--image-size", raw.image_size, "JPEG formats: image size (default 320x240)", "WxH");
+}
+
+// The parser of one mode (the first argument, if it names one, chose it).
+std::unique_ptr<CLI::App> make_app(Mode mode, AgentConfig& c, RawFlags& raw) {
+  auto app = std::make_unique<CLI::App>("", "jetsweep-agent");
+  app->allow_extras(true);   // reported as "unknown argument" below
+  switch (mode) {
+    case Mode::kModels:
+      app->add_flag("--json", c.json, "JSON instead of a table");
+      break;
+    case Mode::kMakeData:
+      add_make_data_options(*app, c, raw);
+      break;
+    case Mode::kProfile:
+      add_board_options(*app, c, raw);
+      add_profile_options(*app, raw);
+      break;
+    case Mode::kDoctor:
+      add_board_options(*app, c, raw);
+      app->add_flag("--json", c.json, "the checklist as JSON");
+      break;
+    default:
+      add_board_options(*app, c, raw);
+  }
+  return app;
+}
+
+Result<double> number(const std::string& flag, const std::string& text) {
+  if (auto v = parse_double(text)) return *v;
+  return invalid_argument(flag + ": '" + text + "' is not a number");
+}
+
+Result<int64_t> integer(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
+  auto v = parse_int(text);
+  if (v && *v >= min && *v <= max) return *v;
+  return invalid_argument(flag + ": '" + text + "' is not an integer between " + std::to_string(min) + " and " +
+                          std::to_string(max));
+}
+
+Status check_make_data(AgentConfig& c, const RawFlags& raw) {
+  if (!raw.samples.empty()) {
+    JS_ASSIGN_OR_RETURN(c.data_samples, integer("--samples", raw.samples, 1, 100000000));
+  }
+  if (!raw.seed.empty()) {
+    JS_ASSIGN_OR_RETURN(c.data_seed, integer("--seed", raw.seed, 0, INT64_MAX));
+  }
+  if (!raw.classes.empty()) {
+    JS_ASSIGN_OR_RETURN(c.data_classes, integer("--classes", raw.classes, 2, 10000000));
+  }
+  if (!raw.image_size.empty()) {
+    const std::string& size = raw.image_size;
+    const auto x = size.find('x');
+    auto w = x == std::string::npos ? std::nullopt : parse_int(size.substr(0, x));
+    auto h = x == std::string::npos ? std::nullopt : parse_int(size.substr(x + 1));
+    if (!w || !h) return invalid_argument("--image-size '" + size + "': expected WxH, e.g. 320x240");
+    c.image_width = *w;
+    c.image_height = *h;
+  }
+  if (c.data_format.empty()) return invalid_argument("make-data: --format is required");
+  if (c.data_out.empty()) return invalid_argument("make-data: --out DIR is required");
+  if (c.data_samples < 1) return invalid_argument("make-data: --samples N is required");
+  return Status::ok();
+}
+
+// Flag values one by one: numbers, names and what must not be empty.
+Status check_values(AgentConfig& c, const RawFlags& raw) {
+  if (raw.backend_opt->count() > 0) {
+    c.backend = raw.backend;
+    if (c.backend != "host" && c.backend != "jetson" && c.backend != "sim")
+      return invalid_argument("--backend '" + c.backend + "': expected host, jetson or sim");
+  }
+  if (!raw.sim.empty()) {
+    auto slash = raw.sim.find('/');
+    c.sim_class = raw.sim.substr(0, slash);
+    if (slash != std::string::npos) c.sim_instance = raw.sim.substr(slash + 1);
+    if (c.sim_class.empty() || (slash != std::string::npos && c.sim_instance.empty()))
+      return invalid_argument("--sim '" + raw.sim + "': expected CLASS or CLASS/INSTANCE");
+  }
+  if (!raw.time_scale.empty()) {
+    JS_ASSIGN_OR_RETURN(c.time_scale, number("--time-scale", raw.time_scale));
+    if (!(c.time_scale >= 0 && c.time_scale <= 1000)) return invalid_argument("--time-scale: must be between 0 and 1000");
+  }
+  if (raw.systemctl_opt->count() > 0 && c.systemctl.empty()) return invalid_argument("--systemctl: must not be empty");
+  if (!raw.idle_restore_s.empty()) {
+    JS_ASSIGN_OR_RETURN(c.idle_restore_s, number("--idle-restore-s", raw.idle_restore_s));
+    if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");
+  }
+  if (raw.journal_dir_opt->count() > 0 && c.journal_dir.empty())
+    return invalid_argument("--journal-dir: must not be empty");
+  if (raw.enroll_secret_opt->count() > 0 && c.enroll_secret.empty())
+    return invalid_argument("--enroll-secret: must not be empty");
+  if (!raw.minibatches.empty()) {
+    JS_ASSIGN_OR_RETURN(c.profile_minibatches, integer("--minibatches", raw.minibatches, 2, 1000000));
+  }
+  if (!raw.settle_window.empty()) {
+    JS_ASSIGN_OR_RETURN(c.settle_window, integer("--settle-window", raw.settle_window, 2, 10000));
+  }
+  if (!raw.settle_pct.empty()) {
+    JS_ASSIGN_OR_RETURN(c.settle_pct, number("--settle-pct", raw.settle_pct));
+    if (!(c.settle_pct > 0 && c.settle_pct <= 100)) return invalid_argument("--settle-pct: must be in (0, 100]");
+  }
+  return Status::ok();
+}
+
+// How the flags combine: backend, journal and what each mode requires.
+Status check_combination(AgentConfig& c, const RawFlags& raw) {
+  // doctor checks a board for the jetson backend unless told otherwise.
+  if (c.mode == Mode::kDoctor && raw.backend_opt->count() == 0 && c.sim_class.empty()) c.backend = "jetson";
+  if (!c.sim_class.empty()) {
+    if (c.backend == "jetson") return invalid_argument("--sim cannot be combined with --backend jetson");
+    c.backend = "sim";
+    if (c.sim_instance.empty())
+      c.sim_instance = c.mode == Mode::kRun || c.mode == Mode::kProfile || c.name.empty() ? "0" : c.name;
+  } else if (c.backend == "sim") {
+    return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
+  }
+  if (!raw.time_scale.empty() && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
+  storage::StorageMap media;
+  for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
+  if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
+  if (c.mode == Mode::kRun || c.mode == Mode::kProfile) {
+    const std::string cmd = c.mode == Mode::kRun ? "run" : "profile";
+    if (!c.journal_dir.empty() || c.no_journal || !c.enroll_secret.empty())
+      return invalid_argument(cmd + ": --journal-dir, --no-journal and --enroll-secret apply to serving a controller");
+    if (c.spec_path.empty()) return invalid_argument(cmd + ": --spec FILE.yaml is required");
+    if (c.out_path.empty())
+      return invalid_argument(cmd + (c.mode == Mode::kRun ? ": --out FILE.jsonl is required" : ": --out FILE.csv is required"));
+    return Status::ok();
+  }
+  if (c.mode == Mode::kDoctor) return Status::ok();
+  if (c.controller_url.empty()) return invalid_argument("--controller ws://HOST:PORT is required");
+  if (c.name.empty()) return invalid_argument("--name NAME is required");
+  return parse_ws_url(c.controller_url, c.host, c.port, c.target);
+}
+
+// The mode named by the first argument (consumed: *first_flag = 1), else serve.
+Mode mode_of(const std::vector<std::string>& args, size_t* first_flag) {
+  static const std::vector<std::pair<std::string, Mode>> kModes = {
+      {"run", Mode::kRun},       {"profile", Mode::kProfile},    {"models", Mode::kModels},
+      {"doctor", Mode::kDoctor}, {"make-data", Mode::kMakeData}, {"probe", Mode::kDevice},
+      {"set-mode", Mode::kDevice}, {"restore", Mode::kDevice},   {"help", Mode::kHelp},
+      {"--help", Mode::kHelp},   {"-h", Mode::kHelp}};
+  *first_flag = 0;
+  if (args.empty()) return Mode::kServe;
+  for (const auto& [name, mode] : kModes) {
+    if (args[0] != name) continue;
+    *first_flag = 1;
+    return mode;
+  }
+  return Mode::kServe;
+}
+
+const char* mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::kModels: return "models: ";
+    case Mode::kMakeData: return "make-data: ";
+    default: return "";
+  }
+}
+
+// CLI11's parse errors in this parser's words ("--flag: missing value").
+Status parse_error(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const auto colon = what.find(':');
+  if (e.get_name() == "ArgumentMismatch" && colon != std::string::npos && what.find(" required ") != std::string::npos &&
+      what.size() >= 7 && what.compare(what.size() - 7, 7, "missing") == 0)
+    return invalid_argument(what.substr(0, colon) + ": missing value");
+  return invalid_argument(what);
+}
+
+}  // namespace
+
 std::string agent_usage() {
-  return "usage:\n"
-         "  jetsweep-agent --controller ws://HOST:PORT --name NAME [BACKEND] [--root DIR] [--verbose]\n"
-         "      [--journal-dir DIR | --no-journal] [--enroll-secret S]\n"
-         "      dial out to a controller, register, run assigned runs one at a time\n"
-         "      results are journaled in DIR before they are sent and replayed after a restart until the controller\n"
-         "      acknowledges them (default DIR: ~/.local/state/jetsweep/NAME, or /var/lib/jetsweep/journal/NAME as\n"
-         "      root; one agent per DIR); --no-journal keeps them in memory only (lost if the agent dies)\n"
-         "      --enroll-secret S (default: $JETSWEEP_ENROLL_SECRET): sent as 'Authorization: Bearer S' when connecting\n"
-         "  jetsweep-agent run --spec FILE.yaml --out FILE.jsonl [BACKEND] [--root DIR]\n"
-         "      one run without a controller; one JSON object per line\n"
-         "  BACKEND (default: host, LibTorch on this machine):\n"
-         "    --backend jetson [--state-dir DIR] [--idle-restore-s N] [--systemctl PATH]\n"
-         "      a Jetson board: power modes applied per run, INA3221 power; settings recorded in DIR\n"
-         "      (default /var/lib/jetsweep) and restored at start, on shutdown and after N s idle (600; 0 = never);\n"
-         "      on L4T R35+ nvfancontrol is stopped for runs with fan_max and started again on restore by running\n"
-         "      'PATH is-active|stop|start nvfancontrol' (default PATH: systemctl)\n"
-         "    --sim CLASS[/INSTANCE] [--time-scale F]\n"
-         "      a simulated board (nano, xavier-nx, agx-xavier, agx-orin, orin-nano; docs/SIMULATION.md);\n"
-         "      waits F x the modelled time (default 1; 0 = no waiting) and reports modelled times\n"
-         "  STORAGE: --storage NAME=DIR, repeatable (e.g. --storage ssd=/mnt/ssd/data --storage sd=/media/sd/data);\n"
-         "      a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" reads DIR/REL. Simulated boards\n"
-         "      model the media sd, ssd and hdd by their read speeds (DIR is not read)\n"
-         "  jetsweep-agent doctor [--root DIR] [--backend host|jetson | --sim CLASS] [--journal-dir DIR] [--json]\n"
-         "      a board's readiness as a checklist (root, debugfs, cpufreq/devfreq/EMC writable, nvpmodel, INA3221\n"
-         "      rails, fan, CUDA in LibTorch, journal directory): exit 0 when ready, 1 when not\n"
-         "  jetsweep-agent models [--json]\n"
-         "      the models built in: parameters and forward multiply-accumulates per sample (docs/WORKLOADS.md)\n"
-         "  jetsweep-agent profile --spec CAMPAIGN.yaml --out CORPUS.csv [--minibatches N] [--settle-window K]\n"
-         "                         [--settle-pct P] [BACKEND]\n"
-         "      PowerTrain-style profiling: every run of the campaign (its power modes, e.g. a generated sample)\n"
-         "      in one process, N minibatches each (first dropped, counted once power settles), one CSV row per mode\n"
-         "  jetsweep-agent make-data --format mnist|cifar10|jpeg-gld|jpeg-folder|text --out DIR --samples N\n"
-         "                 [--seed S] [--classes K] [--image-size WxH]\n"
-         "      writes a synthetic dataset in the real on-disk format (JPEG formats: WxH images, default 320x240)\n"
-         "  jetsweep-agent probe|set-mode|restore [...]   (Jetson device layer; see README)\n";
+  CLI::App app("jetsweep-agent: runs a campaign's runs on this machine, a Jetson board or a simulated one",
+               "jetsweep-agent");
+  AgentConfig c;
+  RawFlags raw;
+  app.footer(
+      "With no command: dial out to a controller (--controller, --name required), register, run assigned runs one at a\n"
+      "time; results are journaled before they are sent. BACKEND: --backend host|jetson or --sim CLASS[/INSTANCE].\n"
+      "Device layer: jetsweep-agent probe|set-mode|restore [...] (see README).");
+  add_board_options(app, c, raw);
+  struct Command {
+    const char* name;
+    const char* what;
+    Mode mode;
+  };
+  const Command commands[] = {
+      {"run", "one run without a controller; one JSON object per line (--spec, --out)", Mode::kRun},
+      {"profile", "PowerTrain-style profiling: every run of a campaign in one process, one CSV row per mode",
+       Mode::kProfile},
+      {"doctor", "a board's readiness as a checklist: exit 0 when ready, 1 when not", Mode::kDoctor},
+      {"models", "the models built in: parameters and forward multiply-accumulates per sample", Mode::kModels},
+      {"make-data", "writes a synthetic dataset in the real on-disk format", Mode::kMakeData},
+  };
+  for (const auto& cmd : commands) {
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.what);
+    if (cmd.mode == Mode::kModels) sub->add_flag("--json", c.json, "JSON instead of a table");
+    else if (cmd.mode == Mode::kMakeData) add_make_data_options(*sub, c, raw);
+    else add_board_options(*sub, c, raw);
+    if (cmd.mode == Mode::kProfile) add_profile_options(*sub, raw);
+    if (cmd.mode == Mode::kDoctor) sub->add_flag("--json", c.json, "the checklist as JSON");
+  }
+  return app.help("", CLI::AppFormatMode::All);
 }
 
 Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target) {
+
   const std::string scheme = "ws://";
   if (url.rfind(scheme, 0) != 0) return invalid_argument("--controller '" + url + "': must start with ws://");
   std::string rest = url.substr(scheme.size());
@@ -79,192 +321,34 @@ Result<std::string> default_journal_dir(const std::string& name) {
 
 Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args) {
   AgentConfig c;
-  size_t i = 0;
-  if (!args.empty()) {
-    const std::string& first = args[0];
-    if (first == "run") {
-      c.mode = AgentConfig::Mode::kRun;
-      i = 1;
-    } else if (first == "probe" || first == "set-mode" || first == "restore") {
-      c.mode = AgentConfig::Mode::kDevice;
-      c.device_command = first;
-      c.device_args.assign(args.begin() + 1, args.end());
-      return c;
-    } else if (first == "profile") {
-      c.mode = AgentConfig::Mode::kProfile;
-      i = 1;
-    } else if (first == "models") {
-      c.mode = AgentConfig::Mode::kModels;
-      i = 1;
-    } else if (first == "doctor") {
-      c.mode = AgentConfig::Mode::kDoctor;
-      i = 1;
-    } else if (first == "make-data") {
-      c.mode = AgentConfig::Mode::kMakeData;
-      i = 1;
-    } else if (first == "help" || first == "--help" || first == "-h") {
-      c.mode = AgentConfig::Mode::kHelp;
-      return c;
-    }
-  }
-  auto value = [&](const std::string& flag) -> Result<std::string> {
-    if (i + 1 >= args.size()) return invalid_argument(flag + ": missing value");
-    return args[++i];
-  };
-  auto number = [&](const std::string& flag) -> Result<double> {
-    JS_ASSIGN_OR_RETURN(std::string text, value(flag));
-    try {
-      size_t used = 0;
-      double v = std::stod(text, &used);
-      if (used == text.size()) return v;
-    } catch (const std::exception&) {
-    }
-    return invalid_argument(flag + ": '" + text + "' is not a number");
-  };
-  auto integer = [&](const std::string& flag, int64_t min, int64_t max) -> Result<int64_t> {
-    JS_ASSIGN_OR_RETURN(std::string text, value(flag));
-    try {
-      size_t used = 0;
-      long long v = std::stoll(text, &used);
-      if (used == text.size() && v >= min && v <= max) return static_cast<int64_t>(v);
-    } catch (const std::exception&) {
-    }
-    return invalid_argument(flag + ": '" + text + "' is not an integer between " + std::to_string(min) + " and " + std::to_string(max));
-  };
-  if (c.mode == AgentConfig::Mode::kModels) {
-    for (; i < args.size(); ++i) {
-      if (args[i] != "--json") return invalid_argument("models: unknown argument '" + args[i] + "'");
-      c.json = true;
-    }
+  size_t first_flag = 0;
+  c.mode = mode_of(args, &first_flag);
+  if (c.mode == Mode::kHelp) return c;
+  if (c.mode == Mode::kDevice) {
+    c.device_command = args[0];
+    c.device_args.assign(args.begin() + 1, args.end());
     return c;
   }
-  if (c.mode == AgentConfig::Mode::kMakeData) {
-    for (; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a == "--format") {
-        JS_ASSIGN_OR_RETURN(c.data_format, value(a));
-      } else if (a == "--out") {
-        JS_ASSIGN_OR_RETURN(c.data_out, value(a));
-      } else if (a == "--samples") {
-        JS_ASSIGN_OR_RETURN(c.data_samples, integer(a, 1, 100000000));
-      } else if (a == "--seed") {
-        JS_ASSIGN_OR_RETURN(c.data_seed, integer(a, 0, INT64_MAX));
-      } else if (a == "--classes") {
-        JS_ASSIGN_OR_RETURN(c.data_classes, integer(a, 2, 10000000));
-      } else if (a == "--image-size") {
-        std::string size;
-        JS_ASSIGN_OR_RETURN(size, value(a));
-        const auto x = size.find('x');
-        try {
-          if (x == std::string::npos) throw std::invalid_argument(size);
-          size_t u1 = 0, u2 = 0;
-          c.image_width = std::stoll(size.substr(0, x), &u1);
-          c.image_height = std::stoll(size.substr(x + 1), &u2);
-          if (u1 != x || u2 != size.size() - x - 1) throw std::invalid_argument(size);
-        } catch (const std::exception&) {
-          return invalid_argument("--image-size '" + size + "': expected WxH, e.g. 320x240");
-        }
-      } else {
-        return invalid_argument("make-data: unknown argument '" + a + "'");
-      }
-    }
-    if (c.data_format.empty()) return invalid_argument("make-data: --format is required");
-    if (c.data_out.empty()) return invalid_argument("make-data: --out DIR is required");
-    if (c.data_samples < 1) return invalid_argument("make-data: --samples N is required");
+  RawFlags raw;
+  auto app = make_app(c.mode, c, raw);
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - static_cast<long>(first_flag));
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    c.mode = Mode::kHelp;
+    return c;
+  } catch (const CLI::ParseError& e) {
+    return parse_error(e);
+  }
+  if (!app->remaining().empty())
+    return invalid_argument(std::string(mode_name(c.mode)) + "unknown argument '" + app->remaining().front() + "'");
+  if (c.mode == Mode::kMakeData) {
+    JS_RETURN_IF_ERROR(check_make_data(c, raw));
     return c;
   }
-  bool time_scale_given = false, backend_given = false;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--controller") {
-      JS_ASSIGN_OR_RETURN(c.controller_url, value(a));
-    } else if (a == "--name") {
-      JS_ASSIGN_OR_RETURN(c.name, value(a));
-    } else if (a == "--root") {
-      JS_ASSIGN_OR_RETURN(c.root, value(a));
-    } else if (a == "--spec") {
-      JS_ASSIGN_OR_RETURN(c.spec_path, value(a));
-    } else if (a == "--out") {
-      JS_ASSIGN_OR_RETURN(c.out_path, value(a));
-    } else if (a == "--backend") {
-      JS_ASSIGN_OR_RETURN(c.backend, value(a));
-      backend_given = true;
-      if (c.backend != "host" && c.backend != "jetson" && c.backend != "sim")
-        return invalid_argument("--backend '" + c.backend + "': expected host, jetson or sim");
-    } else if (a == "--sim") {
-      std::string spec;
-      JS_ASSIGN_OR_RETURN(spec, value(a));
-      auto slash = spec.find('/');
-      c.sim_class = spec.substr(0, slash);
-      if (slash != std::string::npos) c.sim_instance = spec.substr(slash + 1);
-      if (c.sim_class.empty() || (slash != std::string::npos && c.sim_instance.empty()))
-        return invalid_argument("--sim '" + spec + "': expected CLASS or CLASS/INSTANCE");
-    } else if (a == "--time-scale") {
-      JS_ASSIGN_OR_RETURN(c.time_scale, number(a));
-      if (!(c.time_scale >= 0 && c.time_scale <= 1000)) return invalid_argument("--time-scale: must be between 0 and 1000");
-      time_scale_given = true;
-    } else if (a == "--state-dir") {
-      JS_ASSIGN_OR_RETURN(c.state_dir, value(a));
-    } else if (a == "--systemctl") {
-      JS_ASSIGN_OR_RETURN(c.systemctl, value(a));
-      if (c.systemctl.empty()) return invalid_argument("--systemctl: must not be empty");
-    } else if (a == "--idle-restore-s") {
-      JS_ASSIGN_OR_RETURN(c.idle_restore_s, number(a));
-      if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");
-    } else if (a == "--storage") {
-      std::string spec;
-      JS_ASSIGN_OR_RETURN(spec, value(a));
-      c.storage.push_back(spec);
-    } else if (a == "--journal-dir") {
-      JS_ASSIGN_OR_RETURN(c.journal_dir, value(a));
-      if (c.journal_dir.empty()) return invalid_argument("--journal-dir: must not be empty");
-    } else if (a == "--no-journal") {
-      c.no_journal = true;
-    } else if (a == "--enroll-secret") {
-      JS_ASSIGN_OR_RETURN(c.enroll_secret, value(a));
-      if (c.enroll_secret.empty()) return invalid_argument("--enroll-secret: must not be empty");
-    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--minibatches") {
-      JS_ASSIGN_OR_RETURN(c.profile_minibatches, integer(a, 2, 1000000));
-    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--settle-window") {
-      JS_ASSIGN_OR_RETURN(c.settle_window, integer(a, 2, 10000));
-    } else if (c.mode == AgentConfig::Mode::kProfile && a == "--settle-pct") {
-      JS_ASSIGN_OR_RETURN(c.settle_pct, number(a));
-      if (!(c.settle_pct > 0 && c.settle_pct <= 100)) return invalid_argument("--settle-pct: must be in (0, 100]");
-    } else if (c.mode == AgentConfig::Mode::kDoctor && a == "--json") {
-      c.json = true;
-    } else if (a == "--verbose" || a == "-v") {
-      c.verbose = true;
-    } else {
-      return invalid_argument("unknown argument '" + a + "'");
-    }
-  }
-  // doctor checks a board for the jetson backend unless told otherwise.
-  if (c.mode == AgentConfig::Mode::kDoctor && !backend_given && c.sim_class.empty()) c.backend = "jetson";
-  if (!c.sim_class.empty()) {
-    if (c.backend == "jetson") return invalid_argument("--sim cannot be combined with --backend jetson");
-    c.backend = "sim";
-    if (c.sim_instance.empty())
-      c.sim_instance = c.mode == AgentConfig::Mode::kRun || c.mode == AgentConfig::Mode::kProfile || c.name.empty() ? "0" : c.name;
-  } else if (c.backend == "sim") {
-    return invalid_argument("--backend sim needs --sim CLASS[/INSTANCE]");
-  }
-  if (time_scale_given && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
-  storage::StorageMap media;
-  for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
-  if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
-  if (c.mode == AgentConfig::Mode::kRun || c.mode == AgentConfig::Mode::kProfile) {
-    const std::string cmd = c.mode == AgentConfig::Mode::kRun ? "run" : "profile";
-    if (!c.journal_dir.empty() || c.no_journal || !c.enroll_secret.empty())
-      return invalid_argument(cmd + ": --journal-dir, --no-journal and --enroll-secret apply to serving a controller");
-    if (c.spec_path.empty()) return invalid_argument(cmd + ": --spec FILE.yaml is required");
-    if (c.out_path.empty())
-      return invalid_argument(cmd + (c.mode == AgentConfig::Mode::kRun ? ": --out FILE.jsonl is required" : ": --out FILE.csv is required"));
-    return c;
-  }
-  if (c.mode == AgentConfig::Mode::kDoctor) return c;
-  if (c.controller_url.empty()) return invalid_argument("--controller ws://HOST:PORT is required");
-  if (c.name.empty()) return invalid_argument("--name NAME is required");
-  JS_RETURN_IF_ERROR(parse_ws_url(c.controller_url, c.host, c.port, c.target));
+  if (c.mode == Mode::kModels) return c;
+  JS_RETURN_IF_ERROR(check_values(c, raw));
+  JS_RETURN_IF_ERROR(check_combination(c, raw));
   return c;
 }
 

@@ -8,7 +8,7 @@
 #include "agent/device/fs_util.hpp"
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
-#include "agent/device/telemetry.hpp"
+#include "agent/device/board_telemetry.hpp"
 #include "agent/trainer.hpp"
 
 namespace jetsweep::agent {

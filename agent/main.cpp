@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto cfg = agent::parse_agent_args(args);
   if (!cfg) {
-    std::cerr << "jetsweep-agent: " << cfg.status().message() << "\n" << agent::agent_usage();
+    std::cerr << "jetsweep-agent: " << cfg.status().message() << "\n(jetsweep-agent --help lists the flags)\n";
     return 2;
   }
   if (cfg->verbose) log::set_min_level(log::Level::kDebug);

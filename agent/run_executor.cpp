@@ -1,24 +1,14 @@
 #include "agent/run_executor.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <chrono>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
-#include "agent/device/board.hpp"
 #include "agent/device/board_state.hpp"
-#include "agent/device/nvpmodel.hpp"
-#include "agent/device/fs_util.hpp"
-#include "agent/device/power_control.hpp"
-#include "agent/device/restore_state.hpp"
-#include "agent/device/run_mode.hpp"
-#include "agent/device/service_control.hpp"
-#include "agent/sim/sim_executor.hpp"
+#include "agent/host_backend.hpp"
 #include "agent/storage/disk_stats.hpp"
 #include "agent/storage/page_cache.hpp"
 #include "agent/telemetry.hpp"
@@ -28,17 +18,6 @@
 namespace jetsweep::agent {
 
 namespace {
-
-Status drop_host_page_cache(const std::string& root) {
-  ::sync();
-  const std::string path = (root == "/" ? std::string() : root) + "/proc/sys/vm/drop_caches";
-  std::ofstream out(path);
-  if (!out) return io_error("drop_caches requested but " + path + " is not writable (run the agent as root)");
-  out << "3\n";
-  out.flush();
-  if (!out) return io_error("drop_caches: writing 3 to " + path + " failed");
-  return Status::ok();
-}
 
 // Page-cache residency of the dataset's files, or null (logged once per run) when it cannot be measured.
 std::optional<double> cache_fraction(int64_t run_id, const Dataset& data, bool& warned) {
@@ -178,14 +157,6 @@ class EmittingObserver final : public TrainingObserver {
 
 }  // namespace
 
-// The opened Jetson board, its power controller (owner of the restore state file) and provenance.
-struct RunExecutor::Jetson {
-  device::Board board;
-  std::unique_ptr<device::PowerController> controller;
-  bool power_readable = false;
-  bool modified = false;
-};
-
 namespace {
 ExecutorOptions host_options(std::string root) {
   ExecutorOptions o;
@@ -194,105 +165,33 @@ ExecutorOptions host_options(std::string root) {
 }
 }  // namespace
 
-RunExecutor::RunExecutor(std::string root) : RunExecutor(host_options(std::move(root))) {}
+RunExecutor::RunExecutor(std::string root)
+    : options_(host_options(std::move(root))), backend_(std::make_unique<HostBackend>(options_.root)) {}
 
-RunExecutor::RunExecutor(ExecutorOptions options) : options_(std::move(options)) {}
+RunExecutor::RunExecutor(ExecutorOptions options, std::unique_ptr<Backend> backend)
+    : options_(std::move(options)), backend_(std::move(backend)) {}
 
 RunExecutor::~RunExecutor() = default;
 
 Result<std::unique_ptr<RunExecutor>> RunExecutor::open(const ExecutorOptions& options) {
-  std::unique_ptr<RunExecutor> ex(new RunExecutor(options));
-  if (options.backend == "host") return ex;
-  if (options.backend == "sim") {
-    JS_ASSIGN_OR_RETURN(ex->sim_, sim::SimExecutor::open(options.sim_class, options.sim_instance, options.time_scale));
-    std::vector<std::string> media;
-    for (const auto& [name, dir] : options.storage.media()) media.push_back(name);
-    JS_RETURN_IF_ERROR(ex->sim_->set_media(media));
-    return ex;
-  }
-  if (options.backend != "jetson")
-    return invalid_argument("--backend '" + options.backend + "': expected host, jetson or sim");
-
-  // A previous agent may have died with the board in a run's power mode: put it back first.
-  device::SystemctlServiceControl services(options.systemctl);
-  auto restored = device::restore_pending(options.state_dir, nullptr, &services);
-  if (!restored) {
-    return restored.status().with_context("restoring the board settings recorded in " +
-                                          device::restore_state_path(options.state_dir).string() +
-                                          " (fix the cause, then run 'jetsweep-agent restore --state-dir " +
-                                          options.state_dir + "')");
-  }
-  if (*restored)
-    JS_LOG_WARN << "jetson backend: restored board settings a previous agent left in "
-                << device::restore_state_path(options.state_dir).string();
-  auto board = device::open_board(options.root);
-  if (!board) return board.status().with_context("jetson backend: opening the board under " + options.root);
-  ex->jetson_ = std::make_unique<Jetson>();
-  ex->jetson_->board = board.value();
-  ex->jetson_->controller = std::make_unique<device::PowerController>(
-      std::move(board).value(), options.state_dir, std::make_shared<device::SystemctlServiceControl>(options.systemctl));
-  auto power = BoardPowerSource::open(options.root);
-  ex->jetson_->power_readable = power.is_ok();
-  if (!power.is_ok())
-    JS_LOG_WARN << "jetson backend: " << power.status().message() << "; energy will be reported as null";
-  return ex;
+  JS_ASSIGN_OR_RETURN(auto backend, open_backend(options));
+  return std::unique_ptr<RunExecutor>(new RunExecutor(options, std::move(backend)));
 }
 
-std::string RunExecutor::default_accelerator() const { return jetson_ ? "cuda" : "auto"; }
+std::string RunExecutor::default_accelerator() const { return backend_->default_accelerator(); }
 
-std::string RunExecutor::accelerator_fact() const {
-  if (sim_) return "simulated";
-  auto device = compute_device_for(default_accelerator());
-  return device ? device.value() : "none: " + cuda_unavailable_reason();
-}
+std::string RunExecutor::accelerator_fact() const { return backend_->accelerator_fact(); }
 
-bool RunExecutor::has_power_sensor() const {
-  if (sim_) return true;
-  if (jetson_) return jetson_->power_readable;
-  return RaplPowerSource::open(options_.root) != nullptr;
-}
+bool RunExecutor::has_power_sensor() const { return backend_->has_power_sensor(); }
 
 void RunExecutor::describe(proto::DeviceFacts& facts) const {
   facts.backend = options_.backend;
-  if (jetson_) {
-    const device::BoardInfo& info = jetson_->board.info;
-    facts.device_class = device::device_class_of(info);
-    facts.kernel = info.kernel + "; L4T " + (info.l4t ? info.l4t->to_string() : std::string("unknown")) + "; " +
-                   std::string(device::module_name(info.module)) + " " + info.module_part +
-                   (info.nvpmodel_conf_fnv1a64.empty() ? std::string() : "; nvpmodel.conf " + info.nvpmodel_conf_fnv1a64);
-    // The board is this host's sysfs tree (/ in production): another agent on it is the same board.
-    std::error_code ec;
-    const auto root = std::filesystem::weakly_canonical(options_.root, ec);
-    facts.board_id = "jetson:" + facts.hostname + ":" + (ec ? options_.root : root.string());
-  } else if (sim_) {
-    facts.device_class = options_.sim_class;
-    facts.mem_bytes = sim_->model().tables().mem_total_bytes();  // the simulated board's RAM, not the host's
-    facts.board_id = "sim:" + facts.hostname + ":" + options_.sim_class + "/" + options_.sim_instance;
-    // The kernel stays the host's: instance names and time scales are not software, and putting them there
-    // made every class with two simulated boards look like boards with different software.
-  }
+  backend_->describe(facts);
 }
 
-bool RunExecutor::board_modified() const {
-  if (sim_) return sim_->modified();
-  std::lock_guard lock(board_mu_);
-  return jetson_ && jetson_->modified;
-}
+bool RunExecutor::board_modified() const { return backend_->board_modified(); }
 
-Status RunExecutor::restore_board() {
-  if (sim_) {
-    sim_->restore();
-    return Status::ok();
-  }
-  std::lock_guard lock(board_mu_);
-  if (!jetson_) return Status::ok();
-  auto r = jetson_->controller->restore();
-  if (!r) return r.status().with_context("restoring the board");
-  jetson_->modified = false;
-  JS_LOG_INFO << "jetson backend: board settings restored (" << (*r ? "from " : "nothing recorded in ")
-              << device::restore_state_path(options_.state_dir).string() << ")";
-  return Status::ok();
-}
+Status RunExecutor::restore_board() { return backend_->restore_board(); }
 
 Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig& config, std::string& path,
                                                 std::string& medium) {
@@ -311,77 +210,14 @@ Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig&
   return static_cast<const Dataset*>(cached_.get());
 }
 
-Status RunExecutor::prepare_jetson(int64_t run_id, const RunConfig& config, proto::RunStarted& started) {
-  std::lock_guard lock(board_mu_);
-  device::PowerController& ctl = *jetson_->controller;
-  const device::Board& board = ctl.board();
-  const auto state_file = device::restore_state_path(options_.state_dir);
-  auto apply = [&](Result<device::DeviceTarget> target, const std::string& what) -> Status {
-    if (!target) return target.status().with_context(what);
-    Status s = ctl.apply(target.value());
-    // A failed apply may have written some files: the state file then allows restore().
-    jetson_->modified = jetson_->modified || device::exists_file(state_file);
-    return s.is_ok() ? s : s.with_context(what);
-  };
-  JS_ASSIGN_OR_RETURN(device::NvpmodelConf conf, device::read_nvpmodel_conf(options_.root));
-  if (!conf.default_mode)
-    return invalid_argument(conf.source + " has no PM_CONFIG DEFAULT: this board's reference state is undefined");
-  // The base of every run: its named mode, else the class's reference state (the default nvpmodel mode).
-  const std::string base = config.power_mode_name.empty() ? std::to_string(*conf.default_mode) : config.power_mode_name;
-  const device::NvpMode* named = conf.find(base);
-  if (!named) {
-    std::string names;
-    for (const auto& m : conf.modes) names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
-    return invalid_argument("no nvpmodel mode '" + base + "' in " + conf.source + " (modes: " + names + ")");
-  }
-  const bool explicit_settings = config.cores > 0 || config.cpu_khz > 0 || config.gpu_hz > 0 || config.emc_hz > 0;
-  const std::string base_what = (config.has_power_mode() ? "nvpmodel mode " : "reference state (nvpmodel mode ") +
-                                named->name + (config.has_power_mode() ? "" : ")");
-  // Plan (and so check every value against the board's tables) before anything is written: a refused mode
-  // leaves the board as it is.
-  auto base_target = device::plan_named_mode(board, base, device::ApplyOptions{});
-  if (!base_target) return base_target.status().with_context(base_what);
-  device::RunModeRequest req{"", config.cores, config.cpu_khz, config.gpu_hz, config.emc_hz, false};
-  std::optional<Result<device::DeviceTarget>> overlay;
-  if (explicit_settings) {
-    overlay = device::plan_run_mode(board, req);
-    if (!*overlay) return overlay->status().with_context("power mode " + req.to_string());
-  }
-  // Every run starts from the state the agent found the board in, so nothing carries over from the run
-  // before (a pinned clock, a core offline, the fan), then gets its own state applied in full: the base mode,
-  // the settings the run gives, then pinned clocks and fan.
-  if (jetson_->modified) {
-    auto r = ctl.restore();
-    if (!r) return r.status().with_context("putting the board back before the run");
-    jetson_->modified = false;
-  }
-  JS_RETURN_IF_ERROR(apply(std::move(base_target), base_what));
-  if (overlay) JS_RETURN_IF_ERROR(apply(std::move(*overlay), "power mode " + req.to_string()));
-  if (config.pin_clocks) {
-    JS_RETURN_IF_ERROR(apply(device::plan_pin_current(board, device::ApplyOptions{true, config.fan_max}), "pin_clocks"));
-  } else if (config.fan_max) {
-    device::DeviceTarget fan;
-    fan.fan_max = true;
-    JS_RETURN_IF_ERROR(apply(fan, "fan_max"));
-  }
-  started.applied = device::read_board_state(options_.root, &board);
-  if (!explicit_settings) {
-    started.applied->mode_name = named->name;
-    started.applied->nvpmodel_id = named->id;
-  }
-  JS_LOG_INFO << "run " << run_id << ": " << (started.reference_state ? "reference state " : "power mode ")
-              << started.applied->to_string() << " applied and read back";
-  if (config.drop_caches) {
-    Status s = device::drop_page_cache(options_.root);
-    if (!s.is_ok()) return s.with_context("drop_caches");
-    started.page_cache_dropped = true;
-  }
-  return Status::ok();
-}
-
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
-  if (sim_) return sim_->execute(run_id, config, sink, cancel);
+  if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel)) return *modelled;
+  return train_run(run_id, config, sink, cancel);
+}
+
+proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,
+                                          const std::atomic<bool>& cancel) {
   const auto start = std::chrono::steady_clock::now();
   proto::RunFinished fin;
   fin.run_id = run_id;
@@ -405,29 +241,9 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
   std::string data_path;
   auto data = dataset_for(run_id, config, data_path, started.storage_medium);
   if (!data) return finish(data.status());
-  std::unique_ptr<PowerSource> power;
-  if (jetson_) {
-    Status s = prepare_jetson(run_id, config, started);
-    if (!s.is_ok()) return finish(s);
-    if (jetson_->power_readable) {
-      auto src = BoardPowerSource::open(options_.root);
-      if (src) power = std::move(src).value();
-      else JS_LOG_WARN << "run " << run_id << ": " << src.status().message() << "; energy will be null";
-    }
-  } else {
-    if (config.has_power_mode() || config.fan_max)
-      return finish(invalid_argument("the run asks for a power mode or the fan but this agent's backend is '" +
-                                     options_.backend + "' (they need --backend jetson or --sim)"));
-    if (config.drop_caches) {
-      Status s = drop_host_page_cache(options_.root);
-      if (!s.is_ok()) return finish(s);
-      started.page_cache_dropped = true;
-    }
-    // Nothing is applied on a host: its state as it is, read back, is what the run executes in.
-    started.applied = device::read_board_state(options_.root, nullptr);
-    power = RaplPowerSource::open(options_.root);
-  }
-  HostProbe probe(options_.root, std::move(power));
+  Status prepared = backend_->prepare(run_id, config, started);
+  if (!prepared.is_ok()) return finish(prepared);
+  HostProbe probe(options_.root, backend_->power_source(run_id));
   Sampler sampler(probe, config.sample_hz);
   sampler.start();
   const double t0_unix_s = proto::unix_now_s();
@@ -437,7 +253,7 @@ proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config,
   started.storage_device = io.device() ? io.device()->disk : "";
   started.t0_unix_s = t0_unix_s;
   sink.emit(started);
-  ClockContext clocks{options_.root, jetson_ ? &jetson_->board : nullptr, started.applied.value_or(proto::BoardState{})};
+  ClockContext clocks{options_.root, backend_->board(), started.applied.value_or(proto::BoardState{})};
   EmittingObserver observer(run_id, sink, sampler, probe.power_reading(), *data.value(), io, t0_unix_s, std::move(clocks));
   Status s = train(effective, *data.value(), observer, cancel);
   sampler.stop();

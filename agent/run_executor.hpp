@@ -1,59 +1,31 @@
-// Executes one run on the agent's backend and emits the results as protocol messages (minibatch
-// chunks, epoch summaries with energy, samples, run_finished) to a ResultSink:
-//   host   - trains with LibTorch, telemetry from /proc and /sys, power from RAPL when readable; per epoch
-//            the read IO of the block device backing the dataset and its page-cache residency;
-//   jetson - as host, plus the board put back as found and the run's state applied through
-//            device::PowerController before the run (the class's reference state, its default nvpmodel
-//            mode, overlaid with the run's mode, pinned clocks and fan), page cache dropped through the
-//            device layer, power from the INA3221 rails;
-// Every run first emits run_started with the state it executes in, read back from the board.
-//   sim    - a simulated board (agent/sim): no training, modelled times and power.
+// Executes one run on the agent's backend (agent/backend.hpp: host, jetson, sim) and emits the results as
+// protocol messages (minibatch chunks, epoch summaries with energy, samples, run_finished) to a ResultSink.
+// Training backends (host, jetson): the run's dataset opened (and cached for the next run), the backend's
+// state applied and read back, run_started, then LibTorch training with telemetry from /proc and /sys and
+// the backend's power sensor; per epoch the read IO of the block device backing the dataset and its
+// page-cache residency. The sim backend models each run whole.
 // execute() runs on the caller's (training) thread; restore_board(), board_modified() and describe()
-// may be called from the agent's io thread (a mutex serialises board access).
+// may be called from the agent's io thread (the backend serialises board access).
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "agent/backend.hpp"
 #include "agent/datasets/dataset.hpp"
 #include "agent/storage/storage_map.hpp"
 #include "common/protocol.hpp"
 
-namespace jetsweep::device {
-class PowerController;
-}
-namespace jetsweep::agent::sim {
-class SimExecutor;
-}
-
 namespace jetsweep::agent {
 
-// Receives result messages in order. Called from the training thread.
-class ResultSink {
- public:
-  virtual ~ResultSink() = default;
-  virtual void emit(proto::Body body) = 0;
-};
-
-struct ExecutorOptions {
-  std::string backend = "host";        // "host", "jetson", "sim"
-  std::string root = "/";              // procfs/sysfs root (fake board trees in tests)
-  std::string state_dir = "/var/lib/jetsweep";  // jetson: where original board settings are recorded
-  std::string systemctl = "systemctl";  // jetson: stops nvfancontrol for fan_max runs on L4T R35+, starts it on restore
-  std::string sim_class;               // sim: board class
-  std::string sim_instance;            // sim: instance id (fixes the instance's deviation)
-  double time_scale = 1.0;             // sim: wait time_scale x the modelled duration
-  storage::StorageMap storage;         // host/jetson: media names -> dataset roots (`data: "@NAME[/REL]"`)
-};
-
+// Owns the backend and the cached dataset; see the top of this file for which thread calls what.
 class RunExecutor {
  public:
   // The host backend on `root` ("/" on a real machine).
   explicit RunExecutor(std::string root = "/");
   // Any backend. jetson: detects the board, first restores settings a previous agent left recorded in
-  // state_dir (device::restore_pending), and fails when the board or its power rails cannot be read.
+  // state_dir (device::restore_pending), and fails when the board cannot be read (open_backend).
   static Result<std::unique_ptr<RunExecutor>> open(const ExecutorOptions& options);
   ~RunExecutor();
 
@@ -77,19 +49,16 @@ class RunExecutor {
   Status restore_board();
 
  private:
-  struct Jetson;
-  explicit RunExecutor(ExecutorOptions options);
+  RunExecutor(ExecutorOptions options, std::unique_ptr<Backend> backend);
   Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
-  // Puts the board in the run's state (its class's reference state overlaid with what the run sets) and
-  // records the state read back in `started`.
-  Status prepare_jetson(int64_t run_id, const RunConfig& config, proto::RunStarted& started);
+  // Trains the run on a training backend (host, jetson).
+  proto::RunFinished train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,
+                               const std::atomic<bool>& cancel);
 
   ExecutorOptions options_;
+  std::unique_ptr<Backend> backend_;
   std::unique_ptr<Dataset> cached_;        // last dataset opened, reused by the next run with the same data
   std::string cached_key_;
-  mutable std::mutex board_mu_;            // guards jetson_->controller and modified flags
-  std::unique_ptr<Jetson> jetson_;
-  std::unique_ptr<sim::SimExecutor> sim_;
 };
 
 // Writes the messages of a standalone run as JSON lines (`jetsweep-agent run --out`).

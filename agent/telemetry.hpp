@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/device/telemetry.hpp"
+#include "agent/device/board_telemetry.hpp"
 #include "common/protocol.hpp"
 
 namespace jetsweep::agent {

@@ -6,7 +6,8 @@
 #   2. apt-get installs deploy/packages/jetpack-agent.txt
 #   3. takes LibTorch from NVIDIA's PyTorch wheel (python3 -c 'import torch; ...cmake_prefix_path')
 #   4. uses the system Boost headers if they are >= 1.81, else fetches 1.81.0 into /opt/jetsweep and checks
-#      its SHA-256 (deploy/boost-headers.sh)
+#      its SHA-256 (deploy/boost-headers.sh); the same for CLI11 >= 2.1 (Ubuntu 20.04 has 1.9): Debian's
+#      libcli11-dev 2.1.2 package into /opt/jetsweep, hash-checked (deploy/cli11-headers.sh)
 #   5. configures the agent-only profile (-DJETSWEEP_AGENT_ONLY=ON) and builds jetsweep-agent (as the
 #      checkout's owner when that is not root)
 #   6. installs /usr/local/bin/jetsweep-agent, /etc/systemd/system/jetsweep-agent.service,
@@ -23,6 +24,7 @@
 #   --build-dir DIR      build tree (default: build-agent in the checkout)
 #   --torch-prefix DIR   CMake prefix of LibTorch (default: asked from python3's torch)
 #   --boost-tarball FILE use this boost_1_81_0.tar.bz2 instead of downloading it (still hash-checked)
+#   --cli11-deb FILE     use this libcli11-dev_2.1.2+ds-1_all.deb instead of downloading it (still hash-checked)
 #   --no-apt             do not run apt-get (the packages are installed already)
 #   --release-file FILE  read the L4T release from FILE instead of /etc/nv_tegra_release
 #   --dry-run            print what would be done, change nothing (needs no root)
@@ -34,11 +36,14 @@ src=$(cd "$here/.." && pwd)
 package_list=$here/packages/jetpack-agent.txt
 unit_src=$here/systemd/jetsweep-agent.service
 boost_dest=/opt/jetsweep/boost-1.81.0
+cli11_dest=/opt/jetsweep/cli11-2.1.2
 bin_dest=/usr/local/bin/jetsweep-agent
 unit_dest=/etc/systemd/system/jetsweep-agent.service
 env_dir=/etc/jetsweep
 env_file=$env_dir/agent.env
 state_dir=/var/lib/jetsweep
+# Where the system's Boost and CLI11 headers are looked for (deploy/check points it at an empty directory).
+system_include=${JETSWEEP_SYSTEM_INCLUDE:-/usr/include}
 
 log() { printf '[install-agent] %s\n' "$*" >&2; }
 die() { printf '[install-agent] error: %s\n' "$*" >&2; exit 1; }
@@ -51,12 +56,13 @@ jobs=""
 build_dir=$src/build-agent
 torch_prefix=""
 boost_tarball=""
+cli11_deb=""
 use_apt=1
 release_file=/etc/nv_tegra_release
 dry_run=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --controller|--name|--secret-file|--jobs|--build-dir|--torch-prefix|--boost-tarball|--release-file)
+    --controller|--name|--secret-file|--jobs|--build-dir|--torch-prefix|--boost-tarball|--cli11-deb|--release-file)
       [ $# -ge 2 ] || die "$1 needs a value"
       case "$1" in
         --controller) controller=$2 ;;
@@ -66,6 +72,7 @@ while [ $# -gt 0 ]; do
         --build-dir) build_dir=$2 ;;
         --torch-prefix) torch_prefix=$2 ;;
         --boost-tarball) boost_tarball=$2 ;;
+        --cli11-deb) cli11_deb=$2 ;;
         --release-file) release_file=$2 ;;
       esac
       shift 2 ;;
@@ -189,9 +196,19 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   log "CUDA toolkit: /usr/local/cuda"
 fi
 
-# 4. Boost headers: the system's if >= 1.81, else 1.81.0 under /opt/jetsweep.
-system_boost=$(sed -n 's/^#define BOOST_VERSION \([0-9][0-9]*\).*/\1/p' /usr/include/boost/version.hpp 2>/dev/null | head -n 1)
-boost_args=()
+# fetch_headers SCRIPT DEST FLAG FILE: runs deploy/SCRIPT --dest DEST, with FLAG FILE when FILE (a local
+# archive) is given and --dry-run on a dry run.
+fetch_headers() {
+  local cmd=("$here/$1" --dest "$2")
+  [ -z "$4" ] || cmd+=("$3" "$4")
+  [ $dry_run -eq 0 ] || cmd+=(--dry-run)
+  "${cmd[@]}" >/dev/null
+}
+
+# 4. Boost headers: the system's if >= 1.81, else 1.81.0 under /opt/jetsweep. (Without system headers sed
+# fails: hence || true, under pipefail.)
+system_boost=$(sed -n 's/^#define BOOST_VERSION \([0-9][0-9]*\).*/\1/p' "$system_include/boost/version.hpp" 2>/dev/null | head -n 1 || true)
+header_args=()
 if [ -n "$system_boost" ] && [ "$system_boost" -ge 108100 ]; then
   log "system Boost $((system_boost / 100000)).$((system_boost / 100 % 1000)) is new enough"
 else
@@ -200,11 +217,17 @@ else
   else
     log "no system Boost headers: using Boost 1.81.0 headers in $boost_dest"
   fi
-  boost_cmd=("$here/boost-headers.sh" --dest "$boost_dest")
-  [ -z "$boost_tarball" ] || boost_cmd+=(--tarball "$boost_tarball")
-  [ $dry_run -eq 0 ] || boost_cmd+=(--dry-run)
-  "${boost_cmd[@]}" >/dev/null
-  boost_args=(-DBoost_ROOT="$boost_dest")
+  fetch_headers boost-headers.sh "$boost_dest" --tarball "$boost_tarball"
+  header_args=(-DBoost_ROOT="$boost_dest")
+fi
+# CLI11 headers: the system's if >= 2.1 (Ubuntu 22.04), else 2.1.2 under /opt/jetsweep (Ubuntu 20.04 has 1.9).
+system_cli11=$(sed -n 's/^#define CLI11_VERSION "\([0-9.]*\)".*/\1/p' "$system_include/CLI/Version.hpp" 2>/dev/null | head -n 1 || true)
+if [ -n "$system_cli11" ] && version_ge "$system_cli11" 2.1; then
+  log "system CLI11 $system_cli11 is new enough"
+else
+  log "${system_cli11:+system CLI11 $system_cli11 is older than 2.1: }using CLI11 2.1.2 headers in $cli11_dest"
+  fetch_headers cli11-headers.sh "$cli11_dest" --deb "$cli11_deb"
+  header_args+=(-DJETSWEEP_CLI11_ROOT="$cli11_dest")
 fi
 
 # 5. Configure and build the agent only.
@@ -223,7 +246,7 @@ if [ "$(id -u)" -eq 0 ] && [ "$owner" != root ] && [ "$owner" != UNKNOWN ]; then
 fi
 log "building jetsweep-agent in $build_dir ($jobs jobs${as_owner[*]:+, as $owner})"
 run "${as_owner[@]}" cmake -S "$src" -B "$build_dir" -DJETSWEEP_AGENT_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" "${boost_args[@]}"
+  -DCMAKE_PREFIX_PATH="$torch_prefix" "${header_args[@]}"
 run "${as_owner[@]}" cmake --build "$build_dir" --target jetsweep-agent -j "$jobs"
 built=$build_dir/bin/jetsweep-agent
 if [ $dry_run -eq 0 ]; then

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/text.hpp"
+
 namespace jetsweep::agent {
 namespace fs = std::filesystem;
 
@@ -18,19 +20,10 @@ JpegFolderDataset::JpegFolderDataset(std::string name, std::vector<Entry> entrie
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i);
-}
-
+// The trimmed comma-separated fields of a CSV line without quoting.
 std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string f;
-  while (std::getline(ss, f, ',')) out.push_back(trim(f));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
+  std::vector<std::string> out = split(line, ',');
+  for (auto& f : out) f = trim(f);
   return out;
 }
 
@@ -70,13 +63,7 @@ Result<std::unique_ptr<JpegFolderDataset>> JpegFolderDataset::open_gld(const std
     const std::string where = csv + ":" + std::to_string(line_no);
     if (f.size() != 3) return invalid_argument(where + ": expected 3 fields, got " + std::to_string(f.size()));
     if (f[1].empty()) return invalid_argument(where + ": empty image_id");
-    int64_t label = -1;
-    try {
-      size_t used = 0;
-      label = std::stoll(f[2], &used);
-      if (used != f[2].size()) label = -1;
-    } catch (const std::exception&) {
-    }
+    const int64_t label = parse_int(f[2]).value_or(-1);
     if (label < 0) return invalid_argument(where + ": class '" + f[2] + "' is not a non-negative integer");
     const std::string path = root + "/images/" + f[1] + ".jpg";
     if (!fs::exists(path)) return not_found(where + ": image " + path + " does not exist");

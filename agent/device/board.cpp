@@ -113,14 +113,7 @@ std::vector<int64_t> sorted_unique(std::vector<int64_t> v) {
   return v;
 }
 
-std::string join_names() {
-  std::string out;
-  for (auto n : kGpuOfNames) {
-    if (!out.empty()) out += ",";
-    out += n;
-  }
-  return out;
-}
+std::string join_names() { return join(kGpuOfNames, ","); }
 
 Result<std::vector<CpuCluster>> read_clusters(const fs::path& root, const BoardInfo& info, int cores) {
   const FamilyOps* ops = family_ops(info.family);

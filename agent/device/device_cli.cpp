@@ -1,5 +1,7 @@
 #include "agent/device/device_cli.hpp"
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <memory>
@@ -14,7 +16,7 @@
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
 #include "agent/device/service_control.hpp"
-#include "agent/device/telemetry.hpp"
+#include "agent/device/board_telemetry.hpp"
 
 namespace jetsweep::device {
 
@@ -32,46 +34,84 @@ struct ParsedArgs {
   std::set<std::string> switches;
 };
 
-// Returns an error message naming the offending flag, or nothing.
-std::optional<std::string> parse_args(const std::string& cmd, const std::vector<std::string>& args,
-                                      const std::set<std::string>& value_flags, const std::set<std::string>& bool_flags,
-                                      ParsedArgs* out) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::optional<std::string> inline_value;
-    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      inline_value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    }
-    if (value_flags.count(a)) {
-      if (out->values.count(a)) return "flag " + a + " given twice";
-      if (inline_value) {
-        out->values[a] = *inline_value;
-      } else {
-        if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) return "flag " + a + " needs a value";
-        out->values[a] = args[++i];
-      }
-      if (out->values[a].empty()) return "flag " + a + " needs a non-empty value";
-    } else if (bool_flags.count(a)) {
-      if (inline_value) return "flag " + a + " takes no value";
-      out->switches.insert(a);
-    } else if (a.rfind("--", 0) == 0) {
-      return "unknown flag " + a + " for '" + cmd + "'";
-    } else {
-      return "unexpected argument '" + a + "' for '" + cmd + "'";
-    }
+// One device subcommand's flags, declared once for parsing and for the generated help.
+struct CommandSpec {
+  const char* name;
+  const char* description;
+  std::vector<std::pair<const char*, const char*>> value_flags;   // flag, help
+  std::vector<std::pair<const char*, const char*>> bool_flags;
+};
+
+const std::vector<CommandSpec>& command_specs() {
+  static const char* kRoot = "the board's filesystem root (default /)";
+  static const char* kStateDir = "where original settings are recorded (default /var/lib/jetsweep)";
+  static const char* kSystemctl =
+      "the systemctl that stops nvfancontrol for --fan-max on L4T R35+ and starts it again on restore (default: "
+      "systemctl from PATH)";
+  static const std::vector<CommandSpec> specs = {
+      {"probe", "what the board is, its frequency tables, power modes, rails and writable files",
+       {{"--root", kRoot}},
+       {{"--json", "one JSON object instead of text"}}},
+      {"set-mode", "applies a power mode: --mode NAME, or --cores, --cpu-khz, --gpu-hz and --emc-hz together",
+       {{"--root", kRoot}, {"--state-dir", kStateDir}, {"--mode", "an nvpmodel mode, by name or id"},
+        {"--cores", "CPUs online"}, {"--cpu-khz", "CPU clock"}, {"--gpu-hz", "GPU clock"}, {"--emc-hz", "EMC clock"},
+        {"--systemctl", kSystemctl}},
+       {{"--pin-clocks", "min = max for every clock"}, {"--fan-max", "the fan at full speed"}}},
+      {"restore", "puts back every setting recorded in the state directory",
+       {{"--root", kRoot}, {"--state-dir", kStateDir}, {"--systemctl", kSystemctl}},
+       {}},
+  };
+  return specs;
+}
+
+// The CLI11 parser of `spec`, filling `out`.
+std::unique_ptr<CLI::App> make_app(const CommandSpec& spec, ParsedArgs* out) {
+  auto app = std::make_unique<CLI::App>(spec.description, std::string("jetsweep-agent ") + spec.name);
+  for (const auto& [flag, help] : spec.value_flags) {
+    const std::string f = flag;
+    app->add_option_function<std::string>(f, [out, f](const std::string& v) { out->values[f] = v; }, help)
+        ->type_name("VALUE");
   }
+  for (const auto& [flag, help] : spec.bool_flags) {
+    const std::string f = flag;
+    app->add_flag_callback(f, [out, f] { out->switches.insert(f); }, help)->disable_flag_override();
+  }
+  return app;
+}
+
+// CLI11's parse errors, naming the offending flag.
+std::string parse_error(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  // "json was given a disallowed flag override": a value given to a flag that takes none.
+  if (what.find("disallowed flag override") != std::string::npos)
+    return "flag --" + what.substr(0, what.find(' ')) + " takes no value";
+  return what;
+}
+
+// Parses `args` of subcommand `spec`. Returns an error message naming the offending flag, or nothing; sets
+// *help when --help was asked for.
+std::optional<std::string> parse_args(const CommandSpec& spec, const std::vector<std::string>& args, ParsedArgs* out,
+                                      std::string* help) {
+  auto app = make_app(spec, out);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    *help = app->help();
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    return parse_error(e);
+  }
+  for (const auto& [flag, value] : out->values)
+    if (value.empty()) return "flag " + flag + " needs a non-empty value";
   return std::nullopt;
 }
 
 std::string usage() {
-  return "usage:\n"
-         "  probe    [--root DIR] [--json]\n"
-         "  set-mode [--root DIR] [--state-dir DIR] (--mode NAME | --cores N --cpu-khz F --gpu-hz F --emc-hz F)\n"
-         "           [--pin-clocks] [--fan-max] [--systemctl PATH]\n"
-         "  restore  [--root DIR] [--state-dir DIR] [--systemctl PATH]\n"
-         "  --systemctl PATH: the systemctl that stops nvfancontrol for --fan-max on L4T R35+ and starts it\n"
-         "           again on restore (default: systemctl from PATH)\n";
+  std::string text;
+  ParsedArgs unused;
+  for (const auto& spec : command_specs()) text += make_app(spec, &unused)->help() + "\n";
+  return text;
 }
 
 json::array to_array(const std::vector<int64_t>& v) {
@@ -80,28 +120,12 @@ json::array to_array(const std::vector<int64_t>& v) {
   return a;
 }
 
-std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + std::to_string(v[i]);
-  return s;
+std::string join_numbers(const std::vector<int64_t>& v) {
+  return join(v, " ", [](int64_t x) { return std::to_string(x); });
 }
 
-int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
-  fs::path root = a.values.count("--root") ? fs::path(a.values.at("--root")) : fs::path("/");
-  bool as_json = a.switches.count("--json") > 0;
+json::object describe_board(const BoardInfo& bi) {
   json::object o;
-  json::array errors;
-  o["root"] = root.string();
-
-  auto info = detect_board(root);
-  if (!info.is_ok()) {
-    errors.push_back(json::value(info.status().to_string()));
-    o["errors"] = std::move(errors);
-    if (as_json) out << json::serialize(o) << "\n";
-    err << "probe: " << info.status().to_string() << "\n";
-    return kExitFailed;
-  }
-  const BoardInfo& bi = *info;
   o["family"] = std::string(family_name(bi.family));
   o["module"] = std::string(module_name(bi.module));
   o["module_part"] = bi.module_part;
@@ -117,57 +141,32 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
   o["kernel"] = bi.kernel;
   o["nvpmodel_conf_fnv1a64"] = bi.nvpmodel_conf_fnv1a64;
   o["nvpmodel_mode"] = bi.nvpmodel_mode ? json::value(*bi.nvpmodel_mode) : json::value(nullptr);
+  return o;
+}
 
-  auto tables = read_frequency_tables(root, bi);
-  if (tables.is_ok()) {
-    const FrequencyTables& t = *tables;
-    o["cores"] = t.cores;
-    json::array clusters;
-    for (const auto& c : t.clusters) {
-      json::array cpus;
-      for (int cpu : c.cpus) cpus.push_back(cpu);
-      clusters.push_back(json::object{{"cpus", std::move(cpus)},
-                                      {"cpufreq_dir", c.cpufreq_dir.string()},
-                                      {"freqs_khz", to_array(c.freqs_khz)}});
-    }
-    o["cpu_clusters"] = std::move(clusters);
-    o["cpu_freqs_khz"] = to_array(t.cpu_khz);
-    o["gpu"] = json::object{{"devfreq_dir", t.gpu.devfreq_dir.string()},
-                            {"device_dir", t.gpu.device_dir.string()},
-                            {"of_name", t.gpu.of_name}};
-    o["gpu_freqs_hz"] = to_array(t.gpu_hz);
-    o["emc_freqs_hz"] = to_array(t.emc_hz);
-    o["emc_table_source"] = t.emc_table_source.string();
-    o["power_mode_count"] = t.mode_count();
-  } else {
-    errors.push_back(json::value(tables.status().to_string()));
+void describe_tables(const FrequencyTables& t, json::object& o) {
+  o["cores"] = t.cores;
+  json::array clusters;
+  for (const auto& c : t.clusters) {
+    json::array cpus;
+    for (int cpu : c.cpus) cpus.push_back(cpu);
+    clusters.push_back(json::object{{"cpus", std::move(cpus)},
+                                    {"cpufreq_dir", c.cpufreq_dir.string()},
+                                    {"freqs_khz", to_array(c.freqs_khz)}});
   }
+  o["cpu_clusters"] = std::move(clusters);
+  o["cpu_freqs_khz"] = to_array(t.cpu_khz);
+  o["gpu"] = json::object{{"devfreq_dir", t.gpu.devfreq_dir.string()},
+                          {"device_dir", t.gpu.device_dir.string()},
+                          {"of_name", t.gpu.of_name}};
+  o["gpu_freqs_hz"] = to_array(t.gpu_hz);
+  o["emc_freqs_hz"] = to_array(t.emc_hz);
+  o["emc_table_source"] = t.emc_table_source.string();
+  o["power_mode_count"] = t.mode_count();
+}
 
-  auto conf = read_nvpmodel_conf(root);
-  json::array modes;
-  if (conf.is_ok()) {
-    for (const auto& m : conf->modes) modes.push_back(json::object{{"id", m.id}, {"name", m.name}});
-    o["nvpmodel_default"] = conf->default_mode ? json::value(*conf->default_mode) : json::value(nullptr);
-  } else {
-    o["nvpmodel_default"] = nullptr;
-    errors.push_back(json::value(conf.status().to_string()));
-  }
-  o["nvpmodel_modes"] = std::move(modes);
-
-  auto reader = TelemetryReader::open(root, bi);
-  BoardSample sample;
-  if (reader.is_ok()) {
-    sample = reader->read();
-    json::object tel = to_json(sample);
-    o["rails"] = tel["rails"];
-    o["total_power_w"] = tel["total_power_w"];
-    o["total_power_rule"] = sample.total_power_rule;
-    o["telemetry"] = std::move(tel);
-  } else {
-    errors.push_back(json::value(reader.status().to_string()));
-  }
-
-  // What this process may write.
+// What this process may write: path -> writable, for the files set-mode and restore write.
+json::object writable_files(const fs::path& root, const BoardInfo& bi, const Result<FrequencyTables>& tables) {
   json::object writable;
   auto add_w = [&](const fs::path& p) {
     if (exists_file(p)) writable[p.string()] = is_writable(p);
@@ -197,42 +196,100 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
     for (const auto& p : fan->pwm) add_w(p);
   }
   add_w(under(root, "/proc/sys/vm/drop_caches"));
-  o["writable"] = std::move(writable);
-  int rc = errors.empty() ? kExitOk : kExitFailed;
-  o["errors"] = std::move(errors);
+  return writable;
+}
 
-  if (as_json) {
-    out << json::serialize(o) << "\n";
-  } else {
-    out << "board: " << module_name(bi.module) << " (" << family_name(bi.family) << ", " << bi.module_part << ")\n";
-    out << "l4t: " << (bi.l4t ? bi.l4t->to_string() : "unknown") << "  kernel: " << bi.kernel << "\n";
-    if (tables.is_ok()) {
-      const FrequencyTables& t = *tables;
-      out << "cores: " << t.cores << "\n";
-      for (const auto& c : t.clusters) {
-        out << "cpu cluster " << c.cpus.front() << "-" << c.cpus.back() << " (" << c.freqs_khz.size()
-            << " kHz): " << join(c.freqs_khz) << "\n";
-      }
-      out << "gpu " << t.gpu.of_name << " (" << t.gpu_hz.size() << " Hz): " << join(t.gpu_hz) << "\n";
-      out << "emc (" << t.emc_hz.size() << " Hz): " << join(t.emc_hz) << "\n";
-      out << "power modes: " << t.cores << " x " << t.cpu_khz.size() << " x " << t.gpu_hz.size() << " x "
-          << t.emc_hz.size() << " = " << t.mode_count() << "\n";
+// What probe found, for the text output.
+struct ProbeFindings {
+  const BoardInfo& board;
+  const Result<FrequencyTables>& tables;
+  const Result<NvpmodelConf>& conf;
+  const BoardSample& sample;
+};
+
+void print_probe(const ProbeFindings& f, const json::object& o, std::ostream& out, std::ostream& err) {
+  const BoardInfo& bi = f.board;
+  out << "board: " << module_name(bi.module) << " (" << family_name(bi.family) << ", " << bi.module_part << ")\n";
+  out << "l4t: " << (bi.l4t ? bi.l4t->to_string() : "unknown") << "  kernel: " << bi.kernel << "\n";
+  if (f.tables.is_ok()) {
+    const FrequencyTables& t = *f.tables;
+    out << "cores: " << t.cores << "\n";
+    for (const auto& c : t.clusters) {
+      out << "cpu cluster " << c.cpus.front() << "-" << c.cpus.back() << " (" << c.freqs_khz.size()
+          << " kHz): " << join_numbers(c.freqs_khz) << "\n";
     }
-    if (conf.is_ok()) {
-      out << "nvpmodel modes:";
-      for (const auto& m : conf->modes) out << " " << m.id << "=" << m.name;
-      if (conf->default_mode) out << " (default " << *conf->default_mode << ")";
-      out << "\n";
-    }
-    for (const auto& r : sample.rails) {
-      out << "rail " << r.name << ": " << (r.power_mw ? std::to_string(*r.power_mw) : std::string("?")) << " mW\n";
-    }
-    if (sample.total_power_w) out << "total power: " << *sample.total_power_w << " W (" << sample.total_power_rule << ")\n";
-    for (const auto& [path, w] : o["writable"].as_object()) {
-      out << (w.as_bool() ? "writable: " : "read-only: ") << std::string(path) << "\n";
-    }
-    for (const auto& e : o["errors"].as_array()) err << "probe: " << e.as_string().c_str() << "\n";
+    out << "gpu " << t.gpu.of_name << " (" << t.gpu_hz.size() << " Hz): " << join_numbers(t.gpu_hz) << "\n";
+    out << "emc (" << t.emc_hz.size() << " Hz): " << join_numbers(t.emc_hz) << "\n";
+    out << "power modes: " << t.cores << " x " << t.cpu_khz.size() << " x " << t.gpu_hz.size() << " x "
+        << t.emc_hz.size() << " = " << t.mode_count() << "\n";
   }
+  if (f.conf.is_ok()) {
+    out << "nvpmodel modes:";
+    for (const auto& m : f.conf->modes) out << " " << m.id << "=" << m.name;
+    if (f.conf->default_mode) out << " (default " << *f.conf->default_mode << ")";
+    out << "\n";
+  }
+  for (const auto& r : f.sample.rails) {
+    out << "rail " << r.name << ": " << (r.power_mw ? std::to_string(*r.power_mw) : std::string("?")) << " mW\n";
+  }
+  if (f.sample.total_power_w)
+    out << "total power: " << *f.sample.total_power_w << " W (" << f.sample.total_power_rule << ")\n";
+  for (const auto& [path, w] : o.at("writable").as_object()) {
+    out << (w.as_bool() ? "writable: " : "read-only: ") << std::string(path) << "\n";
+  }
+  for (const auto& e : o.at("errors").as_array()) err << "probe: " << e.as_string().c_str() << "\n";
+}
+
+int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
+  fs::path root = a.values.count("--root") ? fs::path(a.values.at("--root")) : fs::path("/");
+  bool as_json = a.switches.count("--json") > 0;
+  json::array errors;
+  auto info = detect_board(root);
+  if (!info.is_ok()) {
+    json::object o;
+    o["root"] = root.string();
+    errors.push_back(json::value(info.status().to_string()));
+    o["errors"] = std::move(errors);
+    if (as_json) out << json::serialize(o) << "\n";
+    err << "probe: " << info.status().to_string() << "\n";
+    return kExitFailed;
+  }
+  const BoardInfo& bi = *info;
+  json::object o{{"root", root.string()}};
+  for (auto& [key, value] : describe_board(bi)) o[key] = value;
+
+  auto tables = read_frequency_tables(root, bi);
+  if (tables.is_ok()) describe_tables(*tables, o);
+  else errors.push_back(json::value(tables.status().to_string()));
+
+  auto conf = read_nvpmodel_conf(root);
+  json::array modes;
+  if (conf.is_ok()) {
+    for (const auto& m : conf->modes) modes.push_back(json::object{{"id", m.id}, {"name", m.name}});
+    o["nvpmodel_default"] = conf->default_mode ? json::value(*conf->default_mode) : json::value(nullptr);
+  } else {
+    o["nvpmodel_default"] = nullptr;
+    errors.push_back(json::value(conf.status().to_string()));
+  }
+  o["nvpmodel_modes"] = std::move(modes);
+
+  auto reader = TelemetryReader::open(root, bi);
+  BoardSample sample;
+  if (reader.is_ok()) {
+    sample = reader->read();
+    json::object tel = to_json(sample);
+    o["rails"] = tel["rails"];
+    o["total_power_w"] = tel["total_power_w"];
+    o["total_power_rule"] = sample.total_power_rule;
+    o["telemetry"] = std::move(tel);
+  } else {
+    errors.push_back(json::value(reader.status().to_string()));
+  }
+  o["writable"] = writable_files(root, bi, tables);
+  const int rc = errors.empty() ? kExitOk : kExitFailed;
+  o["errors"] = std::move(errors);
+  if (as_json) out << json::serialize(o) << "\n";
+  else print_probe(ProbeFindings{bi, tables, conf, sample}, o, out, err);
   return rc;
 }
 
@@ -332,25 +389,25 @@ int run_restore(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
 int device_cli_main(const std::string& subcommand, const std::vector<std::string>& args, std::ostream& out,
                     std::ostream& err) {
   try {
-    ParsedArgs parsed;
-    std::optional<std::string> bad;
-    if (subcommand == "probe") {
-      bad = parse_args(subcommand, args, {"--root"}, {"--json"}, &parsed);
-      if (!bad) return run_probe(parsed, out, err);
-    } else if (subcommand == "set-mode") {
-      bad = parse_args(subcommand, args, {"--root", "--state-dir", "--mode", "--cores", "--cpu-khz", "--gpu-hz", "--emc-hz",
-                                          "--systemctl"},
-                       {"--pin-clocks", "--fan-max"}, &parsed);
-      if (!bad) return run_set_mode(parsed, out, err);
-    } else if (subcommand == "restore") {
-      bad = parse_args(subcommand, args, {"--root", "--state-dir", "--systemctl"}, {}, &parsed);
-      if (!bad) return run_restore(parsed, out, err);
-    } else {
+    const auto& specs = command_specs();
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const CommandSpec& c) { return subcommand == c.name; });
+    if (spec == specs.end()) {
       err << "unknown device subcommand '" << subcommand << "'\n" << usage();
       return kExitUsage;
     }
-    err << subcommand << ": " << *bad << "\n" << usage();
-    return kExitUsage;
+    ParsedArgs parsed;
+    std::string help;
+    if (auto bad = parse_args(*spec, args, &parsed, &help)) {
+      err << subcommand << ": " << *bad << "\n" << usage();
+      return kExitUsage;
+    }
+    if (!help.empty()) {
+      out << help;
+      return kExitOk;
+    }
+    if (subcommand == "probe") return run_probe(parsed, out, err);
+    if (subcommand == "set-mode") return run_set_mode(parsed, out, err);
+    return run_restore(parsed, out, err);
   } catch (const std::exception& e) {
     err << subcommand << ": internal error: " << e.what() << "\n";
     return kExitFailed;

@@ -19,10 +19,6 @@ namespace {
 
 std::string errno_text(int err) { return std::string(std::strerror(err)); }
 
-bool is_space_or_nul(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\0' || c == '\v' || c == '\f';
-}
-
 }  // namespace
 
 fs::path under(const fs::path& root, std::string_view board_path) {
@@ -126,80 +122,10 @@ Status write_verified(const fs::path& path, std::string_view value) {
   return Status::ok();
 }
 
-std::string trim(std::string_view text) {
-  size_t b = 0, e = text.size();
-  while (b < e && is_space_or_nul(text[b])) ++b;
-  while (e > b && is_space_or_nul(text[e - 1])) --e;
-  return std::string(text.substr(b, e - b));
-}
 
-std::optional<int64_t> parse_int(std::string_view text) {
-  std::string t = trim(text);
-  if (t.empty()) return std::nullopt;
-  const char* first = t.data();
-  const char* last = t.data() + t.size();
-  if (*first == '+') ++first;
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc() || ptr != last) return std::nullopt;
-  return v;
-}
 
-std::optional<double> parse_double(std::string_view text) {
-  std::string t = trim(text);
-  if (t.empty()) return std::nullopt;
-  double v = 0;
-  const char* end = from_chars_double(t.data(), t.data() + t.size(), v);
-  if (!end || end != t.data() + t.size()) return std::nullopt;
-  return v;
-}
 
-const char* from_chars_double(const char* first, const char* last, double& value) {
-  const char* p = first;
-  if (p != last && *p == '-') ++p;
-  if (p == last) return nullptr;
-  // What std::from_chars (chars_format::general) refuses and strtod would take: blanks, '+', hexadecimal.
-  const char c = *p;
-  if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'i' && c != 'I' && c != 'n' && c != 'N')
-    return nullptr;
-  if (c == '0' && p + 1 != last && (p[1] == 'x' || p[1] == 'X')) {   // "0x1p3": from_chars reads the "0"
-    value = p != first ? -0.0 : 0.0;
-    return p + 1;
-  }
-  char small[64];   // strtod needs a NUL-terminated copy
-  std::string large;
-  const size_t n = static_cast<size_t>(last - first);
-  const char* text = small;
-  if (n < sizeof small) {
-    std::memcpy(small, first, n);
-    small[n] = '\0';
-  } else {
-    large.assign(first, last);
-    text = large.c_str();
-  }
-  // The C locale: '.' is the decimal point whatever LC_NUMERIC the process runs with.
-  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(0));
-  char* end = nullptr;
-  errno = 0;
-  const double v = c_locale ? strtod_l(text, &end, c_locale) : std::strtod(text, &end);
-  if (end == text) return nullptr;
-  if (errno == ERANGE && (v == 0 || std::isinf(v))) return nullptr;   // overflow, or underflow to zero
-  value = v;
-  return first + (end - text);
-}
 
-std::vector<std::string> split_ws(std::string_view text) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && is_space_or_nul(text[i])) ++i;
-    size_t j = i;
-    while (j < text.size() && !is_space_or_nul(text[j])) ++j;
-    if (j > i) out.emplace_back(text.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
   std::vector<int> out;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.hpp"
+#include "common/text.hpp"
 
 namespace jetsweep::device {
 
@@ -33,14 +34,12 @@ Status write_raw(const fs::path& path, std::string_view value);
 // sides are integers); a mismatch is kIoError naming the path, the value written and the value read.
 Status write_verified(const fs::path& path, std::string_view value);
 
-std::string trim(std::string_view text);
-std::optional<int64_t> parse_int(std::string_view text);
-std::optional<double> parse_double(std::string_view text);
-// std::from_chars for a double (decimal, inf, nan; no leading '+', blank or hexadecimal), which GCC < 11's library
-// lacks: strtod in the C locale. Returns one past the number, or nullptr (value untouched) when none is there or it
-// is out of range.
-const char* from_chars_double(const char* first, const char* last, double& value);
-std::vector<std::string> split_ws(std::string_view text);
+// trim, parse_int, parse_double, from_chars_double, split_ws: common/text.hpp.
+using jetsweep::from_chars_double;
+using jetsweep::parse_double;
+using jetsweep::parse_int;
+using jetsweep::split_ws;
+using jetsweep::trim;
 // "0-3,6,8-9" or "0 1 2 3" -> sorted CPU numbers; nullopt on malformed input.
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text);
 

@@ -286,73 +286,83 @@ Status PowerController::write(EntryRole role, const fs::path& path, const std::s
   return Status::ok();
 }
 
-Status PowerController::apply(const DeviceTarget& target) {
-  last_writes_.clear();
+// See plan_apply().
+struct PowerController::ApplyPlan {
+  std::map<int, bool> online_now;         // CPUs whose online state could be read
+  std::vector<int> to_online, to_offline;  // ascending, descending
+  std::vector<std::pair<EntryRole, fs::path>> files;  // every file known now (recorded before the first write)
+  fs::path railgate;
+  EmcPaths emc;
+  std::optional<FanControl> fan;
+  bool stop_fan_service = false;
+
+  bool will_be_online(const DeviceTarget& target, int cpu) const {
+    auto it = target.online.find(cpu);
+    if (it != target.online.end()) return it->second;
+    auto now = online_now.find(cpu);
+    return now != online_now.end() && now->second;
+  }
+};
+
+Result<PowerController::ApplyPlan> PowerController::plan_apply(const DeviceTarget& target) {
   const fs::path& root = board_.root;
   const FrequencyTables& t = board_.tables;
-
+  ApplyPlan plan;
   // Current CPU online state and the CPUs to change.
-  std::map<int, bool> current;
   for (int cpu = 0; cpu < t.cores; ++cpu) {
     auto on = cpu_online(root, cpu);
     if (!on.is_ok()) {
       if (target.online.count(cpu)) return on.status();
       continue;
     }
-    current[cpu] = *on;
+    plan.online_now[cpu] = *on;
   }
   if (auto it = target.online.find(0); it != target.online.end() && !it->second) {
     return invalid_argument("cpu0 can never be offlined (" + (cpu_dir(root, 0) / "online").string() + ")");
   }
-  std::vector<int> to_online, to_offline;
   for (const auto& [cpu, on] : target.online) {
-    if (current[cpu] == on) continue;
-    (on ? to_online : to_offline).push_back(cpu);
+    if (plan.online_now[cpu] == on) continue;
+    (on ? plan.to_online : plan.to_offline).push_back(cpu);
   }
-  std::sort(to_offline.rbegin(), to_offline.rend());
-  auto will_be_online = [&](int cpu) {
-    auto it = target.online.find(cpu);
-    return it != target.online.end() ? it->second : current[cpu];
-  };
+  std::sort(plan.to_offline.rbegin(), plan.to_offline.rend());
 
   // Every file known now; clusters that are fully offline right now get checked after onlining.
-  std::vector<std::pair<EntryRole, fs::path>> files;
-  for (int cpu : to_online) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
-  for (int cpu : to_offline) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
+  auto& files = plan.files;
+  for (int cpu : plan.to_online) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
+  for (int cpu : plan.to_offline) files.emplace_back(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online");
   for (const auto& c : target.clusters) {
     const auto& cl = t.clusters.at(c.index);
-    bool online_now = std::any_of(cl.cpus.begin(), cl.cpus.end(), [&](int cpu) { return current[cpu]; });
+    bool online_now = std::any_of(cl.cpus.begin(), cl.cpus.end(), [&](int cpu) { return plan.online_now[cpu]; });
     if (!online_now) continue;
     files.emplace_back(EntryRole::kFreqMin, cl.cpufreq_dir / "scaling_min_freq");
     files.emplace_back(EntryRole::kFreqMax, cl.cpufreq_dir / "scaling_max_freq");
   }
-  fs::path railgate = t.gpu.device_dir / "railgate_enable";
-  if (target.gpu_railgate_off) files.emplace_back(EntryRole::kOther, railgate);
+  plan.railgate = t.gpu.device_dir / "railgate_enable";
+  if (target.gpu_railgate_off) files.emplace_back(EntryRole::kOther, plan.railgate);
   if (target.gpu_min_max_hz) {
     files.emplace_back(EntryRole::kFreqMin, t.gpu.devfreq_dir / "min_freq");
     files.emplace_back(EntryRole::kFreqMax, t.gpu.devfreq_dir / "max_freq");
   }
-  EmcPaths emc = board_.ops->emc_paths(root, board_.info.l4t_major());
+  plan.emc = board_.ops->emc_paths(root, board_.info.l4t_major());
   if (target.emc_cap_hz) {
     if (!target.emc_cap_path) return internal_error("EMC cap value without a cap path");
     files.emplace_back(EntryRole::kOther, *target.emc_cap_path);
   }
   if (target.emc_lock_hz) {
-    files.emplace_back(EntryRole::kOther, emc.lock);
-    files.emplace_back(EntryRole::kOther, emc.rate);
+    files.emplace_back(EntryRole::kOther, plan.emc.lock);
+    files.emplace_back(EntryRole::kOther, plan.emc.rate);
   }
-  std::optional<FanControl> fan;
   if (target.fan_max) {
-    fan = find_fan(root);
-    if (!fan) {
+    plan.fan = find_fan(root);
+    if (!plan.fan) {
       return io_error("no fan control under " + under(root, "/sys/devices/pwm-fan").string() + " or " +
                       under(root, "/sys/devices/platform/pwm-fan*/hwmon/hwmon*/pwm1").string());
     }
-    if (fan->legacy) {
-      files.emplace_back(EntryRole::kOther, fan->temp_control);
-      files.emplace_back(EntryRole::kOther, fan->target_pwm);
+    if (plan.fan->legacy) {
+      files.emplace_back(EntryRole::kOther, plan.fan->temp_control);
+      files.emplace_back(EntryRole::kOther, plan.fan->target_pwm);
     } else {
-      for (const auto& p : fan->pwm) files.emplace_back(EntryRole::kOther, p);
+      for (const auto& p : plan.fan->pwm) files.emplace_back(EntryRole::kOther, p);
     }
   }
   for (const auto& [role, path] : files) {
@@ -360,78 +370,83 @@ Status PowerController::apply(const DeviceTarget& target) {
   }
   // R35+: nvfancontrol.service rewrites pwm1 while it runs. It is asked before anything is written, so a
   // board whose services cannot be reached (no systemctl, no systemd, as in a container) is left as it is.
-  bool stop_service = false;
-  if (fan && fan_service_manages(board_, *fan)) {
+  if (plan.fan && fan_service_manages(board_, *plan.fan)) {
     auto active = services_->is_active(kFanService);
     if (!active) {
       return active.status().with_context(std::string("fan_max: cannot tell whether ") + kFanService +
                                           " runs, which overrides the fan on L4T R35+ (nothing was written)");
     }
-    stop_service = *active;
+    plan.stop_fan_service = *active;
   }
-  JS_RETURN_IF_ERROR(record_originals(state_dir_, root, files));
-  // 0. Stop the fan service before anything is written (jetson_clocks --fan does the same).
-  if (stop_service) JS_RETURN_IF_ERROR(stop_fan_service());
+  return plan;
+}
 
+Status PowerController::write_range(const fs::path& min_path, const fs::path& max_path, int64_t min, int64_t max) {
+  JS_ASSIGN_OR_RETURN(int64_t cur_max, read_int(max_path));
+  if (max >= cur_max) {
+    JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_path, std::to_string(max)));
+    return write(EntryRole::kFreqMin, min_path, std::to_string(min));
+  }
+  JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_path, std::to_string(min)));
+  return write(EntryRole::kFreqMax, max_path, std::to_string(max));
+}
+
+Status PowerController::write_plan(const DeviceTarget& target, const ApplyPlan& plan) {
+  const fs::path& root = board_.root;
+  const FrequencyTables& t = board_.tables;
   // 1. Online CPUs (ascending).
-  for (int cpu : to_online) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "1"));
+  for (int cpu : plan.to_online) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "1"));
   // 2. CPU clusters: raising writes max first, lowering writes min first.
   for (const auto& c : target.clusters) {
     const auto& cl = t.clusters.at(c.index);
-    fs::path min_p = cl.cpufreq_dir / "scaling_min_freq", max_p = cl.cpufreq_dir / "scaling_max_freq";
-    JS_ASSIGN_OR_RETURN(int64_t cur_max, read_int(max_p));
-    std::string mn = std::to_string(c.min_khz), mx = std::to_string(c.max_khz);
-    if (c.max_khz >= cur_max) {
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, mx));
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, mn));
-    } else {
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, mn));
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, mx));
-    }
+    JS_RETURN_IF_ERROR(write_range(cl.cpufreq_dir / "scaling_min_freq", cl.cpufreq_dir / "scaling_max_freq", c.min_khz,
+                                   c.max_khz));
   }
   // 3. cpuidle states off on every CPU that stays online.
   if (target.disable_cpuidle) {
     for (int cpu = 0; cpu < t.cores; ++cpu) {
-      if (!will_be_online(cpu)) continue;
+      if (!plan.will_be_online(target, cpu)) continue;
       for (const auto& state : list_prefixed(cpu_dir(root, cpu) / "cpuidle", "state")) {
         if (exists_file(state / "disable")) JS_RETURN_IF_ERROR(write(EntryRole::kOther, state / "disable", "1"));
       }
     }
   }
   // 4. GPU: keep it powered, then its clocks.
-  if (target.gpu_railgate_off) JS_RETURN_IF_ERROR(write(EntryRole::kOther, railgate, "0"));
+  if (target.gpu_railgate_off) JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.railgate, "0"));
   if (target.gpu_min_max_hz) {
-    fs::path min_p = t.gpu.devfreq_dir / "min_freq", max_p = t.gpu.devfreq_dir / "max_freq";
     auto [gmin, gmax] = *target.gpu_min_max_hz;
-    JS_ASSIGN_OR_RETURN(int64_t cur_max, read_int(max_p));
-    if (gmax >= cur_max) {
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, std::to_string(gmax)));
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, std::to_string(gmin)));
-    } else {
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMin, min_p, std::to_string(gmin)));
-      JS_RETURN_IF_ERROR(write(EntryRole::kFreqMax, max_p, std::to_string(gmax)));
-    }
+    JS_RETURN_IF_ERROR(write_range(t.gpu.devfreq_dir / "min_freq", t.gpu.devfreq_dir / "max_freq", gmin, gmax));
   }
   // 5. EMC: nvpmodel cap, then lock and rate.
   if (target.emc_cap_hz) JS_RETURN_IF_ERROR(write(EntryRole::kOther, *target.emc_cap_path, std::to_string(*target.emc_cap_hz)));
   if (target.emc_lock_hz) {
     // In the order jetson_clocks uses on the family (EmcPaths::rate_before_lock).
-    if (emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
-    JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.lock, "1"));
-    if (!emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, emc.rate, std::to_string(*target.emc_lock_hz)));
+    const std::string rate = std::to_string(*target.emc_lock_hz);
+    if (plan.emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.emc.rate, rate));
+    JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.emc.lock, "1"));
+    if (!plan.emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.emc.rate, rate));
   }
   // 6. Fan.
-  if (fan) {
-    if (fan->legacy) {
-      JS_RETURN_IF_ERROR(write(EntryRole::kOther, fan->temp_control, "0"));
-      JS_RETURN_IF_ERROR(write(EntryRole::kOther, fan->target_pwm, "255"));
+  if (plan.fan) {
+    if (plan.fan->legacy) {
+      JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.fan->temp_control, "0"));
+      JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.fan->target_pwm, "255"));
     } else {
-      for (const auto& p : fan->pwm) JS_RETURN_IF_ERROR(write(EntryRole::kOther, p, "255"));
+      for (const auto& p : plan.fan->pwm) JS_RETURN_IF_ERROR(write(EntryRole::kOther, p, "255"));
     }
   }
   // 7. Offline CPUs (descending).
-  for (int cpu : to_offline) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "0"));
+  for (int cpu : plan.to_offline) JS_RETURN_IF_ERROR(write(EntryRole::kCpuOnline, cpu_dir(root, cpu) / "online", "0"));
+  return Status::ok();
+}
 
+Status PowerController::apply(const DeviceTarget& target) {
+  last_writes_.clear();
+  JS_ASSIGN_OR_RETURN(ApplyPlan plan, plan_apply(target));
+  JS_RETURN_IF_ERROR(record_originals(state_dir_, board_.root, plan.files));
+  // 0. Stop the fan service before anything is written (jetson_clocks --fan does the same).
+  if (plan.stop_fan_service) JS_RETURN_IF_ERROR(stop_fan_service());
+  JS_RETURN_IF_ERROR(write_plan(target, plan));
   for (const auto& note : target.notes) JS_LOG_INFO << "device: " << note;
   JS_LOG_INFO << "device: applied " << last_writes_.size() << " setting(s) on " << module_name(board_.info.module);
   return Status::ok();

@@ -97,7 +97,14 @@ class PowerController {
   const std::vector<std::pair<fs::path, std::string>>& last_writes() const { return last_writes_; }
 
  private:
+  struct ApplyPlan;
   Status write(EntryRole role, const fs::path& path, const std::string& value);
+  // Writes min and max of a frequency range in the order that keeps min <= max (raising: max first).
+  Status write_range(const fs::path& min_path, const fs::path& max_path, int64_t min, int64_t max);
+  // What apply() will change and the files it needs, checked before anything is written.
+  Result<ApplyPlan> plan_apply(const DeviceTarget& target);
+  // apply()'s writes, in order: CPUs online, CPU clusters, cpuidle, GPU, EMC, fan, CPUs offline.
+  Status write_plan(const DeviceTarget& target, const ApplyPlan& plan);
 
   Status stop_fan_service();
 

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "agent/device/telemetry.hpp"
+#include "agent/device/board_telemetry.hpp"
 #include "common/status.hpp"
 
 namespace jetsweep::device {

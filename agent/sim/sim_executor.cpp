@@ -5,10 +5,11 @@
 #include <thread>
 
 #include "agent/telemetry.hpp"
+#include "common/perf/calibration.hpp"
 #include "common/log.hpp"
 
 namespace jetsweep::agent::sim {
-using namespace jetsweep::sim;  // the board model and its calibration (common/perf)
+using namespace jetsweep::perf;  // the board model and its calibration (common/perf)
 
 namespace {
 
@@ -38,6 +39,157 @@ class Pacer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// The telemetry samples of one modelled run: one every `period` modelled seconds, sent in chunks; only the
+// last one is kept across epochs, so memory stays bounded however long the run.
+class SampleStream {
+ public:
+  SampleStream(int64_t run_id, ResultSink& sink, double period, const Settings& mode, int64_t mem_used_kb)
+      : run_id_(run_id), sink_(sink), period_(period), mode_(mode), mem_used_kb_(mem_used_kb), next_sample_(period) {}
+
+  void add(double at, const EpochModel& em, SplitMix& rng, int64_t disk_bytes) {
+    proto::Sample s;
+    s.t_s = at;
+    s.cpu_util_pct = std::clamp(em.cpu_util_pct * (1.0 + kSamplePowerJitter * rng.symmetric()), 0.0, 100.0);
+    s.cpu_freq_mhz = static_cast<double>(mode_.cpu_khz) / 1000.0;
+    s.mem_used_kb = mem_used_kb_;
+    s.disk_read_bytes = disk_bytes;
+    s.power_w = em.power_w * (1.0 + kSamplePowerJitter * rng.symmetric());
+    samples_.push_back(s);
+  }
+  // Samples at every period tick up to `until`, reading `read_rate` bytes per modelled second.
+  void sample_until(double until, const EpochModel& em, SplitMix& rng, double read_rate) {
+    while (next_sample_ <= until) {
+      add(next_sample_, em, rng, static_cast<int64_t>(read_rate * (next_sample_ - last_t())));
+      next_sample_ += period_;
+    }
+  }
+  // A sample at the epoch's end edge t1 when the last tick fell before it.
+  void close_epoch(double t1, const EpochModel& em, SplitMix& rng, double read_rate) {
+    if (last_t() >= t1) return;
+    add(t1, em, rng, static_cast<int64_t>(read_rate * (t1 - last_t())));
+    next_sample_ = t1 + period_;
+  }
+  void flush() {
+    for (size_t i = sent_; i < samples_.size(); i += proto::kMaxSamplesPerChunk) {
+      proto::SampleChunk c;
+      c.run_id = run_id_;
+      c.samples.assign(samples_.begin() + static_cast<long>(i),
+                       samples_.begin() + static_cast<long>(std::min(samples_.size(), i + proto::kMaxSamplesPerChunk)));
+      sink_.emit(std::move(c));
+    }
+    sent_ = samples_.size();
+  }
+  // Only the last sample (at the epoch's end) is needed from here on.
+  void keep_last() {
+    samples_.erase(samples_.begin(), samples_.end() - 1);
+    sent_ = samples_.size();
+  }
+  const std::vector<proto::Sample>& samples() const { return samples_; }
+  double last_t() const { return samples_.back().t_s; }
+
+ private:
+  int64_t run_id_;
+  ResultSink& sink_;
+  double period_;
+  Settings mode_;
+  int64_t mem_used_kb_;
+  std::vector<proto::Sample> samples_;
+  size_t sent_ = 0;
+  double next_sample_;  // the next tick (the first sample, at 0, is added by the caller)
+};
+
+// One modelled run after its state is applied: its epochs, as the protocol messages a real run sends.
+class ModelledRun {
+ public:
+  ModelledRun(int64_t run_id, const std::string& who, ResultSink& sink, const std::atomic<bool>& cancel,
+              const Pacer& pacer, SampleStream& stream, proto::ClockReading clocks)
+      : run_id_(run_id), who_(who), sink_(sink), cancel_(cancel), pacer_(pacer), stream_(stream),
+        clocks_(clocks) {}
+
+  double t() const { return t_; }
+
+  // Emits epoch `epoch`'s minibatch chunks, samples and summary; kCancelled when cancelled in it.
+  Status epoch(int64_t epoch, const EpochModel& em, SplitMix& rng, int64_t dataset_bytes) {
+    const double t0 = t_;
+    // Bytes read from storage in this epoch (only a cold epoch 0 reads the dataset).
+    const double read_rate = em.cold_stall_s > 0 ? static_cast<double>(dataset_bytes) / em.e2e_s() : 0.0;
+    t_ += em.overhead_s;  // loader start-up and framework work of the epoch
+    stream_.sample_until(t_, em, rng, read_rate);
+    double stall_sum = 0, compute_sum = 0;
+    JS_RETURN_IF_ERROR(minibatches(epoch, em, rng, read_rate, stall_sum, compute_sum));
+    const double t1 = t_;
+    stream_.close_epoch(t1, em, rng, read_rate);
+
+    proto::EpochResult r;
+    r.run_id = run_id_;
+    r.epoch = epoch;
+    r.e2e_s = t1 - t0;
+    r.stall_s = stall_sum;
+    r.compute_s = compute_sum;
+    r.minibatches = em.minibatches;
+    // A modelled sample's power is the mean over the interval since the previous sample.
+    const EnergyWindow energy = integrate_energy(stream_.samples(), t0, t1, PowerReading::kIntervalAverage);
+    r.energy_j = energy.energy_j;
+    r.mean_power_w = energy.mean_power_w;
+    r.power_coverage = energy.coverage;
+    r.t_start_s = t0;
+    r.t_end_s = t1;
+    r.clocks_start = clocks_;
+    r.clocks_end = clocks_;
+    r.loss = 0.0;  // nothing is trained on a simulated board (docs/SIMULATION.md)
+    stream_.flush();
+    sink_.emit(r);
+    stream_.keep_last();
+    JS_LOG_INFO << who_ << " epoch " << epoch << ": e2e " << r.e2e_s << " s, stall " << r.stall_s << " s, compute "
+                << r.compute_s << " s, " << r.minibatches << " minibatches, "
+                << (r.mean_power_w ? std::to_string(*r.mean_power_w) : std::string("?")) << " W (modelled)";
+    pacer_.wait_until(t1);
+    return Status::ok();
+  }
+
+ private:
+  Status minibatches(int64_t epoch, const EpochModel& em, SplitMix& rng, double read_rate, double& stall_sum,
+                     double& compute_sum) {
+    proto::MinibatchChunk chunk{run_id_, epoch, 0, {}, {}, {}};
+    const double cold_per_mb = em.cold_stall_s / static_cast<double>(em.minibatches);
+    for (int64_t i = 0; i < em.minibatches; ++i) {
+      const double stall = std::max(0.0, em.stall_mb_s * (1.0 + kMinibatchJitter * rng.symmetric())) + cold_per_mb;
+      const double compute = em.compute_mb_s * (1.0 + kMinibatchJitter * rng.symmetric()) +
+                             (i == 0 ? em.first_compute_extra_s : 0.0);
+      if (chunk.stall_s.empty()) chunk.first_index = i;
+      chunk.stall_s.push_back(stall);
+      chunk.compute_s.push_back(compute);
+      stall_sum += stall;
+      compute_sum += compute;
+      t_ += stall + compute;
+      stream_.sample_until(t_, em, rng, read_rate);
+      if (chunk.stall_s.size() >= proto::kMaxMinibatchesPerChunk) {
+        sink_.emit(chunk);
+        chunk = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}, {}};
+      }
+      if ((i + 1) % kPaceEveryMinibatches == 0) {
+        pacer_.wait_until(t_);
+        if (cancel_) {
+          if (!chunk.stall_s.empty()) sink_.emit(chunk);
+          stream_.flush();
+          return Status(Code::kCancelled, "cancelled in epoch " + std::to_string(epoch));
+        }
+      }
+    }
+    if (!chunk.stall_s.empty()) sink_.emit(chunk);
+    return Status::ok();
+  }
+
+  int64_t run_id_;
+  const std::string& who_;
+  ResultSink& sink_;
+  const std::atomic<bool>& cancel_;
+  const Pacer& pacer_;
+  SampleStream& stream_;
+  proto::ClockReading clocks_;
+  double t_ = 0;  // modelled seconds since the run started
+};
+
 }  // namespace
 
 Result<std::unique_ptr<SimExecutor>> SimExecutor::open(std::string_view board_class, std::string_view instance,
@@ -46,7 +198,8 @@ Result<std::unique_ptr<SimExecutor>> SimExecutor::open(std::string_view board_cl
     return invalid_argument("--time-scale " + std::to_string(time_scale) + ": must be between 0 and 1000");
   JS_ASSIGN_OR_RETURN(SimModel model, SimModel::create(board_class, instance));
   JS_ASSIGN_OR_RETURN(SimBoard board, SimBoard::open(board_class));
-  return std::unique_ptr<SimExecutor>(new SimExecutor(std::move(model), std::move(board), time_scale));
+  return std::unique_ptr<SimExecutor>(new SimExecutor(std::move(model), std::move(board), time_scale,
+                                                      std::string(board_class), std::string(instance)));
 }
 
 Status SimExecutor::set_media(const std::vector<std::string>& media) {
@@ -73,54 +226,72 @@ void SimExecutor::restore() {
   board_.restore();
 }
 
+void SimExecutor::describe(proto::DeviceFacts& facts) const {
+  facts.device_class = board_class_;
+  facts.mem_bytes = model_.tables().mem_total_bytes();  // the simulated board's RAM, not the host's
+  facts.board_id = "sim:" + facts.hostname + ":" + board_class_ + "/" + instance_;
+  // The kernel stays the host's: instance names and time scales are not software, and putting them there
+  // made every class with two simulated boards look like boards with different software.
+}
+
+Status SimExecutor::prepare(int64_t, const RunConfig&, proto::RunStarted&) {
+  return Status(Code::kInternal, "simulated boards model runs whole (execute_modelled); nothing is prepared");
+}
+
+std::unique_ptr<PowerSource> SimExecutor::power_source(int64_t) { return nullptr; }
+
+Status SimExecutor::start_run(const RunConfig& config, proto::RunStarted& started, double& medium_mb_s,
+                              Settings& mode, bool& cold) {
+  // The medium the data is read from: "@NAME[/REL]" names one this agent offers; else the class's default.
+  if (config.accelerator == "cpu")
+    return invalid_argument("accelerator: cpu: simulated boards model GPU training only");
+  started.compute_device = "simulated";
+  if (!config.data.empty() && config.data[0] == '@') {
+    started.storage_medium = config.data.substr(1, config.data.find('/') == std::string::npos ? std::string::npos
+                                                                                             : config.data.find('/') - 1);
+    auto it = media_mb_s_.find(started.storage_medium);
+    if (it == media_mb_s_.end())
+      return invalid_argument("data '" + config.data + "': this simulated agent offers no storage medium '" +
+                              started.storage_medium + "' (start it with --storage " + started.storage_medium +
+                              "=DIR)");
+    medium_mb_s = it->second;
+  }
+  started.storage_device = "simulated " + (started.storage_medium.empty() ? model_.calibration().storage : started.storage_medium);
+  started.page_cache_dropped = config.drop_caches;
+  std::lock_guard lock(mu_);
+  Status applied = board_.apply(config);
+  if (!applied.is_ok()) return applied.with_context("power mode");
+  if (config.drop_caches) board_.drop_caches();
+  cold = !board_.cached(config.dataset);
+  mode = board_.current();
+  started.applied = board_.state();
+  return Status::ok();
+}
+
 proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
   const std::string who = "run " + std::to_string(run_id) + " (sim " + model_.calibration().board_class + "/" +
                           model_.instance() + ")";
   proto::RunFinished fin;
   fin.run_id = run_id;
-  double t = 0;  // modelled seconds since the run started
+  double wall_s = 0;  // modelled seconds of the run
   auto finish = [&](const Status& s) {
     fin.status = s.is_ok() ? "done" : s.code() == Code::kCancelled ? "cancelled" : "failed";
     fin.error = s.is_ok() ? "" : s.to_string();
-    fin.wall_s = t;
+    fin.wall_s = wall_s;
     if (!s.is_ok()) JS_LOG_WARN << who << " failed: " << s.to_string();
     sink.emit(fin);
     return fin;
   };
 
-  // The medium the data is read from: "@NAME[/REL]" names one this agent offers; else the class's default.
   proto::RunStarted started;
   started.run_id = run_id;
   started.reference_state = !config.has_power_mode();
-  if (config.accelerator == "cpu")
-    return finish(invalid_argument("accelerator: cpu: simulated boards model GPU training only"));
-  started.compute_device = "simulated";
   double medium_mb_s = 0;
-  if (!config.data.empty() && config.data[0] == '@') {
-    started.storage_medium = config.data.substr(1, config.data.find('/') == std::string::npos ? std::string::npos
-                                                                                             : config.data.find('/') - 1);
-    auto it = media_mb_s_.find(started.storage_medium);
-    if (it == media_mb_s_.end())
-      return finish(invalid_argument("data '" + config.data + "': this simulated agent offers no storage medium '" +
-                                     started.storage_medium + "' (start it with --storage " + started.storage_medium +
-                                     "=DIR)"));
-    medium_mb_s = it->second;
-  }
-  started.storage_device = "simulated " + (started.storage_medium.empty() ? model_.calibration().storage : started.storage_medium);
-  started.page_cache_dropped = config.drop_caches;
-
   Settings mode;
   bool cold = false;
-  {
-    std::lock_guard lock(mu_);
-    Status applied = board_.apply(config);
-    if (!applied.is_ok()) return finish(applied.with_context("power mode"));
-    if (config.drop_caches) board_.drop_caches();
-    cold = !board_.cached(config.dataset);
-    mode = board_.current();
-    started.applied = board_.state();
-  }
+  Status begun = start_run(config, started, medium_mb_s, mode, cold);
+  if (!begun.is_ok()) return finish(begun);
   auto workload = workload_calibration(config.model, config.dataset);
   if (!workload) return finish(workload.status());
   auto first = model_.epoch(config, mode, 0, cold, medium_mb_s);
@@ -138,127 +309,32 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
   clocks.emc_hz = static_cast<double>(mode.emc_hz);
 
   const Pacer pacer(time_scale_, cancel);
-  const double period = 1.0 / config.sample_hz;
   const ClassCalibration& cls = model_.calibration();
-  const int64_t mem_used_kb = cls.os_mem_kb + workload->model_mem_kb + workload->dataset_bytes / 1024;
-  std::vector<proto::Sample> samples;
-  size_t sent_samples = 0;
-  auto make_sample = [&](double at, const EpochModel& em, SplitMix& rng, int64_t disk_bytes) {
-    proto::Sample s;
-    s.t_s = at;
-    s.cpu_util_pct = std::clamp(em.cpu_util_pct * (1.0 + kSamplePowerJitter * rng.symmetric()), 0.0, 100.0);
-    s.cpu_freq_mhz = static_cast<double>(mode.cpu_khz) / 1000.0;
-    s.mem_used_kb = mem_used_kb;
-    s.disk_read_bytes = disk_bytes;
-    s.power_w = em.power_w * (1.0 + kSamplePowerJitter * rng.symmetric());
-    samples.push_back(s);
-  };
-  auto flush_samples = [&] {
-    for (size_t i = sent_samples; i < samples.size(); i += proto::kMaxSamplesPerChunk) {
-      proto::SampleChunk c;
-      c.run_id = run_id;
-      c.samples.assign(samples.begin() + static_cast<long>(i),
-                       samples.begin() + static_cast<long>(std::min(samples.size(), i + proto::kMaxSamplesPerChunk)));
-      sink.emit(std::move(c));
-    }
-    sent_samples = samples.size();
-  };
+  SampleStream stream(run_id, sink, 1.0 / config.sample_hz, mode,
+                      cls.os_mem_kb + workload->model_mem_kb + workload->dataset_bytes / 1024);
   {
     SplitMix rng(model_.epoch_seed(config, -1));
-    make_sample(0.0, first.value(), rng, 0);
+    stream.add(0.0, first.value(), rng, 0);
   }
-  double next_sample = period;
-
+  ModelledRun run(run_id, who, sink, cancel, pacer, stream, clocks);
   for (int64_t epoch = 0; epoch < config.epochs; ++epoch) {
+    wall_s = run.t();
     if (cancel) {
-      flush_samples();
+      stream.flush();
       return finish(Status(Code::kCancelled, "cancelled before epoch " + std::to_string(epoch)));
     }
-    auto em_r = epoch == 0 ? first : model_.epoch(config, mode, epoch, false);
-    if (!em_r) return finish(em_r.status());
-    const EpochModel& em = em_r.value();
+    auto em = epoch == 0 ? first : model_.epoch(config, mode, epoch, false);
+    if (!em) return finish(em.status());
     SplitMix rng(model_.epoch_seed(config, epoch));
-    const double t0 = t;
-    const double e2e_estimate = em.e2e_s();
-    // Bytes read from storage in this epoch (only a cold epoch 0 reads the dataset).
-    const double read_rate = em.cold_stall_s > 0 ? static_cast<double>(workload->dataset_bytes) / e2e_estimate : 0.0;
-    double last_sample_t = samples.back().t_s;
-    auto sample_until = [&](double until) {
-      while (next_sample <= until) {
-        make_sample(next_sample, em, rng, static_cast<int64_t>(read_rate * (next_sample - last_sample_t)));
-        last_sample_t = next_sample;
-        next_sample += period;
-      }
-    };
-
-    t += em.overhead_s;  // loader start-up and framework work of the epoch
-    sample_until(t);
-    proto::MinibatchChunk chunk{run_id, epoch, 0, {}, {}, {}};
-    double stall_sum = 0, compute_sum = 0;
-    const double cold_per_mb = em.cold_stall_s / static_cast<double>(em.minibatches);
-    for (int64_t i = 0; i < em.minibatches; ++i) {
-      const double stall = std::max(0.0, em.stall_mb_s * (1.0 + kMinibatchJitter * rng.symmetric())) + cold_per_mb;
-      const double compute = em.compute_mb_s * (1.0 + kMinibatchJitter * rng.symmetric()) +
-                             (i == 0 ? em.first_compute_extra_s : 0.0);
-      if (chunk.stall_s.empty()) chunk.first_index = i;
-      chunk.stall_s.push_back(stall);
-      chunk.compute_s.push_back(compute);
-      stall_sum += stall;
-      compute_sum += compute;
-      t += stall + compute;
-      sample_until(t);
-      if (chunk.stall_s.size() >= proto::kMaxMinibatchesPerChunk) {
-        sink.emit(chunk);
-        chunk = proto::MinibatchChunk{run_id, epoch, 0, {}, {}, {}};
-      }
-      if ((i + 1) % kPaceEveryMinibatches == 0) {
-        pacer.wait_until(t);
-        if (cancel) {
-          if (!chunk.stall_s.empty()) sink.emit(chunk);
-          flush_samples();
-          return finish(Status(Code::kCancelled, "cancelled in epoch " + std::to_string(epoch)));
-        }
-      }
-    }
-    if (!chunk.stall_s.empty()) sink.emit(chunk);
-    const double t1 = t;
-    if (last_sample_t < t1) {
-      make_sample(t1, em, rng, static_cast<int64_t>(read_rate * (t1 - last_sample_t)));
-      next_sample = t1 + period;
-    }
-
-    proto::EpochResult r;
-    r.run_id = run_id;
-    r.epoch = epoch;
-    r.e2e_s = t1 - t0;
-    r.stall_s = stall_sum;
-    r.compute_s = compute_sum;
-    r.minibatches = em.minibatches;
-    // A modelled sample's power is the mean over the interval since the previous sample.
-    const EnergyWindow energy = integrate_energy(samples, t0, t1, PowerReading::kIntervalAverage);
-    r.energy_j = energy.energy_j;
-    r.mean_power_w = energy.mean_power_w;
-    r.power_coverage = energy.coverage;
-    r.t_start_s = t0;
-    r.t_end_s = t1;
-    r.clocks_start = clocks;
-    r.clocks_end = clocks;
-    r.loss = 0.0;  // nothing is trained on a simulated board (docs/SIMULATION.md)
-    flush_samples();
-    sink.emit(r);
-    // Only the last sample (at t1) is needed from here on: memory stays bounded however long the run.
-    samples.erase(samples.begin(), samples.end() - 1);
-    sent_samples = samples.size();
-    JS_LOG_INFO << who << " epoch " << epoch << ": e2e " << r.e2e_s << " s, stall " << r.stall_s << " s, compute "
-                << r.compute_s << " s, " << r.minibatches << " minibatches, "
-                << (r.mean_power_w ? std::to_string(*r.mean_power_w) : std::string("?")) << " W (modelled)";
-    pacer.wait_until(t1);
+    Status s = run.epoch(epoch, em.value(), rng, workload->dataset_bytes);
+    wall_s = run.t();
+    if (!s.is_ok()) return finish(s);
   }
   {
     std::lock_guard lock(mu_);
     board_.mark_cached(config.dataset);
   }
-  flush_samples();
+  stream.flush();
   return finish(Status::ok());
 }
 

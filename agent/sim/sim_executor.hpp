@@ -15,20 +15,21 @@
 #include <mutex>
 #include <string>
 
-#include "agent/run_executor.hpp"
+#include "agent/backend.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/perf/board_model.hpp"
 
 namespace jetsweep::agent::sim {
 
 // The board model lives in common/perf (the controller's estimates use it too).
-using jetsweep::sim::EpochModel;
-using jetsweep::sim::Settings;
-using jetsweep::sim::SimBoard;
-using jetsweep::sim::SimModel;
-using jetsweep::sim::SplitMix;
+using jetsweep::perf::EpochModel;
+using jetsweep::perf::Settings;
+using jetsweep::perf::SimBoard;
+using jetsweep::perf::SimModel;
+using jetsweep::perf::SplitMix;
 
-class SimExecutor {
+// The sim backend: one simulated board (see the top of this file for who calls what).
+class SimExecutor final : public Backend {
  public:
   // time_scale: 0 = do not wait at all; F > 0 = wait F x the modelled duration.
   static Result<std::unique_ptr<SimExecutor>> open(std::string_view board_class, std::string_view instance,
@@ -40,6 +41,22 @@ class SimExecutor {
   // read speed (simulated_medium_mb_s). Call before the first run.
   Status set_media(const std::vector<std::string>& media);
 
+  // Backend: runs are modelled whole by execute(); power is always "measured" (modelled).
+  std::string accelerator_fact() const override { return "simulated"; }
+  bool has_power_sensor() const override { return true; }
+  void describe(proto::DeviceFacts& facts) const override;
+  bool board_modified() const override { return modified(); }
+  Status restore_board() override {
+    restore();
+    return Status::ok();
+  }
+  std::optional<proto::RunFinished> execute_modelled(int64_t run_id, const RunConfig& config, ResultSink& sink,
+                                                     const std::atomic<bool>& cancel) override {
+    return execute(run_id, config, sink, cancel);
+  }
+  Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) override;
+  std::unique_ptr<PowerSource> power_source(int64_t run_id) override;
+
   const SimModel& model() const { return model_; }
   double time_scale() const { return time_scale_; }
   Settings current_mode() const;
@@ -47,13 +64,19 @@ class SimExecutor {
   void restore();
 
  private:
-  SimExecutor(SimModel model, SimBoard board, double time_scale)
-      : model_(std::move(model)), board_(std::move(board)), time_scale_(time_scale) {}
+  SimExecutor(SimModel model, SimBoard board, double time_scale, std::string board_class, std::string instance)
+      : model_(std::move(model)), board_(std::move(board)), time_scale_(time_scale),
+        board_class_(std::move(board_class)), instance_(std::move(instance)) {}
+  // Checks the run against this agent's media, applies its state to the board and fills `started`.
+  Status start_run(const RunConfig& config, proto::RunStarted& started, double& medium_mb_s, Settings& mode,
+                   bool& cold);
 
   SimModel model_;
   mutable std::mutex mu_;
   SimBoard board_;
   double time_scale_;
+  std::string board_class_;
+  std::string instance_;
   std::map<std::string, double> media_mb_s_;
 };
 

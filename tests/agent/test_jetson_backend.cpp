@@ -11,27 +11,18 @@
 #include "agent/telemetry.hpp"
 #include "device/fake_board.hpp"
 #include "support/dataset_gen.hpp"
+#include "support/collecting_sink.hpp"
+#include "support/run_checks.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::agent;
+using jetsweep::testing::CollectingSink;
 using jetsweep::device::testing::diff_snapshots;
 using jetsweep::device::testing::FakeBoard;
 using jetsweep::device::testing::FakeKind;
 
 namespace {
-
-class CollectingSink final : public ResultSink {
- public:
-  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
-  std::vector<proto::Body> messages;
-  std::vector<proto::EpochResult> epochs() const {
-    std::vector<proto::EpochResult> out;
-    for (const auto& m : messages)
-      if (const auto* e = std::get_if<proto::EpochResult>(&m)) out.push_back(*e);
-    return out;
-  }
-};
 
 std::unique_ptr<RunExecutor> jetson(const FakeBoard& fb) {
   ExecutorOptions o;
@@ -44,13 +35,8 @@ std::unique_ptr<RunExecutor> jetson(const FakeBoard& fb) {
 }
 
 RunConfig tiny_run(const std::string& data) {
-  RunConfig c;
-  c.model = "lenet5";
-  c.dataset = "mnist";
+  RunConfig c = testing::make_run("lenet5", "mnist", 16, 0, 1);
   c.data = data;
-  c.batch_size = 16;
-  c.workers = 0;
-  c.epochs = 1;
   c.sample_hz = 50;
   // The jetson backend trains on CUDA unless told otherwise; these fake boards come without a GPU.
   c.accelerator = "auto";
@@ -59,16 +45,31 @@ RunConfig tiny_run(const std::string& data) {
 
 std::string val(const std::filesystem::path& p) { return device::trim(*device::read_raw(p)); }
 
+// A fake board of `kind`, `images` generated IDX images, the board's files before the test and a jetson
+// backend on it.
+struct JetsonRig {
+  JetsonRig(FakeKind kind, int64_t images) : fb(kind) {
+    testing::write_idx_dataset(data.str(), images, false);
+    before = fb.snapshot();
+    ex = jetson(fb);
+  }
+  // What changed on the board since the rig was made ("" = nothing).
+  std::string changes() const { return diff_snapshots(before, fb.snapshot()); }
+  RunConfig run() const { return tiny_run(data.str()); }
+
+  FakeBoard fb;
+  testing::TempDir data;
+  std::map<std::string, std::string> before;
+  std::unique_ptr<RunExecutor> ex;
+};
+
 }  // namespace
 
 TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the rails, restore byte for byte") {
-  FakeBoard fb(FakeKind::kAgxXavierR32);
+  JetsonRig rig(FakeKind::kAgxXavierR32, 64);
+  const FakeBoard& fb = rig.fb;
   const auto& spec = fb.spec();
-  testing::TempDir data;
-  testing::write_idx_dataset(data.str(), 64, false);
-  const auto before = fb.snapshot();
-
-  auto ex = jetson(fb);
+  auto& ex = rig.ex;
   proto::DeviceFacts facts;
   ex->describe(facts);
   CHECK(facts.backend == "jetson");
@@ -78,7 +79,7 @@ TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the ra
   CHECK(ex->has_power_sensor());
   CHECK_FALSE(ex->board_modified());
 
-  RunConfig c = tiny_run(data.str());
+  RunConfig c = rig.run();
   c.cores = 4;
   c.cpu_khz = spec.cpu_khz[spec.cpu_khz.size() / 2];
   c.gpu_hz = spec.gpu_hz[spec.gpu_hz.size() / 2];
@@ -111,46 +112,32 @@ TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the ra
 
   REQUIRE(ex->restore_board().is_ok());
   CHECK_FALSE(ex->board_modified());
-  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  CHECK(rig.changes() == "");
   CHECK_FALSE(device::exists_file(device::restore_state_path(fb.state_dir())));
 }
 
 TEST_CASE("jetson backend: a refused mode fails the run naming path and value, and changes nothing") {
-  FakeBoard fb(FakeKind::kAgxOrinR35);
-  testing::TempDir data;
-  testing::write_idx_dataset(data.str(), 32, false);
-  const auto before = fb.snapshot();
-  auto ex = jetson(fb);
-  RunConfig c = tiny_run(data.str());
+  JetsonRig rig(FakeKind::kAgxOrinR35, 32);
+  RunConfig c = rig.run();
   c.cores = 2;
   c.gpu_hz = 123;
-  CollectingSink sink;
-  std::atomic<bool> cancel{false};
-  auto fin = ex->execute(12, c, sink, cancel);
-  CHECK(fin.status == "failed");
-  CHECK(fin.error.find("GPU frequency 123 Hz is not in") != std::string::npos);
-  CHECK(fin.error.find("available_frequencies") != std::string::npos);
-  CHECK(sink.messages.size() == 1);
-  CHECK_FALSE(ex->board_modified());
-  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  testing::expect_refused(*rig.ex, 12, c, {"GPU frequency 123 Hz is not in", "available_frequencies"});
+  CHECK_FALSE(rig.ex->board_modified());
+  CHECK(rig.changes() == "");
 
-  RunConfig named = tiny_run(data.str());
+  RunConfig named = rig.run();
   named.power_mode_name = "NO_SUCH_MODE";
-  auto fin2 = ex->execute(13, named, sink, cancel);
-  CHECK(fin2.status == "failed");
-  CHECK(fin2.error.find("no nvpmodel mode 'NO_SUCH_MODE' in") != std::string::npos);
-  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  testing::expect_refused(*rig.ex, 13, named, {"no nvpmodel mode 'NO_SUCH_MODE' in"});
+  CHECK(rig.changes() == "");
 }
 
 TEST_CASE("jetson backend: partial explicit modes and named modes, then restore") {
   for (FakeKind kind : device::testing::all_fake_kinds()) {
-    FakeBoard fb(kind);
+    JetsonRig rig(kind, 16);
+    const FakeBoard& fb = rig.fb;
     const auto& spec = fb.spec();
     CAPTURE(spec.name);
-    testing::TempDir data;
-    testing::write_idx_dataset(data.str(), 16, false);
-    const auto before = fb.snapshot();
-    auto ex = jetson(fb);
+    auto& ex = rig.ex;
     proto::DeviceFacts facts;
     ex->describe(facts);
     CHECK(facts.device_class == spec.sim_class);
@@ -166,7 +153,7 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     REQUIRE(ref.is_ok());
     const std::string gpu_ref = ref->gpu_min_max_hz ? std::to_string(ref->gpu_min_max_hz->second) : gpu_max_before;
 
-    RunConfig c = tiny_run(data.str());
+    RunConfig c = rig.run();
     c.cores = 1;   // only the cores: everything else from the reference state, not from what ran before
     std::atomic<bool> cancel{false};
     CollectingSink sink;
@@ -184,13 +171,13 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     REQUIRE(sink.epochs().size() == 1);
     CHECK(sink.epochs()[0].energy_j.has_value());
 
-    RunConfig named = tiny_run(data.str());
+    RunConfig named = rig.run();
     named.power_mode_name = spec.mode_names.back();
     CollectingSink sink2;
     auto fin2 = ex->execute(2, named, sink2, cancel);
     REQUIRE_MESSAGE(fin2.status == "done", fin2.error);
     REQUIRE(ex->restore_board().is_ok());
-    CHECK(diff_snapshots(before, fb.snapshot()) == "");
+    CHECK(rig.changes() == "");
   }
 }
 
@@ -213,11 +200,11 @@ TEST_CASE("jetson backend: settings a dead agent left are restored when the back
 }
 
 TEST_CASE("jetson backend: drop_caches goes through the device layer; host backend refuses power modes") {
-  FakeBoard fb(FakeKind::kNanoR32);
-  testing::TempDir data;
-  testing::write_idx_dataset(data.str(), 16, false);
-  auto ex = jetson(fb);
-  RunConfig c = tiny_run(data.str());
+  JetsonRig rig(FakeKind::kNanoR32, 16);
+  const FakeBoard& fb = rig.fb;
+  auto& ex = rig.ex;
+  const testing::TempDir& data = rig.data;
+  RunConfig c = rig.run();
   c.drop_caches = true;
   CollectingSink sink;
   std::atomic<bool> cancel{false};
@@ -249,11 +236,10 @@ TEST_CASE("BoardPowerSource reads the module total of every fake board") {
 }
 
 TEST_CASE("jetson backend: a run without a power mode runs in the reference state, whatever ran before") {
-  FakeBoard fb(FakeKind::kAgxOrinR35);
-  testing::TempDir data;
-  testing::write_idx_dataset(data.str(), 16, false);
-  const auto before = fb.snapshot();
-  auto ex = jetson(fb);
+  JetsonRig rig(FakeKind::kAgxOrinR35, 16);
+  const FakeBoard& fb = rig.fb;
+  auto& ex = rig.ex;
+  const testing::TempDir& data = rig.data;
   auto conf = device::read_nvpmodel_conf(fb.root());
   REQUIRE(conf.is_ok());
   REQUIRE(conf->default_mode.has_value());
@@ -284,7 +270,7 @@ TEST_CASE("jetson backend: a run without a power mode runs in the reference stat
   CHECK_FALSE(s.applied->clocks_pinned);
   // The same state as a first run that names no mode on a fresh agent.
   REQUIRE(ex->restore_board().is_ok());
-  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  CHECK(rig.changes() == "");
   auto fresh = jetson(fb);
   CollectingSink third;
   REQUIRE(fresh->execute(3, tiny_run(data.str()), third, cancel).status == "done");
@@ -293,11 +279,10 @@ TEST_CASE("jetson backend: a run without a power mode runs in the reference stat
 }
 
 TEST_CASE("accelerator: a run that needs CUDA fails naming CUDA; auto records the device it trained on") {
-  FakeBoard fb(FakeKind::kOrinNanoR36);
-  testing::TempDir data;
-  testing::write_idx_dataset(data.str(), 16, false);
-  const auto before = fb.snapshot();
-  auto ex = jetson(fb);
+  JetsonRig rig(FakeKind::kOrinNanoR36, 16);
+  const FakeBoard& fb = rig.fb;
+  auto& ex = rig.ex;
+  const testing::TempDir& data = rig.data;
   CHECK(ex->default_accelerator() == "cuda");
   std::atomic<bool> cancel{false};
   RunConfig c = tiny_run(data.str());
@@ -311,7 +296,7 @@ TEST_CASE("accelerator: a run that needs CUDA fails naming CUDA; auto records th
     CHECK(fin.error.find("accelerator: cuda: the run needs CUDA") != std::string::npos);
     CHECK(fin.error.find("without CUDA") != std::string::npos);
     CHECK(needs.messages.size() == 1);                        // nothing but run_finished: no silent fallback
-    CHECK(diff_snapshots(before, fb.snapshot()) == "");       // and the board was not touched
+    CHECK(rig.changes() == "");                               // and the board was not touched
     CHECK(ex->accelerator_fact().rfind("none: ", 0) == 0);
   }
   REQUIRE(ex->restore_board().is_ok());

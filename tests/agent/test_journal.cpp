@@ -53,6 +53,16 @@ Status append(Journal& j, proto::Body body) {
 
 std::string journal_file(const testing::TempDir& dir) { return (dir / "journal.bin").string(); }
 
+// Checks that `e` is a run_finished entry with message id `id` whose frame decodes to `expected`.
+void check_run_finished(const JournalEntry& e, int64_t id, const proto::RunFinished& expected) {
+  CHECK(e.id == id);
+  CHECK(e.run_finished);
+  auto decoded = proto::decode(e.frame);
+  REQUIRE(decoded.is_ok());
+  CHECK(decoded->id == id);
+  CHECK(decoded->body == proto::Body(expected));
+}
+
 }  // namespace
 
 TEST_CASE("journal: appended messages stay until acked; acked ones are compacted away") {
@@ -125,12 +135,7 @@ TEST_CASE("journal: reopening replays the unacked messages in order, with ids ab
   REQUIRE(pending.size() == 3);
   CHECK(pending[0].id == 3);
   CHECK(pending[1].id == 4);
-  CHECK(pending[2].id == 5);
-  CHECK(pending[2].run_finished);
-  auto decoded = proto::decode(pending[2].frame);
-  REQUIRE(decoded.is_ok());
-  CHECK(decoded->id == 5);
-  CHECK(decoded->body == proto::Body(proto::RunFinished{5, "done", "", 1.5}));
+  check_run_finished(pending[2], 5, proto::RunFinished{5, "done", "", 1.5});
   CHECK(j->unacked_runs() == std::vector<int64_t>{5});
 
   // Everything acked and compacted: the next id still survives a restart (it is in the header).
@@ -170,11 +175,9 @@ TEST_CASE("journal: a torn last record is detected by length and checksum, logge
   CHECK(pending[0].id == 1);
   CHECK(pending[1].id == 2);
   // Id 3 (and ids of other unsynced records lost with it) may have reached the controller: never reused.
-  CHECK(pending[2].id == 3 + Journal::kIdGapAfterDroppedTail);
+  check_run_finished(pending[2], 3 + Journal::kIdGapAfterDroppedTail,
+                     proto::RunFinished{2, "cancelled", "agent restarted mid-run", 0});
   CHECK(j->next_id() == pending[2].id + 1);
-  auto fin = proto::decode(pending[2].frame);
-  REQUIRE(fin.is_ok());
-  CHECK(fin->body == proto::Body(proto::RunFinished{2, "cancelled", "agent restarted mid-run", 0}));
 }
 
 TEST_CASE("journal: an agent that died mid-run gets a cancelled run_finished appended, once") {
@@ -190,13 +193,8 @@ TEST_CASE("journal: an agent that died mid-run gets a cancelled run_finished app
     CHECK(j->recovery().cancelled == std::vector<int64_t>{11});
     auto pending = j->take_pending();
     REQUIRE(pending.size() == 4);
-    CHECK(pending[3].id == 4);
     CHECK(pending[3].run_id == 11);
-    CHECK(pending[3].run_finished);
-    auto fin = proto::decode(pending[3].frame);
-    REQUIRE(fin.is_ok());
-    CHECK(fin->id == 4);
-    CHECK(fin->body == proto::Body(proto::RunFinished{11, "cancelled", "agent restarted mid-run", 0}));
+    check_run_finished(pending[3], 4, proto::RunFinished{11, "cancelled", "agent restarted mid-run", 0});
     CHECK(j->unacked_runs() == std::vector<int64_t>{10, 11});
   }
   // The synthetic run_finished was journaled: a second restart does not add another.

@@ -12,41 +12,14 @@
 #include "agent/sim/sim_executor.hpp"
 #include "agent/telemetry.hpp"
 #include "common/campaign.hpp"
+#include "support/collecting_sink.hpp"
+#include "support/run_checks.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::agent;
+using jetsweep::testing::CollectingSink;
 
 namespace {
-
-class CollectingSink final : public ResultSink {
- public:
-  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
-  std::vector<proto::Body> messages;
-
-  std::vector<proto::EpochResult> epochs() const {
-    std::vector<proto::EpochResult> out;
-    for (const auto& m : messages)
-      if (const auto* e = std::get_if<proto::EpochResult>(&m)) out.push_back(*e);
-    return out;
-  }
-  std::vector<proto::Sample> samples() const {
-    std::vector<proto::Sample> out;
-    for (const auto& m : messages)
-      if (const auto* c = std::get_if<proto::SampleChunk>(&m)) out.insert(out.end(), c->samples.begin(), c->samples.end());
-    return out;
-  }
-  std::vector<proto::MinibatchChunk> chunks() const {
-    std::vector<proto::MinibatchChunk> out;
-    for (const auto& m : messages)
-      if (const auto* c = std::get_if<proto::MinibatchChunk>(&m)) out.push_back(*c);
-    return out;
-  }
-  proto::RunFinished finished() const {
-    REQUIRE(!messages.empty());
-    REQUIRE(std::holds_alternative<proto::RunFinished>(messages.back()));
-    return std::get<proto::RunFinished>(messages.back());
-  }
-};
 
 std::unique_ptr<RunExecutor> sim_executor(const std::string& cls, const std::string& instance, double scale) {
   ExecutorOptions o;
@@ -60,13 +33,8 @@ std::unique_ptr<RunExecutor> sim_executor(const std::string& cls, const std::str
 }
 
 RunConfig lenet(int64_t epochs) {
-  RunConfig c;
+  RunConfig c = testing::make_run("lenet5", "mnist", 16, 4, epochs);
   c.device = "agx-xavier";
-  c.model = "lenet5";
-  c.dataset = "mnist";
-  c.batch_size = 16;
-  c.workers = 4;
-  c.epochs = epochs;
   c.sample_hz = 10;
   return c;
 }
@@ -220,22 +188,14 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
 
   RunConfig bad = lenet(1);
   bad.cpu_khz = 1000;
-  CollectingSink refused;
-  auto fin = ex->execute(3, bad, refused, cancel);
-  CHECK(fin.status == "failed");
-  CHECK(fin.error.find("CPU frequency 1000 kHz is not in the class's table") != std::string::npos);
-  CHECK(fin.error.find("agx-xavier") != std::string::npos);
-  CHECK(refused.messages.size() == 1);
+  testing::expect_refused(*ex, 3, bad, {"CPU frequency 1000 kHz is not in the class's table", "agx-xavier"});
   CHECK_FALSE(ex->board_modified());
 
   auto nx = sim_executor("xavier-nx", "p", 0.0);
   RunConfig maxn = lenet(1);
   maxn.power_mode_name = "MAXN";
-  CollectingSink none;
-  auto nx_fin = nx->execute(4, maxn, none, cancel);
-  CHECK(nx_fin.status == "failed");
-  CHECK(nx_fin.error.find("simulated xavier-nx has no power mode 'MAXN' (modes: 0=MODE_15W_2CORE, 2=MODE_15W_6CORE)") !=
-        std::string::npos);
+  testing::expect_refused(*nx, 4, maxn,
+                          {"simulated xavier-nx has no power mode 'MAXN' (modes: 0=MODE_15W_2CORE, 2=MODE_15W_6CORE)"});
 }
 
 TEST_CASE("fewer cores and a slower CPU make a simulated LeNet run slower") {
@@ -280,11 +240,7 @@ TEST_CASE("a workload the class cannot train fails the run with the reason") {
   RunConfig c = lenet(1);
   c.model = "resnet18";
   c.dataset = "cifar10";
-  CollectingSink sink;
-  std::atomic<bool> cancel{false};
-  auto fin = ex->execute(1, c, sink, cancel);
-  CHECK(fin.status == "failed");
-  CHECK(fin.error.find("ResNet-18 runs out of memory on Xavier NX and Nano") != std::string::npos);
+  testing::expect_refused(*ex, 1, c, {"ResNet-18 runs out of memory on Xavier NX and Nano"});
   ExecutorOptions tx2;
   tx2.backend = "sim";
   tx2.sim_class = "tx2";

@@ -8,20 +8,15 @@
 #include "agent/device/sim_tables.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/perf/board_model.hpp"
+#include "support/run_checks.hpp"
 
 using namespace jetsweep;
-using namespace jetsweep::sim;
+using namespace jetsweep::perf;
 
 namespace {
 
 RunConfig workload(const std::string& model, const std::string& dataset) {
-  RunConfig c;
-  c.model = model;
-  c.dataset = dataset;
-  c.batch_size = 16;
-  c.workers = 4;
-  c.epochs = 6;
-  return c;
+  return testing::make_run(model, dataset, 16, 4, 6);
 }
 
 SimModel model_of(const std::string& cls, const std::string& instance = "ref") {

@@ -38,14 +38,6 @@ std::vector<int64_t> times(const std::vector<int64_t>& v, int64_t k) {
   return out;
 }
 
-fs::path make_temp_dir(const char* tag) {
-  std::string tmpl = (fs::temp_directory_path() / (std::string("jetsweep-") + tag + "-XXXXXX")).string();
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
-  return fs::path(buf.data());
-}
-
 // Nano, AGX Xavier, Xavier NX, AGX Orin and Orin Nano tables as a board of each would list them.
 const std::vector<int64_t> kNanoCpu = {102000, 204000, 307200, 403200, 518400, 614400, 710400, 825600,
                                        921600, 1036800, 1132800, 1224000, 1326000, 1428000, 1479000};
@@ -127,7 +119,57 @@ std::string meminfo(int64_t total_kb, int64_t avail_kb, bool nvmap) {
   return s.str();
 }
 
+// The identity of a generated board: what detection must find.
+void identify(FakeSpec& spec, const char* name, const char* sim_class, Family family, Module module, int l4t_major,
+              const char* l4t, const char* module_part, int default_mode) {
+  spec.name = name;
+  spec.sim_class = sim_class;
+  spec.family = family;
+  spec.module = module;
+  spec.l4t_major = l4t_major;
+  spec.l4t = l4t;
+  spec.module_part = module_part;
+  spec.default_mode = default_mode;
+}
+
+// One POWER_MODEL of a generated nvpmodel.conf.
+struct ConfMode {
+  int id;
+  std::string name;
+  int cores_online;
+  int64_t cpu_min_khz, cpu_max_khz;   // every cluster's limits (-1: the table's maximum)
+  int64_t gpu_max_hz, emc_max_hz;     // -1 / 0: no cap
+  std::string extra;                  // lines after the EMC cap
+};
+
+// nvpmodel.conf of a t194/t234 board (cluster i's clock is read on core i x cores_per_cluster); records the
+// mode names in `spec`.
+std::string nvpmodel_conf(FakeSpec& spec, int cores, const std::vector<std::string>& clusters, int cores_per_cluster,
+                          const std::string& gpu_devfreq, const std::string& emc_cap, const std::vector<ConfMode>& modes) {
+  std::string conf = param_cpu_online(cores);
+  for (size_t i = 0; i < clusters.size(); ++i)
+    conf += param_cpu_clock(clusters[i], cores_per_cluster * static_cast<int>(i));
+  conf += param_gpu(gpu_devfreq) + param_emc(emc_cap);
+  spec.mode_names.clear();
+  for (const auto& m : modes) {
+    conf += "< POWER_MODEL ID=" + std::to_string(m.id) + " NAME=" + m.name + " >\n" +
+            cores_online(cores, m.cores_online) + cpu_limits(clusters, m.cpu_min_khz, m.cpu_max_khz) +
+            "GPU MIN_FREQ 0\nGPU MAX_FREQ " + std::to_string(m.gpu_max_hz) + "\nEMC MAX_FREQ " +
+            std::to_string(m.emc_max_hz) + "\n" + m.extra;
+    spec.mode_names.push_back(m.name);
+  }
+  return conf + "< PM_CONFIG DEFAULT=" + std::to_string(spec.default_mode) + " >\n";
+}
+
 }  // namespace
+
+fs::path make_temp_dir(const char* tag) {
+  std::string tmpl = (fs::temp_directory_path() / (std::string("jetsweep-") + tag + "-XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
+  return fs::path(buf.data());
+}
 
 std::vector<FakeKind> all_fake_kinds() {
   return {FakeKind::kNanoR32,    FakeKind::kAgxXavierR32, FakeKind::kXavierNxR35,
@@ -155,6 +197,12 @@ FakeBoard::~FakeBoard() {
   std::error_code ec;
   fs::remove_all(root_, ec);
   fs::remove_all(state_dir_, ec);
+}
+
+Board FakeBoard::board() const {
+  auto b = open_board(root_);
+  if (!b.is_ok()) throw std::runtime_error("fake board: " + b.status().to_string());
+  return std::move(b).value();
 }
 
 fs::path FakeBoard::path(std::string_view board_path) const {
@@ -388,17 +436,9 @@ void FakeBoard::add_fan_hwmon(const std::string& hwmon_dir) {
   spec_.legacy_fan = false;
 }
 
-// ---- boards ----
-
 void FakeBoard::build_nano_r32() {
-  spec_.name = "nano-r32";
-  spec_.sim_class = "nano";
-  spec_.family = Family::kT210;
-  spec_.module = Module::kNano;
-  spec_.l4t_major = 32;
-  spec_.l4t = "R32.7.1";
-  spec_.module_part = "p3450-0000";
-  spec_.default_mode = 0;
+  identify(spec_, "nano-r32", "nano", Family::kT210, Module::kNano, 32,
+           "R32.7.1", "p3450-0000", 0);
   add_common(nul_join({"nvidia,p3450-0000", "nvidia,jetson-nano", "nvidia,tegra210"}), "NVIDIA Jetson Nano Developer Kit",
              "# R32 (release), REVISION: 7.1, GCID: 29818004, BOARD: t210ref, EABI: aarch64, DATE: Sat Feb 19 17:05:08 UTC 2022\n",
              "4.9.253-tegra");
@@ -439,14 +479,8 @@ void FakeBoard::build_nano_r32() {
 }
 
 void FakeBoard::build_agx_xavier_r32() {
-  spec_.name = "agx-xavier-r32";
-  spec_.sim_class = "agx-xavier";
-  spec_.family = Family::kT194;
-  spec_.module = Module::kAgxXavier;
-  spec_.l4t_major = 32;
-  spec_.l4t = "R32.5.1";
-  spec_.module_part = "p2972-0000";
-  spec_.default_mode = 2;
+  identify(spec_, "agx-xavier-r32", "agx-xavier", Family::kT194, Module::kAgxXavier, 32,
+           "R32.5.1", "p2972-0000", 2);
   add_common(nul_join({"nvidia,p2972-0000", "nvidia,galen", "nvidia,tegra194"}), "Jetson-AGX",
              "# R32 (release), REVISION: 5.1, GCID: 27362550, BOARD: t186ref, EABI: aarch64, DATE: Wed May 19 18:16:00 UTC 2021\n",
              "4.9.201-tegra");
@@ -463,33 +497,18 @@ void FakeBoard::build_agx_xavier_r32() {
                {"PMIC-Die", 100000}, {"Tboard_tegra", 27000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 27450}});
   add_fan_legacy();
   write("/proc/meminfo", meminfo(16202660, 15000000, false));
-  std::vector<std::string> clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2", "CPU_DENVER_3"};
-  std::string conf = param_cpu_online(8);
-  for (int i = 0; i < 4; ++i) conf += param_cpu_clock(clusters[i], 2 * i);
-  conf += param_gpu("/sys/devices/17000000.gv11b/devfreq/17000000.gv11b") +
-          param_emc("/sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
-  conf += "< POWER_MODEL ID=0 NAME=MAXN >\n" + cores_online(8, 8) + cpu_limits(clusters, 1190400, -1) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ -1\nEMC MAX_FREQ 0\n";
-  conf += "< POWER_MODEL ID=1 NAME=MODE_10W >\n" + cores_online(8, 2) + cpu_limits(clusters, 1190400, 1190400) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 520200000\nEMC MAX_FREQ 1065600000\n";
-  conf += "< POWER_MODEL ID=2 NAME=MODE_15W >\n" + cores_online(8, 4) + cpu_limits(clusters, 1190400, 1190400) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 670000000\nEMC MAX_FREQ 1331200000\n";
-  conf += "< POWER_MODEL ID=3 NAME=MODE_30W_ALL >\n" + cores_online(8, 8) + cpu_limits(clusters, 1190400, 1190400) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 900000000\nEMC MAX_FREQ 1600000000\n";
-  conf += "< PM_CONFIG DEFAULT=2 >\n";
-  write("/etc/nvpmodel.conf", conf);
-  spec_.mode_names = {"MAXN", "MODE_10W", "MODE_15W", "MODE_30W_ALL"};
+  write("/etc/nvpmodel.conf",
+        nvpmodel_conf(spec_, 8, {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2", "CPU_DENVER_3"}, 2,
+                      "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap",
+                      {{0, "MAXN", 8, 1190400, -1, -1, 0, ""},
+                       {1, "MODE_10W", 2, 1190400, 1190400, 520200000, 1065600000, ""},
+                       {2, "MODE_15W", 4, 1190400, 1190400, 670000000, 1331200000, ""},
+                       {3, "MODE_30W_ALL", 8, 1190400, 1190400, 900000000, 1600000000, ""}}));
 }
 
 void FakeBoard::build_xavier_nx_r35() {
-  spec_.name = "xavier-nx-r35";
-  spec_.sim_class = "xavier-nx";
-  spec_.family = Family::kT194;
-  spec_.module = Module::kXavierNx;
-  spec_.l4t_major = 35;
-  spec_.l4t = "R35.3.1";
-  spec_.module_part = "p3668-0001";
-  spec_.default_mode = 2;
+  identify(spec_, "xavier-nx-r35", "xavier-nx", Family::kT194, Module::kXavierNx, 35,
+           "R35.3.1", "p3668-0001", 2);
   add_common(nul_join({"nvidia,p3509-0000+p3668-0001", "nvidia,p3668-0001", "nvidia,tegra194"}),
              "NVIDIA Jetson Xavier NX Developer Kit (eMMC)",
              "# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64, DATE: Sun Mar 19 15:19:21 UTC 2023\n",
@@ -506,30 +525,17 @@ void FakeBoard::build_xavier_nx_r35() {
                {"PMIC-Die", 100000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 34200}});
   add_fan_hwmon("/sys/devices/platform/pwm-fan/hwmon/hwmon3");
   write("/proc/meminfo", meminfo(7772000, 6500000, true));
-  std::vector<std::string> clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"};
-  std::string conf = param_cpu_online(6);
-  for (int i = 0; i < 3; ++i) conf += param_cpu_clock(clusters[i], 2 * i);
-  conf += param_gpu("/sys/devices/17000000.gv11b/devfreq/17000000.gv11b") +
-          param_emc("/sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
-  conf += "< POWER_MODEL ID=0 NAME=MODE_15W_2CORE >\n" + cores_online(6, 2) + cpu_limits(clusters, 0, 1907200) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 1109250000\nEMC MAX_FREQ 1600000000\n";
-  conf += "< POWER_MODEL ID=2 NAME=MODE_15W_6CORE >\n" + cores_online(6, 6) + cpu_limits(clusters, 0, 1420800) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 1109250000\nEMC MAX_FREQ 1600000000\n";
-  conf += "< PM_CONFIG DEFAULT=2 >\n";
-  write("/etc/nvpmodel.conf", conf);
-  spec_.mode_names = {"MODE_15W_2CORE", "MODE_15W_6CORE"};
+  write("/etc/nvpmodel.conf",
+        nvpmodel_conf(spec_, 6, {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"}, 2,
+                      "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap",
+                      {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, ""},
+                       {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, ""}}));
 }
 
 void FakeBoard::build_agx_orin(int l4t_major) {
   bool r36 = l4t_major >= 36;
-  spec_.name = r36 ? "agx-orin-r36" : "agx-orin-r35";
-  spec_.sim_class = "agx-orin";
-  spec_.family = Family::kT234;
-  spec_.module = Module::kAgxOrin;
-  spec_.l4t_major = l4t_major;
-  spec_.l4t = r36 ? "R36.3.0" : "R35.4.1";
-  spec_.module_part = "p3701-0005";
-  spec_.default_mode = 2;
+  identify(spec_, r36 ? "agx-orin-r36" : "agx-orin-r35", "agx-orin", Family::kT234, Module::kAgxOrin, l4t_major,
+           r36 ? "R36.3.0" : "R35.4.1", "p3701-0005", 2);
   add_common(nul_join({"nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234"}), "Jetson AGX Orin",
              r36 ? "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n"
                  : "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023\n",
@@ -558,32 +564,17 @@ void FakeBoard::build_agx_orin(int l4t_major) {
                {"tj-thermal", 42593}, {"tboard-thermal", 35000}, {"tdiode-thermal", 36000}});
   add_fan_hwmon(r36 ? "/sys/devices/platform/pwm-fan/hwmon/hwmon0" : "/sys/devices/platform/pwm-fan/hwmon/hwmon2");
   write("/proc/meminfo", meminfo(64302132, 62000000, true));
-  std::vector<std::string> clusters = {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"};
-  std::string conf = param_cpu_online(12);
-  for (int i = 0; i < 3; ++i) conf += param_cpu_clock(clusters[i], 4 * i);
-  conf += param_gpu(devfreq) + param_emc(spec_.emc_cap_path);
-  conf += "< POWER_MODEL ID=0 NAME=MAXN >\n" + cores_online(12, 12) + cpu_limits(clusters, 0, -1) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ -1\nEMC MAX_FREQ 0\n";
-  conf += "< POWER_MODEL ID=1 NAME=MODE_15W >\n" + cores_online(12, 4) + cpu_limits(clusters, 0, 1113600) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 408000000\nEMC MAX_FREQ 2133000000\nDLA0_CORE MAX_FREQ 614400000\n";
-  conf += "< POWER_MODEL ID=2 NAME=MODE_30W >\n" + cores_online(12, 8) + cpu_limits(clusters, 0, 1728000) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 612000000\nEMC MAX_FREQ 0\n";
-  conf += "< POWER_MODEL ID=3 NAME=MODE_50W >\n" + cores_online(12, 12) + cpu_limits(clusters, 0, 1497600) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 816000000\nEMC MAX_FREQ 0\n";
-  conf += "< PM_CONFIG DEFAULT=2 >\n";
-  write("/etc/nvpmodel.conf", conf);
-  spec_.mode_names = {"MAXN", "MODE_15W", "MODE_30W", "MODE_50W"};
+  write("/etc/nvpmodel.conf",
+        nvpmodel_conf(spec_, 12, {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"}, 4, devfreq, spec_.emc_cap_path,
+                      {{0, "MAXN", 12, 0, -1, -1, 0, ""},
+                       {1, "MODE_15W", 4, 0, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
+                       {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
+                       {3, "MODE_50W", 12, 0, 1497600, 816000000, 0, ""}}));
 }
 
 void FakeBoard::build_orin_nano_r36() {
-  spec_.name = "orin-nano-r36";
-  spec_.sim_class = "orin-nano";
-  spec_.family = Family::kT234;
-  spec_.module = Module::kOrinNano;
-  spec_.l4t_major = 36;
-  spec_.l4t = "R36.3.0";
-  spec_.module_part = "p3767-0005";
-  spec_.default_mode = 0;
+  identify(spec_, "orin-nano-r36", "orin-nano", Family::kT234, Module::kOrinNano, 36,
+           "R36.3.0", "p3767-0005", 0);
   add_common(nul_join({"nvidia,p3768-0000+p3767-0005", "nvidia,p3767-0005", "nvidia,tegra234"}),
              "NVIDIA Jetson Orin Nano Developer Kit",
              "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n",
@@ -599,80 +590,10 @@ void FakeBoard::build_orin_nano_r36() {
                {"tj-thermal", 45500}});
   add_fan_hwmon("/sys/devices/platform/pwm-fan/hwmon/hwmon2");
   write("/proc/meminfo", meminfo(7802340, 6000000, true));
-  std::vector<std::string> clusters = {"CPU_A78_0", "CPU_A78_1"};
-  std::string conf = param_cpu_online(6);
-  for (int i = 0; i < 2; ++i) conf += param_cpu_clock(clusters[i], 4 * i);
-  conf += param_gpu("/sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu") +
-          param_emc("/sys/kernel/nvpmodel_clk_cap/emc");
-  conf += "< POWER_MODEL ID=0 NAME=15W >\n" + cores_online(6, 6) + cpu_limits(clusters, 0, -1) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ -1\nEMC MAX_FREQ 0\n";
-  conf += "< POWER_MODEL ID=1 NAME=7W >\n" + cores_online(6, 4) + cpu_limits(clusters, 0, 960000) +
-          "GPU MIN_FREQ 0\nGPU MAX_FREQ 408000000\nEMC MAX_FREQ 0\n";
-  conf += "< PM_CONFIG DEFAULT=0 >\n";
-  write("/etc/nvpmodel.conf", conf);
-  spec_.mode_names = {"15W", "7W"};
-}
-
-// ---- fake systemctl ----
-
-FakeSystemctl::FakeSystemctl(bool active, fs::path watch) {
-  dir_ = make_temp_dir("systemctl");
-  exe_ = dir_ / "systemctl";
-  const std::string d = dir_.string(), w = watch.string();
-  if (d.find('\'') != std::string::npos || w.find('\'') != std::string::npos)
-    throw std::runtime_error("FakeSystemctl: quote in path");
-  {
-    std::ofstream f(dir_ / "state");
-    f << (active ? "active\n" : "inactive\n");
-  }
-  {
-    std::ofstream f(exe_);
-    f << "#!/bin/sh\n"
-      << "d='" << d << "'\n"
-      << "w='" << w << "'\n"
-      << "seen=-\n"
-      << "if [ -n \"$w\" ] && [ -f \"$w\" ]; then seen=$(tr -d '\\n' < \"$w\"); fi\n"
-      << "printf '%s|%s\\n' \"$*\" \"$seen\" >> \"$d/calls.log\"\n"
-      << "if [ -f \"$d/fail-$1\" ]; then cat \"$d/fail-$1.stderr\" >&2; exit \"$(cat \"$d/fail-$1\")\"; fi\n"
-      << "case \"$1\" in\n"
-      << "  is-active) if [ \"$(cat \"$d/state\")\" = active ]; then echo active; exit 0; fi; echo inactive; exit 3 ;;\n"
-      << "  stop) echo inactive > \"$d/state\"; exit 0 ;;\n"
-      << "  start) echo active > \"$d/state\"; exit 0 ;;\n"
-      << "esac\n"
-      << "echo \"Unknown command verb $1.\" >&2\n"
-      << "exit 1\n";
-    if (!f) throw std::runtime_error("FakeSystemctl: cannot write " + exe_.string());
-  }
-  fs::permissions(exe_, fs::perms::owner_all);
-}
-
-FakeSystemctl::~FakeSystemctl() {
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
-}
-
-bool FakeSystemctl::active() const {
-  std::ifstream f(dir_ / "state");
-  std::string s;
-  std::getline(f, s);
-  return s == "active";
-}
-
-void FakeSystemctl::fail(const std::string& verb, int exit_code, const std::string& stderr_text) {
-  std::ofstream(dir_ / ("fail-" + verb + ".stderr")) << stderr_text;
-  std::ofstream(dir_ / ("fail-" + verb)) << exit_code << "\n";
-}
-
-void FakeSystemctl::heal(const std::string& verb) {
-  fs::remove(dir_ / ("fail-" + verb));
-  fs::remove(dir_ / ("fail-" + verb + ".stderr"));
-}
-
-std::vector<std::string> FakeSystemctl::calls() const {
-  std::vector<std::string> out;
-  std::ifstream f(dir_ / "calls.log");
-  for (std::string line; std::getline(f, line);) out.push_back(line);
-  return out;
+  write("/etc/nvpmodel.conf",
+        nvpmodel_conf(spec_, 6, {"CPU_A78_0", "CPU_A78_1"}, 4,
+                      "/sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu", "/sys/kernel/nvpmodel_clk_cap/emc",
+                      {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}}));
 }
 
 }  // namespace jetsweep::device::testing

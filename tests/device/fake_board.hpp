@@ -21,6 +21,9 @@ enum class FakeKind { kNanoR32, kAgxXavierR32, kXavierNxR35, kAgxOrinR35, kAgxOr
 
 std::vector<FakeKind> all_fake_kinds();
 
+// A new directory jetsweep-TAG-XXXXXX under the temp dir (the caller removes it).
+fs::path make_temp_dir(const char* tag);
+
 // What a correct reader should find on the fake board.
 struct FakeSpec {
   FakeKind kind = FakeKind::kNanoR32;
@@ -58,6 +61,8 @@ class FakeBoard {
   const fs::path& root() const { return root_; }
   const fs::path& state_dir() const { return state_dir_; }
   const FakeSpec& spec() const { return spec_; }
+  // The board the device layer detects in this tree (std::runtime_error naming the status when it fails).
+  Board board() const;
 
   // Board paths are absolute board paths ("/sys/..."), placed under root().
   fs::path path(std::string_view board_path) const;

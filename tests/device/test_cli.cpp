@@ -8,14 +8,10 @@
 #include "agent/device/device_cli.hpp"
 #include "agent/device/fs_util.hpp"
 #include "agent/device/restore_state.hpp"
-#include "tests/device/fake_board.hpp"
+#include "tests/device/device_checks.hpp"
 
 namespace jetsweep::device {
 namespace {
-
-using testing::diff_snapshots;
-using testing::FakeBoard;
-using testing::FakeKind;
 
 struct CliResult {
   int rc;
@@ -29,11 +25,14 @@ CliResult run(const std::string& cmd, const std::vector<std::string>& args) {
   return {rc, out.str(), err.str()};
 }
 
+// `cmd` on the fake board: --root and --state-dir name its tree and state directory, then `args`.
+CliResult run_on(const FakeBoard& fb, const std::string& cmd, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--root", fb.root().string(), "--state-dir", fb.state_dir().string()});
+  return run(cmd, args);
+}
+
 TEST_CASE("probe --json reports identity, tables, mode count, nvpmodel modes, rails and writability") {
-  for (FakeKind kind : testing::all_fake_kinds()) {
-    FakeBoard fb(kind);
-    const auto& spec = fb.spec();
-    CAPTURE(spec.name);
+  for_each_fake_board([](const FakeBoard& fb, const testing::FakeSpec& spec) {
     CliResult r = run("probe", {"--root", fb.root().string(), "--json"});
     CHECK_MESSAGE(r.rc == 0, r.err);
     auto v = boost::json::parse(r.out);
@@ -61,7 +60,7 @@ TEST_CASE("probe --json reports identity, tables, mode count, nvpmodel modes, ra
     CHECK(w.contains(fb.path("/proc/sys/vm/drop_caches").string()));
     CHECK(o.at("errors").as_array().empty());
     CHECK(o.at("nvpmodel_conf_fnv1a64").as_string().size() == 16);
-  }
+  });
 }
 
 TEST_CASE("probe text output and failure on a non-Jetson root") {
@@ -78,15 +77,14 @@ TEST_CASE("probe text output and failure on a non-Jetson root") {
 TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte identical") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   auto before = fb.snapshot();
-  CliResult r = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--cores", "4",
-                                 "--cpu-khz", "1190400", "--gpu-hz", "624750000", "--emc-hz", "1331200000", "--pin-clocks",
-                                 "--fan-max"});
+  CliResult r = run_on(fb, "set-mode", {"--cores", "4", "--cpu-khz", "1190400", "--gpu-hz", "624750000", "--emc-hz",
+                                        "1331200000", "--pin-clocks", "--fan-max"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.out.find("scaling_max_freq = 1190400") != std::string::npos);
   CHECK(trim(fb.read("/sys/devices/system/cpu/cpu5/online")) == "0");
   CHECK(exists_file(restore_state_path(fb.state_dir())));
 
-  CliResult named = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--mode", "MODE_10W"});
+  CliResult named = run_on(fb, "set-mode", {"--mode", "MODE_10W"});
   REQUIRE_MESSAGE(named.rc == 0, named.err);
   CHECK(trim(fb.read("/sys/devices/system/cpu/cpu2/online")) == "0");
 
@@ -94,7 +92,7 @@ TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte ide
   CHECK(bad_root.rc == 2);
   CHECK(bad_root.err.find("--root") != std::string::npos);
 
-  CliResult rs = run("restore", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string()});
+  CliResult rs = run_on(fb, "restore", {});
   REQUIRE_MESSAGE(rs.rc == 0, rs.err);
   CHECK(rs.out.find("restored") != std::string::npos);
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
@@ -106,8 +104,8 @@ TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte ide
 TEST_CASE("set-mode refuses an out-of-table value with exit 2 naming the table file") {
   FakeBoard fb(FakeKind::kOrinNanoR36);
   auto before = fb.snapshot();
-  CliResult r = run("set-mode", {"--root", fb.root().string(), "--state-dir", fb.state_dir().string(), "--cores", "6",
-                                 "--cpu-khz", "1500000", "--gpu-hz", "624750000", "--emc-hz", "2133000000"});
+  CliResult r = run_on(fb, "set-mode", {"--cores", "6", "--cpu-khz", "1500000", "--gpu-hz", "624750000", "--emc-hz",
+                                        "2133000000"});
   CHECK(r.rc == 2);
   CHECK(r.err.find("1500000") != std::string::npos);
   CHECK(r.err.find("scaling_available_frequencies") != std::string::npos);

@@ -5,19 +5,13 @@
 #include "agent/device/fs_util.hpp"
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/sim_tables.hpp"
-#include "tests/device/fake_board.hpp"
+#include "tests/device/device_checks.hpp"
 
 namespace jetsweep::device {
 namespace {
 
-using testing::FakeBoard;
-using testing::FakeKind;
-
 TEST_CASE("detect_board identifies every fake board and its provenance") {
-  for (FakeKind kind : testing::all_fake_kinds()) {
-    FakeBoard fb(kind);
-    const auto& spec = fb.spec();
-    CAPTURE(spec.name);
+  for_each_fake_board([](const FakeBoard& fb, const testing::FakeSpec& spec) {
     auto info = detect_board(fb.root());
     REQUIRE_MESSAGE(info.is_ok(), info.status().to_string());
     CHECK(info->family == spec.family);
@@ -33,7 +27,7 @@ TEST_CASE("detect_board identifies every fake board and its provenance") {
     CHECK(*info->nvpmodel_mode == spec.default_mode);
     CHECK(info->family_source.find("compatible") != std::string::npos);
     CHECK(info->compatible.size() == 3);
-  }
+  });
 }
 
 TEST_CASE("detection falls back to tegra_chip_id, then soc_id, and infers the module from cores") {
@@ -71,10 +65,7 @@ TEST_CASE("Orin NX and Orin Nano SKUs are told apart") {
 }
 
 TEST_CASE("frequency tables are read from every fake board") {
-  for (FakeKind kind : testing::all_fake_kinds()) {
-    FakeBoard fb(kind);
-    const auto& spec = fb.spec();
-    CAPTURE(spec.name);
+  for_each_fake_board([](const FakeBoard& fb, const testing::FakeSpec& spec) {
     auto board = open_board(fb.root());
     REQUIRE_MESSAGE(board.is_ok(), board.status().to_string());
     const FrequencyTables& t = board->tables;
@@ -89,7 +80,7 @@ TEST_CASE("frequency tables are read from every fake board") {
     CHECK(t.gpu.of_name == spec.gpu_of_name);
     CHECK(t.emc_hz == spec.emc_hz);
     CHECK(t.mode_count() == static_cast<uint64_t>(spec.cores) * spec.cpu_khz.size() * spec.gpu_hz.size() * spec.emc_hz.size());
-  }
+  });
 }
 
 TEST_CASE("fake AGX Xavier: 29 CPU x 14 GPU x 9 EMC x 8 cores = 29,232 power modes") {

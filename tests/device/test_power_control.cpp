@@ -7,24 +7,10 @@
 #include "agent/device/fs_util.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
-#include "tests/device/fake_board.hpp"
+#include "tests/device/device_checks.hpp"
 
 namespace jetsweep::device {
 namespace {
-
-using testing::diff_snapshots;
-using testing::FakeBoard;
-using testing::FakeKind;
-using testing::FakeSystemctl;
-
-std::string val(const FakeBoard& fb, const std::string& board_path) { return trim(fb.read(board_path)); }
-std::string val(const fs::path& p) { return trim(*read_raw(p)); }
-
-Board open(const FakeBoard& fb) {
-  auto b = open_board(fb.root());
-  REQUIRE_MESSAGE(b.is_ok(), b.status().to_string());
-  return std::move(b).value();
-}
 
 // Index of the write to `path` in the last apply, or -1.
 int write_index(const PowerController& ctl, const fs::path& path) {
@@ -45,7 +31,7 @@ TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board
     const auto& spec = fb.spec();
     CAPTURE(spec.name);
     auto before = fb.snapshot();
-    Board board = open(fb);
+    Board board = fb.board();
     FakeSystemctl systemctl(true);  // nvfancontrol runs (R35+ boards stop it for the fan)
     PowerController ctl(board, fb.state_dir(), std::make_shared<SystemctlServiceControl>(systemctl.path().string()));
     PowerMode mode{std::max(1, spec.cores / 2), spec.cpu_khz[spec.cpu_khz.size() / 2], spec.gpu_hz[spec.gpu_hz.size() / 2],
@@ -101,22 +87,22 @@ TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board
 
 TEST_CASE("without pinning, a mode caps max and leaves min at the table minimum") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
-  Board board = open(fb);
+  Board board = fb.board();
   PowerController ctl(board, fb.state_dir());
   REQUIRE(ctl.apply(PowerMode{8, 1190400, 624750000, 1331200000}, ApplyOptions{}).is_ok());
-  CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy6/scaling_min_freq") == "115200");
-  CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy6/scaling_max_freq") == "1190400");
-  CHECK(val(fb, "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq") == "114750000");
-  CHECK(val(fb, "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq") == "624750000");
-  CHECK(val(fb, "/sys/devices/17000000.gv11b/railgate_enable") == "1");
-  CHECK(val(fb, "/sys/devices/system/cpu/cpu3/cpuidle/state1/disable") == "0");
-  CHECK(val(fb, "/sys/devices/pwm-fan/target_pwm") == "77");
+  check_files(fb, {{"/sys/devices/system/cpu/cpufreq/policy6/scaling_min_freq", "115200"},
+                   {"/sys/devices/system/cpu/cpufreq/policy6/scaling_max_freq", "1190400"},
+                   {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "114750000"},
+                   {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq", "624750000"},
+                   {"/sys/devices/17000000.gv11b/railgate_enable", "1"},
+                   {"/sys/devices/system/cpu/cpu3/cpuidle/state1/disable", "0"},
+                   {"/sys/devices/pwm-fan/target_pwm", "77"}});
 }
 
 TEST_CASE("lowering writes min before max; raising writes max before min") {
   FakeBoard fb(FakeKind::kAgxOrinR35);
   auto before = fb.snapshot();
-  Board board = open(fb);
+  Board board = fb.board();
   PowerController ctl(board, fb.state_dir());
   fs::path min_p = board.tables.clusters[0].cpufreq_dir / "scaling_min_freq";
   fs::path max_p = board.tables.clusters[0].cpufreq_dir / "scaling_max_freq";
@@ -148,7 +134,7 @@ TEST_CASE("restore order: online CPUs first, min/max pairs in a valid order, unl
   FakeBoard fb(FakeKind::kAgxXavierR32);
   fb.write("/sys/devices/system/cpu/cpu7/online", "0\n");  // one CPU was offline before the campaign
   auto before = fb.snapshot();
-  Board board = open(fb);
+  Board board = fb.board();
   PowerController ctl(board, fb.state_dir());
   // Lower everything (cpu7 comes online, cpu2-6 go offline).
   DeviceTarget t = *plan_power_mode(board, PowerMode{2, 345600, 318750000, 408000000}, ApplyOptions{true, false});
@@ -180,7 +166,7 @@ TEST_CASE("EMC lock order as jetson_clocks does it: Nano rate then lock; BPMP bo
     FakeBoard fb(kind);
     CAPTURE(fb.spec().name);
     auto before = fb.snapshot();
-    Board board = open(fb);
+    Board board = fb.board();
     PowerController ctl(board, fb.state_dir());
     REQUIRE(ctl.apply(*plan_pin_current(board, ApplyOptions{})).is_ok());
     const EmcPaths emc = board.ops->emc_paths(board.root, board.info.l4t_major());
@@ -202,7 +188,7 @@ TEST_CASE("EMC lock order as jetson_clocks does it: Nano rate then lock; BPMP bo
 TEST_CASE("values outside the board's tables are refused before anything is written") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   auto before = fb.snapshot();
-  Board board = open(fb);
+  Board board = fb.board();
   PowerController ctl(board, fb.state_dir());
   const PowerMode good{8, 2265600, 1377000000, 2133000000};
 
@@ -236,7 +222,7 @@ TEST_CASE("a missing control file is refused naming it, with nothing written") {
   FakeBoard fb(FakeKind::kXavierNxR35);
   fb.remove("/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq");
   auto before = fb.snapshot();
-  Board board = open(fb);
+  Board board = fb.board();
   PowerController ctl(board, fb.state_dir());
   Status s = ctl.apply(PowerMode{6, 1420800, 1109250000, 1600000000}, ApplyOptions{});
   REQUIRE_FALSE(s.is_ok());
@@ -252,7 +238,7 @@ TEST_CASE("a read-back mismatch stops the apply naming path and value; restore u
   fb.remove("/sys/kernel/debug/bpmp/debug/clk/emc/rate");
   fs::create_symlink("/dev/null", fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate"));
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir());
+  PowerController ctl(fb.board(), fb.state_dir());
   Status s = ctl.apply(PowerMode{8, 1728000, 624750000, 2133000000}, ApplyOptions{});
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.code() == Code::kIoError);
@@ -269,7 +255,7 @@ TEST_CASE("a read-back mismatch stops the apply naming path and value; restore u
 TEST_CASE("a failed write in a second apply; restore puts back the first originals") {
   FakeBoard fb(FakeKind::kNanoR32);
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir());
+  PowerController ctl(fb.board(), fb.state_dir());
   REQUIRE(ctl.apply(PowerMode{2, 921600, 614400000, 1065600000}, ApplyOptions{true, false}).is_ok());
   // railgate_enable was recorded by the first apply; now it cannot be written.
   fb.remove("/sys/devices/gpu.0/railgate_enable");
@@ -292,37 +278,37 @@ TEST_CASE("named nvpmodel modes") {
   SUBCASE("AGX Xavier MODE_15W") {
     FakeBoard fb(FakeKind::kAgxXavierR32);
     auto before = fb.snapshot();
-    PowerController ctl(open(fb), fb.state_dir());
+    PowerController ctl(fb.board(), fb.state_dir());
     Status s = ctl.apply_named("MODE_15W", ApplyOptions{});
     REQUIRE_MESSAGE(s.is_ok(), s.to_string());
     for (int cpu = 1; cpu < 8; ++cpu) CHECK(val(fb, cpu_path(cpu, "online")) == (cpu < 4 ? "1" : "0"));
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq") == "1190400");
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq") == "1190400");
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy2/scaling_max_freq") == "1190400");
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy4/scaling_max_freq") == "2265600");  // offline: untouched
-    // 670 MHz is between table entries: rounded down as devfreq does.
-    CHECK(val(fb, "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq") == "624750000");
-    CHECK(val(fb, "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq") == "114750000");
-    CHECK(val(fb, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap") == "1331200000");
-    CHECK(val(fb, "/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked") == "0");
+    check_files(fb, {{"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "1190400"},
+                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "1190400"},
+                     {"/sys/devices/system/cpu/cpufreq/policy2/scaling_max_freq", "1190400"},
+                     {"/sys/devices/system/cpu/cpufreq/policy4/scaling_max_freq", "2265600"},  // offline: untouched
+                     // 670 MHz is between table entries: rounded down as devfreq does.
+                     {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq", "624750000"},
+                     {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "114750000"},
+                     {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1331200000"},
+                     {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "0"}});
     REQUIRE(ctl.restore().is_ok());
     CHECK(diff_snapshots(before, fb.snapshot()) == "");
   }
   SUBCASE("Nano 5W by id, pinned") {
     FakeBoard fb(FakeKind::kNanoR32);
     auto before = fb.snapshot();
-    PowerController ctl(open(fb), fb.state_dir());
+    PowerController ctl(fb.board(), fb.state_dir());
     Status s = ctl.apply_named("1", ApplyOptions{true, false});
     REQUIRE_MESSAGE(s.is_ok(), s.to_string());
-    CHECK(val(fb, cpu_path(2, "online")) == "0");
-    CHECK(val(fb, cpu_path(1, "online")) == "1");
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq") == "825600");
-    CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq") == "825600");
-    CHECK(val(fb, "/sys/devices/gpu.0/devfreq/57000000.gpu/max_freq") == "614400000");
-    CHECK(val(fb, "/sys/devices/gpu.0/devfreq/57000000.gpu/min_freq") == "614400000");
-    CHECK(val(fb, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap") == "1600000000");
-    CHECK(val(fb, "/sys/kernel/debug/clk/override.emc/clk_state") == "1");
-    CHECK(val(fb, "/sys/kernel/debug/clk/override.emc/clk_update_rate") == "1600000000");
+    check_files(fb, {{cpu_path(2, "online"), "0"},
+                     {cpu_path(1, "online"), "1"},
+                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "825600"},
+                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "825600"},
+                     {"/sys/devices/gpu.0/devfreq/57000000.gpu/max_freq", "614400000"},
+                     {"/sys/devices/gpu.0/devfreq/57000000.gpu/min_freq", "614400000"},
+                     {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1600000000"},
+                     {"/sys/kernel/debug/clk/override.emc/clk_state", "1"},
+                     {"/sys/kernel/debug/clk/override.emc/clk_update_rate", "1600000000"}});
     REQUIRE(ctl.restore().is_ok());
     CHECK(diff_snapshots(before, fb.snapshot()) == "");
   }
@@ -331,7 +317,7 @@ TEST_CASE("named nvpmodel modes") {
       FakeBoard fb(kind);
       CAPTURE(fb.spec().name);
       auto before = fb.snapshot();
-      PowerController ctl(open(fb), fb.state_dir());
+      PowerController ctl(fb.board(), fb.state_dir());
       auto target = plan_named_mode(ctl.board(), "MODE_15W", ApplyOptions{});
       REQUIRE(target.is_ok());
       CHECK(target->clusters.size() == 1);  // clusters 4-7 and 8-11 go offline
@@ -349,7 +335,7 @@ TEST_CASE("named nvpmodel modes") {
   }
   SUBCASE("unknown mode lists the known ones") {
     FakeBoard fb(FakeKind::kOrinNanoR36);
-    PowerController ctl(open(fb), fb.state_dir());
+    PowerController ctl(fb.board(), fb.state_dir());
     Status s = ctl.apply_named("MAXN_SUPER", ApplyOptions{});
     REQUIRE_FALSE(s.is_ok());
     CHECK(s.code() == Code::kInvalidArgument);
@@ -361,15 +347,15 @@ TEST_CASE("named nvpmodel modes") {
 TEST_CASE("pin current clocks (jetson_clocks) and restore") {
   FakeBoard fb(FakeKind::kXavierNxR35);
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir());
+  PowerController ctl(fb.board(), fb.state_dir());
   auto target = plan_pin_current(ctl.board(), ApplyOptions{});
   REQUIRE(target.is_ok());
   REQUIRE(ctl.apply(*target).is_ok());
-  CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy2/scaling_min_freq") == "1907200");
-  CHECK(val(fb, "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq") == "1109250000");
-  CHECK(val(fb, "/sys/kernel/debug/bpmp/debug/clk/emc/rate") == "1866000000");
-  CHECK(val(fb, "/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked") == "1");
-  CHECK(val(fb, "/sys/devices/system/cpu/cpu5/cpuidle/state1/disable") == "1");
+  check_files(fb, {{"/sys/devices/system/cpu/cpufreq/policy2/scaling_min_freq", "1907200"},
+                   {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "1109250000"},
+                   {"/sys/kernel/debug/bpmp/debug/clk/emc/rate", "1866000000"},
+                   {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "1"},
+                   {"/sys/devices/system/cpu/cpu5/cpuidle/state1/disable", "1"}});
   REQUIRE(ctl.restore().is_ok());
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
 }
@@ -377,7 +363,7 @@ TEST_CASE("pin current clocks (jetson_clocks) and restore") {
 TEST_CASE("EMC pin honours a non-zero nvpmodel cap") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   fb.write("/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1331200000\n");
-  PowerController ctl(open(fb), fb.state_dir());
+  PowerController ctl(fb.board(), fb.state_dir());
   auto target = plan_pin_current(ctl.board(), ApplyOptions{});
   REQUIRE(target.is_ok());
   REQUIRE(target->emc_lock_hz.has_value());
@@ -386,7 +372,7 @@ TEST_CASE("EMC pin honours a non-zero nvpmodel cap") {
 
 TEST_CASE("cpu0 is never offlined") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
-  PowerController ctl(open(fb), fb.state_dir());
+  PowerController ctl(fb.board(), fb.state_dir());
   DeviceTarget t;
   t.online[0] = false;
   Status s = ctl.apply(t);
@@ -400,7 +386,7 @@ TEST_CASE("restore at agent start after a crash, and with nothing pending") {
   SystemctlServiceControl services(systemctl.path().string());
   auto before = fb.snapshot();
   {
-    PowerController ctl(open(fb), fb.state_dir(), std::make_shared<SystemctlServiceControl>(services));
+    PowerController ctl(fb.board(), fb.state_dir(), std::make_shared<SystemctlServiceControl>(services));
     REQUIRE(ctl.apply(PowerMode{2, 729600, 306000000, 204000000}, ApplyOptions{true, true}).is_ok());
   }  // the agent "dies" here: no restore
   CHECK(diff_snapshots(before, fb.snapshot()) != "");

@@ -11,22 +11,12 @@
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
 #include "agent/device/service_control.hpp"
-#include "tests/device/fake_board.hpp"
+#include "tests/device/device_checks.hpp"
 
 namespace jetsweep::device {
 namespace {
 
-using testing::diff_snapshots;
-using testing::FakeBoard;
-using testing::FakeKind;
-using testing::FakeSystemctl;
 using Calls = std::vector<std::string>;
-
-Board open(const FakeBoard& fb) {
-  auto b = open_board(fb.root());
-  REQUIRE_MESSAGE(b.is_ok(), b.status().to_string());
-  return std::move(b).value();
-}
 
 fs::path pwm1(const FakeBoard& fb) {
   auto fan = find_fan(fb.root());
@@ -135,7 +125,7 @@ TEST_CASE("fan_max on L4T R35+ with nvfancontrol active: stopped before pwm1 is 
     const fs::path fan = pwm1(fb);
     FakeSystemctl sc(true, fan);
     auto before = fb.snapshot();
-    PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+    PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
 
     Status s = ctl.apply(*plan_pin_current(ctl.board(), ApplyOptions{true, true}));
     REQUIRE_MESSAGE(s.is_ok(), s.to_string());
@@ -173,7 +163,7 @@ TEST_CASE("fan_max on L4T R35+ with nvfancontrol inactive: never stopped, never 
   FakeBoard fb(FakeKind::kAgxOrinR35);
   FakeSystemctl sc(false, pwm1(fb));
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+  PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
   REQUIRE(ctl.apply(fan_only()).is_ok());
   CHECK(trim(*read_raw(pwm1(fb))) == "255");
   REQUIRE(ctl.restore().is_ok());
@@ -188,7 +178,7 @@ TEST_CASE("systemctl is never run on R32 (legacy fan) nor for a run without fan_
     CAPTURE(fb.spec().name);
     FakeSystemctl sc(true);
     auto before = fb.snapshot();
-    PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+    PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
     REQUIRE(ctl.apply(*plan_pin_current(ctl.board(), ApplyOptions{true, true})).is_ok());
     CHECK(trim(fb.read("/sys/devices/pwm-fan/target_pwm")) == "255");
     REQUIRE(ctl.restore().is_ok());
@@ -198,7 +188,7 @@ TEST_CASE("systemctl is never run on R32 (legacy fan) nor for a run without fan_
   }
   FakeBoard fb(FakeKind::kAgxOrinR36);
   FakeSystemctl sc(true);
-  PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+  PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
   REQUIRE(ctl.apply(*plan_pin_current(ctl.board(), ApplyOptions{true, false})).is_ok());
   REQUIRE(ctl.restore().is_ok());
   CHECK(sc.calls().empty());
@@ -208,7 +198,7 @@ TEST_CASE("the R35 fan layout alone (no L4T release file) is enough to stop nvfa
   FakeBoard fb(FakeKind::kAgxOrinR35);
   fb.remove("/etc/nv_tegra_release");
   FakeSystemctl sc(true, pwm1(fb));
-  PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+  PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
   REQUIRE(ctl.board().info.l4t_major() == 0);
   REQUIRE(ctl.apply(fan_only()).is_ok());
   REQUIRE(ctl.restore().is_ok());
@@ -220,7 +210,7 @@ TEST_CASE("a failing stop is an error naming the command; restore then starts no
   FakeSystemctl sc(true, pwm1(fb));
   sc.fail("stop", 5, "Failed to stop nvfancontrol.service: Access denied\n");
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+  PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
   Status s = ctl.apply(*plan_pin_current(ctl.board(), ApplyOptions{true, true}));
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.code() == Code::kIoError);
@@ -243,7 +233,7 @@ TEST_CASE("systemctl that cannot reach systemd (a container): fan_max fails nami
   FakeSystemctl sc(true);
   sc.fail("is-active", 1, "System has not been booted with systemd as init system (PID 1). Can't operate.\n");
   auto before = fb.snapshot();
-  PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+  PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
   Status s = ctl.apply(*plan_pin_current(ctl.board(), ApplyOptions{true, true}));
   REQUIRE_FALSE(s.is_ok());
   CHECK_MESSAGE(contains(s.message(), "fan_max: cannot tell whether nvfancontrol runs"), s.message());
@@ -251,7 +241,7 @@ TEST_CASE("systemctl that cannot reach systemd (a container): fan_max fails nami
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
   CHECK_FALSE(exists_file(restore_state_path(fb.state_dir())));
 
-  PowerController missing(open(fb), fb.state_dir(), std::make_shared<SystemctlServiceControl>("/nonexistent/jetsweep/systemctl"));
+  PowerController missing(fb.board(), fb.state_dir(), std::make_shared<SystemctlServiceControl>("/nonexistent/jetsweep/systemctl"));
   Status m = missing.apply(fan_only());
   REQUIRE_FALSE(m.is_ok());
   CHECK(m.code() == Code::kUnavailable);
@@ -265,7 +255,7 @@ TEST_CASE("an agent that dies after the stop: the next restore starts nvfancontr
   FakeSystemctl sc(true, fan);
   auto before = fb.snapshot();
   {
-    PowerController ctl(open(fb), fb.state_dir(), systemctl(sc));
+    PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
     REQUIRE(ctl.apply(PowerMode{4, 1420800, 624750000, 2133000000}, ApplyOptions{true, true}).is_ok());
   }  // the agent "dies" here: no restore
   CHECK_FALSE(sc.active());

@@ -6,64 +6,68 @@
 namespace jetsweep::device {
 namespace {
 
+// The sample of a line that must parse.
+BoardSample parse_ok(std::string_view line) {
+  auto s = parse_tegrastats_line(line);
+  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  return std::move(s).value();
+}
+
 TEST_CASE("tegrastats R32 AGX Xavier line: rails without unit, total = sum") {
-  auto s = parse_tegrastats_line(
+  const BoardSample s = parse_ok(
       "RAM 408/15823MB (lfb 3702x4MB) SWAP 0/7911MB (cached 0MB) CPU [5%@2265,3%@2265,1%@2265,0%@2265,0%@2265,0%@2265,"
       "0%@2265,0%@2265] EMC_FREQ 0%@2133 GR3D_FREQ 0%@1377 APE 150 MTS fg 0% bg 0% AO@26.5C GPU@28C Tdiode@31.25C "
       "PMIC@100C AUX@27C CPU@28C thermal@27.45C Tboard@27C GPU 1155/1155 CPU 385/385 SOC 2502/2502 CV 0/0 VDDRQ "
       "192/192 SYS5V 2692/2692");
-  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
-  CHECK(*s->ram_used_mb == 408);
-  CHECK(*s->ram_total_mb == 15823);
-  CHECK(*s->swap_total_mb == 7911);
-  REQUIRE(s->cores.size() == 8);
-  CHECK(*s->cores[0].util_pct == 5);
-  CHECK(*s->cores[0].freq_khz == 2265000);
-  CHECK(*s->cpu_util_pct == doctest::Approx(9.0 / 8));
-  CHECK(*s->emc_util_pct == 0);
-  CHECK(*s->emc_freq_hz == 2133e6);
-  CHECK(*s->gpu_freq_hz == 1377e6);
-  CHECK(s->temps.size() == 8);
-  CHECK(s->temps[0].name == "AO");
-  CHECK(s->temps[0].celsius == doctest::Approx(26.5));
-  REQUIRE(s->rails.size() == 6);
-  CHECK(s->rails[0].name == "GPU");
-  CHECK(*s->rails[0].power_mw == 1155);
-  CHECK(*s->total_power_w == doctest::Approx(6.926));
-  CHECK(s->total_power_rule == "sum(GPU+CPU+SOC+CV+VDDRQ+SYS5V)");
-  CHECK(s->t_s == 0);
+  CHECK(*s.ram_used_mb == 408);
+  CHECK(*s.ram_total_mb == 15823);
+  CHECK(*s.swap_total_mb == 7911);
+  REQUIRE(s.cores.size() == 8);
+  CHECK(*s.cores[0].util_pct == 5);
+  CHECK(*s.cores[0].freq_khz == 2265000);
+  CHECK(*s.cpu_util_pct == doctest::Approx(9.0 / 8));
+  CHECK(*s.emc_util_pct == 0);
+  CHECK(*s.emc_freq_hz == 2133e6);
+  CHECK(*s.gpu_freq_hz == 1377e6);
+  CHECK(s.temps.size() == 8);
+  CHECK(s.temps[0].name == "AO");
+  CHECK(s.temps[0].celsius == doctest::Approx(26.5));
+  REQUIRE(s.rails.size() == 6);
+  CHECK(s.rails[0].name == "GPU");
+  CHECK(*s.rails[0].power_mw == 1155);
+  CHECK(*s.total_power_w == doctest::Approx(6.926));
+  CHECK(s.total_power_rule == "sum(GPU+CPU+SOC+CV+VDDRQ+SYS5V)");
+  CHECK(s.t_s == 0);
 }
 
 TEST_CASE("tegrastats R35 AGX Orin line: timestamp, -256C zone, NC and VDDQ rules") {
-  auto s = parse_tegrastats_line(
+  const BoardSample s = parse_ok(
       "04-24-2023 00:01:24 RAM 1282/62795MB (lfb 15152x4MB) SWAP 0/31398MB (cached 0MB) CPU [0%@729,1%@729,0%@729,"
       "0%@729,0%@729,0%@729,0%@729,0%@729,0%@729,0%@729,0%@729,0%@729] EMC_FREQ 0%@2133 GR3D_FREQ 0%@0 GR3D2_FREQ 0%@0 "
       "VIC_FREQ 729 APE 174 CPU@42.593C tj@42.593C GPU@-256C VDD_GPU_SOC 2399mW/2399mW VDD_CPU_CV 400mW/400mW "
       "VIN_SYS_5V0 4032mW/4032mW NC 0mW/0mW VDDQ_VDD2_1V8AO 301mW/301mW NC 0mW/0mW");
-  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
-  CHECK(s->t_s == doctest::Approx(1682294484.0));  // 2023-04-24T00:01:24Z
-  CHECK(s->cores.size() == 12);
-  CHECK(*s->cores[1].util_pct == 1);
-  CHECK(s->temps.size() == 2);  // GPU@-256C is off
-  CHECK(s->rails.size() == 6);
-  CHECK(*s->total_power_w == doctest::Approx((2399 + 400 + 4032) / 1000.0));
-  CHECK(*s->gpu_freq_hz == 0);
+  CHECK(s.t_s == doctest::Approx(1682294484.0));  // 2023-04-24T00:01:24Z
+  CHECK(s.cores.size() == 12);
+  CHECK(*s.cores[1].util_pct == 1);
+  CHECK(s.temps.size() == 2);  // GPU@-256C is off
+  CHECK(s.rails.size() == 6);
+  CHECK(*s.total_power_w == doctest::Approx((2399 + 400 + 4032) / 1000.0));
+  CHECK(*s.gpu_freq_hz == 0);
 }
 
 TEST_CASE("tegrastats R36 Orin Nano line: offline cores, VDD_IN total") {
-  auto s = parse_tegrastats_line(
+  const BoardSample s = parse_ok(
       "RAM 2208/7620MB (lfb 2x4MB) SWAP 0/3810MB (cached 0MB) CPU [11%@729,13%@729,9%@729,18%@729,off,off] "
       "EMC_FREQ 0%@2133 GR3D_FREQ 0%@305 cpu@46.25C soc2@44.5C VDD_IN 4915mW/4915mW VDD_CPU_GPU_CV 449mW/449mW "
       "VDD_SOC 1431mW/1431mW");
-  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
-  REQUIRE(s->cores.size() == 6);
-  CHECK(s->cores[3].online);
-  CHECK_FALSE(s->cores[4].online);
-  CHECK_FALSE(s->cores[5].util_pct.has_value());
-  CHECK(*s->cpu_util_pct == doctest::Approx((11 + 13 + 9 + 18) / 4.0));
-  CHECK(*s->gpu_freq_hz == 305e6);
-  CHECK(*s->total_power_w == doctest::Approx(4.915));
-  CHECK(s->total_power_rule == "VDD_IN");
+  REQUIRE(s.cores.size() == 6);
+  CHECK(s.cores[3].online);
+  CHECK_FALSE(s.cores[4].online);
+  CHECK_FALSE(s.cores[5].util_pct.has_value());
+  CHECK(*s.cpu_util_pct == doctest::Approx((11 + 13 + 9 + 18) / 4.0));
+  CHECK(*s.gpu_freq_hz == 305e6);
+  CHECK(*s.total_power_w == doctest::Approx(4.915));
+  CHECK(s.total_power_rule == "VDD_IN");
 }
 
 TEST_CASE("tegrastats without root: no @MHz on EMC and GR3D; multi-GPC form") {

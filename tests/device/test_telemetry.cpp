@@ -6,14 +6,11 @@
 
 #include "agent/device/fs_util.hpp"
 #include "agent/device/power_control.hpp"
-#include "agent/device/telemetry.hpp"
-#include "tests/device/fake_board.hpp"
+#include "agent/device/board_telemetry.hpp"
+#include "tests/device/device_checks.hpp"
 
 namespace jetsweep::device {
 namespace {
-
-using testing::FakeBoard;
-using testing::FakeKind;
 
 TelemetryReader open_reader(const FakeBoard& fb) {
   auto r = TelemetryReader::open(fb.root());
@@ -22,10 +19,7 @@ TelemetryReader open_reader(const FakeBoard& fb) {
 }
 
 TEST_CASE("telemetry reads rails and total power on every board") {
-  for (FakeKind kind : testing::all_fake_kinds()) {
-    FakeBoard fb(kind);
-    const auto& spec = fb.spec();
-    CAPTURE(spec.name);
+  for_each_fake_board([](const FakeBoard& fb, const testing::FakeSpec& spec) {
     TelemetryReader reader = open_reader(fb);
     BoardSample s = reader.read();
     CHECK(s.errors.empty());
@@ -63,7 +57,7 @@ TEST_CASE("telemetry reads rails and total power on every board") {
     REQUIRE(s.fan_pwm.has_value());
     CHECK(*s.fan_pwm == (spec.legacy_fan ? 77.0 : 120.0));
     CHECK(s.fan_rpm.has_value() == spec.legacy_fan);
-  }
+  });
 }
 
 TEST_CASE("hwmon power is mV x mA / 1000 and in7 is not a rail") {

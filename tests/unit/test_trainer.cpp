@@ -10,41 +10,47 @@
 #include "agent/trainer.hpp"
 #include "common/campaign.hpp"
 #include "support/dataset_gen.hpp"
+#include "support/collecting_sink.hpp"
+#include "support/run_checks.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::agent;
+using jetsweep::testing::CollectingSink;
+
+namespace {
+
+RunConfig mnist_run(const std::string& data, int64_t epochs) {
+  RunConfig c;
+  c.dataset = "mnist";
+  c.data = data;
+  c.epochs = epochs;
+  return c;
+}
+
+// Executes `c` as run `run_id` on the host backend; `sink` keeps what it emits.
+proto::RunFinished run_on_host(int64_t run_id, const RunConfig& c, CollectingSink& sink, bool cancelled = false) {
+  RunExecutor executor("/");
+  std::atomic<bool> cancel{cancelled};
+  return executor.execute(run_id, c, sink, cancel);
+}
+
+}  // namespace
 
 TEST_CASE("LeNet-5 has the paper's ~60k parameters (61,706 for 1x28x28, 10 classes)") {
   CHECK(models::parameter_count("lenet5", models::InputSpec::image(1, 28, 28, 10)).value() == 61706);
 }
 
-namespace {
-// Captures everything a run emits (training thread = this thread here).
-class CollectingSink final : public ResultSink {
- public:
-  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
-  std::vector<proto::Body> messages;
-};
-}  // namespace
-
 TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and run_finished") {
   testing::TempDir dir;
   testing::write_idx_dataset(dir.str(), 200, true);
-  RunConfig c;
-  c.model = "lenet5";
-  c.dataset = "mnist";
+  RunConfig c = testing::make_run("lenet5", "mnist", 16, 2, 2);
   c.data = dir.str();
-  c.batch_size = 16;
-  c.workers = 2;
   c.prefetch = 2;
-  c.epochs = 2;
   c.threads = 1;
   c.seed = 5;
-  RunExecutor executor("/");
   CollectingSink sink;
-  std::atomic<bool> cancel{false};
-  auto fin = executor.execute(42, c, sink, cancel);
+  auto fin = run_on_host(42, c, sink);
   CHECK(fin.status == "done");
   CHECK(fin.error.empty());
 
@@ -74,7 +80,7 @@ TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and ru
     REQUIRE(e.loss.has_value());
     CHECK(std::isfinite(*e.loss));
     // No power sensor on this machine: energy must be null, not a guess.
-    if (!executor.has_power_sensor()) CHECK_FALSE(e.energy_j.has_value());
+    if (!RunExecutor("/").has_power_sensor()) CHECK_FALSE(e.energy_j.has_value());
   }
   CHECK(*epochs[1].loss < *epochs[0].loss);  // it learns the label-dependent brightness
   // Page-cache residency of the two IDX files: just written, so resident at the end of each epoch.
@@ -91,14 +97,8 @@ TEST_CASE("a run on generated IDX data emits minibatches, epochs, samples and ru
 }
 
 TEST_CASE("a missing dataset fails the run with the path in the error") {
-  RunConfig c;
-  c.dataset = "mnist";
-  c.data = "/nonexistent/mnist";
-  c.epochs = 1;
-  RunExecutor executor("/");
   CollectingSink sink;
-  std::atomic<bool> cancel{false};
-  auto fin = executor.execute(1, c, sink, cancel);
+  auto fin = run_on_host(1, mnist_run("/nonexistent/mnist", 1), sink);
   CHECK(fin.status == "failed");
   CHECK(fin.error.find("/nonexistent/mnist/train-images-idx3-ubyte") != std::string::npos);
   REQUIRE(sink.messages.size() == 1);
@@ -107,15 +107,10 @@ TEST_CASE("a missing dataset fails the run with the path in the error") {
 TEST_CASE("cancellation ends the run as cancelled") {
   testing::TempDir dir;
   testing::write_idx_dataset(dir.str(), 64, false);
-  RunConfig c;
-  c.dataset = "mnist";
-  c.data = dir.str();
-  c.epochs = 5;
+  RunConfig c = mnist_run(dir.str(), 5);
   c.workers = 0;
-  RunExecutor executor("/");
   CollectingSink sink;
-  std::atomic<bool> cancel{true};
-  auto fin = executor.execute(1, c, sink, cancel);
+  auto fin = run_on_host(1, c, sink, /*cancelled=*/true);
   CHECK(fin.status == "cancelled");
 }
 

@@ -11,10 +11,13 @@
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
 #include "agent/trainer.hpp"
+#include "support/collecting_sink.hpp"
+#include "support/run_checks.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::agent;
+using jetsweep::testing::CollectingSink;
 using jetsweep::testing::TempDir;
 
 namespace {
@@ -73,11 +76,7 @@ struct Recorder final : public TrainingObserver {
 };
 
 RunConfig small_config(const std::string& model, int64_t batch, int64_t minibatches) {
-  RunConfig c;
-  c.model = model;
-  c.batch_size = batch;
-  c.workers = 0;
-  c.epochs = 1;
+  RunConfig c = testing::make_run(model, RunConfig{}.dataset, batch, 0, 1);
   c.threads = 2;
   c.seed = 3;
   c.max_minibatches = minibatches;
@@ -87,18 +86,6 @@ RunConfig small_config(const std::string& model, int64_t batch, int64_t minibatc
 SampleShape image_shape(int64_t c, int64_t side, int64_t classes) {
   return {SampleShape::Kind::kImage, c, side, side, 0, classes};
 }
-
-class CollectingSink final : public ResultSink {
- public:
-  void emit(proto::Body body) override { messages.push_back(std::move(body)); }
-  std::vector<proto::EpochResult> epochs() const {
-    std::vector<proto::EpochResult> e;
-    for (const auto& m : messages)
-      if (const auto* r = std::get_if<proto::EpochResult>(&m)) e.push_back(*r);
-    return e;
-  }
-  std::vector<proto::Body> messages;
-};
 
 }  // namespace
 

@@ -96,6 +96,9 @@ class TelemetryReader {
     uint64_t idle = 0;
   };
 
+  // Per-core frequency, online state and utilisation (from /proc/stat deltas since the last read).
+  void read_cpus(BoardSample& s);
+
   fs::path root_;
   int cores_ = 0;
   std::vector<RailSource> rails_;

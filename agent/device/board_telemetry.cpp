@@ -1,4 +1,4 @@
-#include "agent/device/telemetry.hpp"
+#include "agent/device/board_telemetry.hpp"
 
 #include <time.h>
 
@@ -172,37 +172,42 @@ Result<TelemetryReader> TelemetryReader::open(const fs::path& root, const BoardI
   return r;
 }
 
-BoardSample TelemetryReader::read() {
-  BoardSample s;
-  s.t_s = monotonic_s();
-  std::vector<std::string>* err = &s.errors;
+namespace {
 
-  for (const auto& src : rails_) {
-    Rail rail;
-    rail.name = src.name;
-    rail.voltage_mv = read_number(src.voltage, err);
-    rail.current_ma = read_number(src.current, err);
-    if (src.hwmon) {
-      if (rail.voltage_mv && rail.current_ma) rail.power_mw = *rail.voltage_mv * *rail.current_ma / 1000.0;
-    } else {
-      rail.power_mw = read_number(src.power, err);
+// RAM, swap and NvMap use from /proc/meminfo.
+void read_memory(const fs::path& root, BoardSample& s) {
+  if (auto mem = read_raw(under(root, "/proc/meminfo")); mem.is_ok()) {
+    std::map<std::string, double> kb;
+    size_t pos = 0;
+    while (pos < mem->size()) {
+      size_t end = mem->find('\n', pos);
+      if (end == std::string::npos) end = mem->size();
+      std::string line = mem->substr(pos, end - pos);
+      pos = end + 1;
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      auto tokens = split_ws(line.substr(colon + 1));
+      if (tokens.empty()) continue;
+      if (auto v = parse_double(tokens[0])) kb[line.substr(0, colon)] = *v;
     }
-    s.rails.push_back(std::move(rail));
+    if (kb.count("MemTotal")) {
+      s.ram_total_mb = kb["MemTotal"] / 1024.0;
+      if (kb.count("MemAvailable")) s.ram_used_mb = (kb["MemTotal"] - kb["MemAvailable"]) / 1024.0;
+    }
+    if (kb.count("SwapTotal")) {
+      s.swap_total_mb = kb["SwapTotal"] / 1024.0;
+      if (kb.count("SwapFree")) s.swap_used_mb = (kb["SwapTotal"] - kb["SwapFree"]) / 1024.0;
+    }
+    if (kb.count("NvMapMemUsed")) s.nvmap_mb = kb["NvMapMemUsed"] / 1024.0;
+  } else {
+    s.errors.push_back(mem.status().message());
   }
-  TotalPower tp = total_power(s.rails);
-  s.total_power_w = tp.watts;
-  s.total_power_rule = tp.rule;
+}
 
-  if (gpu_load_) {
-    if (auto v = read_number(*gpu_load_, err)) s.gpu_load_pct = *v / 10.0;
-  }
-  if (gpu_cur_freq_) s.gpu_freq_hz = read_number(*gpu_cur_freq_, err);
-  if (emc_rate_) s.emc_freq_hz = read_number(*emc_rate_, err);
-  if (emc_activity_) s.emc_activity = read_number(*emc_activity_, err);
-  if (s.emc_activity && s.emc_freq_hz && *s.emc_freq_hz > 0) {
-    s.emc_util_pct = std::clamp(*s.emc_activity / (*s.emc_freq_hz / 1000.0) * 100.0, 0.0, 100.0);
-  }
+}  // namespace
 
+void TelemetryReader::read_cpus(BoardSample& s) {
+  std::vector<std::string>* err = &s.errors;
   // Per-core frequency and online state.
   fs::path cpu_root = under(root_, "/sys/devices/system/cpu");
   for (int cpu = 0; cpu < cores_; ++cpu) {
@@ -259,34 +264,41 @@ BoardSample TelemetryReader::read() {
   } else {
     s.errors.push_back(stat.status().message());
   }
+}
 
-  // Memory.
-  if (auto mem = read_raw(under(root_, "/proc/meminfo")); mem.is_ok()) {
-    std::map<std::string, double> kb;
-    size_t pos = 0;
-    while (pos < mem->size()) {
-      size_t end = mem->find('\n', pos);
-      if (end == std::string::npos) end = mem->size();
-      std::string line = mem->substr(pos, end - pos);
-      pos = end + 1;
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      auto tokens = split_ws(line.substr(colon + 1));
-      if (tokens.empty()) continue;
-      if (auto v = parse_double(tokens[0])) kb[line.substr(0, colon)] = *v;
+BoardSample TelemetryReader::read() {
+  BoardSample s;
+  s.t_s = monotonic_s();
+  std::vector<std::string>* err = &s.errors;
+
+  for (const auto& src : rails_) {
+    Rail rail;
+    rail.name = src.name;
+    rail.voltage_mv = read_number(src.voltage, err);
+    rail.current_ma = read_number(src.current, err);
+    if (src.hwmon) {
+      if (rail.voltage_mv && rail.current_ma) rail.power_mw = *rail.voltage_mv * *rail.current_ma / 1000.0;
+    } else {
+      rail.power_mw = read_number(src.power, err);
     }
-    if (kb.count("MemTotal")) {
-      s.ram_total_mb = kb["MemTotal"] / 1024.0;
-      if (kb.count("MemAvailable")) s.ram_used_mb = (kb["MemTotal"] - kb["MemAvailable"]) / 1024.0;
-    }
-    if (kb.count("SwapTotal")) {
-      s.swap_total_mb = kb["SwapTotal"] / 1024.0;
-      if (kb.count("SwapFree")) s.swap_used_mb = (kb["SwapTotal"] - kb["SwapFree"]) / 1024.0;
-    }
-    if (kb.count("NvMapMemUsed")) s.nvmap_mb = kb["NvMapMemUsed"] / 1024.0;
-  } else {
-    s.errors.push_back(mem.status().message());
+    s.rails.push_back(std::move(rail));
   }
+  TotalPower tp = total_power(s.rails);
+  s.total_power_w = tp.watts;
+  s.total_power_rule = tp.rule;
+
+  if (gpu_load_) {
+    if (auto v = read_number(*gpu_load_, err)) s.gpu_load_pct = *v / 10.0;
+  }
+  if (gpu_cur_freq_) s.gpu_freq_hz = read_number(*gpu_cur_freq_, err);
+  if (emc_rate_) s.emc_freq_hz = read_number(*emc_rate_, err);
+  if (emc_activity_) s.emc_activity = read_number(*emc_activity_, err);
+  if (s.emc_activity && s.emc_freq_hz && *s.emc_freq_hz > 0) {
+    s.emc_util_pct = std::clamp(*s.emc_activity / (*s.emc_freq_hz / 1000.0) * 100.0, 0.0, 100.0);
+  }
+
+  read_cpus(s);
+  read_memory(root_, s);
 
   // Temperatures: zones that are off read -256 C (or fail with EAGAIN): left out, not errors.
   for (const auto& zone : thermal_zones_) {

@@ -1,0 +1,151 @@
+#include "agent/jetson_backend.hpp"
+
+#include <filesystem>
+#include <optional>
+
+#include "agent/device/board_state.hpp"
+#include "agent/device/fs_util.hpp"
+#include "agent/device/nvpmodel.hpp"
+#include "agent/device/power_control.hpp"
+#include "agent/device/restore_state.hpp"
+#include "agent/device/run_mode.hpp"
+#include "agent/device/service_control.hpp"
+#include "agent/telemetry.hpp"
+#include "common/log.hpp"
+
+namespace jetsweep::agent {
+
+JetsonBackend::JetsonBackend(const ExecutorOptions& options, device::Board board)
+    : root_(options.root), state_dir_(options.state_dir), board_(board),
+      controller_(std::make_unique<device::PowerController>(
+          std::move(board), options.state_dir, std::make_shared<device::SystemctlServiceControl>(options.systemctl))) {}
+
+JetsonBackend::~JetsonBackend() = default;
+
+Result<std::unique_ptr<JetsonBackend>> JetsonBackend::open(const ExecutorOptions& options) {
+  // A previous agent may have died with the board in a run's power mode: put it back first.
+  device::SystemctlServiceControl services(options.systemctl);
+  auto restored = device::restore_pending(options.state_dir, nullptr, &services);
+  if (!restored) {
+    return restored.status().with_context("restoring the board settings recorded in " +
+                                          device::restore_state_path(options.state_dir).string() +
+                                          " (fix the cause, then run 'jetsweep-agent restore --state-dir " +
+                                          options.state_dir + "')");
+  }
+  if (*restored)
+    JS_LOG_WARN << "jetson backend: restored board settings a previous agent left in "
+                << device::restore_state_path(options.state_dir).string();
+  auto board = device::open_board(options.root);
+  if (!board) return board.status().with_context("jetson backend: opening the board under " + options.root);
+  std::unique_ptr<JetsonBackend> backend(new JetsonBackend(options, std::move(board).value()));
+  auto power = BoardPowerSource::open(options.root);
+  backend->power_readable_ = power.is_ok();
+  if (!power.is_ok())
+    JS_LOG_WARN << "jetson backend: " << power.status().message() << "; energy will be reported as null";
+  return backend;
+}
+
+void JetsonBackend::describe(proto::DeviceFacts& facts) const {
+  const device::BoardInfo& info = board_.info;
+  facts.device_class = device::device_class_of(info);
+  facts.kernel = info.kernel + "; L4T " + (info.l4t ? info.l4t->to_string() : std::string("unknown")) + "; " +
+                 std::string(device::module_name(info.module)) + " " + info.module_part +
+                 (info.nvpmodel_conf_fnv1a64.empty() ? std::string() : "; nvpmodel.conf " + info.nvpmodel_conf_fnv1a64);
+  // The board is this host's sysfs tree (/ in production): another agent on it is the same board.
+  std::error_code ec;
+  const auto root = std::filesystem::weakly_canonical(root_, ec);
+  facts.board_id = "jetson:" + facts.hostname + ":" + (ec ? root_ : root.string());
+}
+
+bool JetsonBackend::board_modified() const {
+  std::lock_guard lock(mu_);
+  return modified_;
+}
+
+Status JetsonBackend::restore_board() {
+  std::lock_guard lock(mu_);
+  auto r = controller_->restore();
+  if (!r) return r.status().with_context("restoring the board");
+  modified_ = false;
+  JS_LOG_INFO << "jetson backend: board settings restored (" << (*r ? "from " : "nothing recorded in ")
+              << device::restore_state_path(state_dir_).string() << ")";
+  return Status::ok();
+}
+
+Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) {
+  std::lock_guard lock(mu_);
+  device::PowerController& ctl = *controller_;
+  const device::Board& board = ctl.board();
+  const auto state_file = device::restore_state_path(state_dir_);
+  auto apply = [&](Result<device::DeviceTarget> target, const std::string& what) -> Status {
+    if (!target) return target.status().with_context(what);
+    Status s = ctl.apply(target.value());
+    // A failed apply may have written some files: the state file then allows restore().
+    modified_ = modified_ || device::exists_file(state_file);
+    return s.is_ok() ? s : s.with_context(what);
+  };
+  JS_ASSIGN_OR_RETURN(device::NvpmodelConf conf, device::read_nvpmodel_conf(root_));
+  if (!conf.default_mode)
+    return invalid_argument(conf.source + " has no PM_CONFIG DEFAULT: this board's reference state is undefined");
+  // The base of every run: its named mode, else the class's reference state (the default nvpmodel mode).
+  const std::string base = config.power_mode_name.empty() ? std::to_string(*conf.default_mode) : config.power_mode_name;
+  const device::NvpMode* named = conf.find(base);
+  if (!named) {
+    std::string names;
+    for (const auto& m : conf.modes) names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
+    return invalid_argument("no nvpmodel mode '" + base + "' in " + conf.source + " (modes: " + names + ")");
+  }
+  const bool explicit_settings = config.cores > 0 || config.cpu_khz > 0 || config.gpu_hz > 0 || config.emc_hz > 0;
+  const std::string base_what = (config.has_power_mode() ? "nvpmodel mode " : "reference state (nvpmodel mode ") +
+                                named->name + (config.has_power_mode() ? "" : ")");
+  // Plan (and so check every value against the board's tables) before anything is written: a refused mode
+  // leaves the board as it is.
+  auto base_target = device::plan_named_mode(board, base, device::ApplyOptions{});
+  if (!base_target) return base_target.status().with_context(base_what);
+  device::RunModeRequest req{"", config.cores, config.cpu_khz, config.gpu_hz, config.emc_hz, false};
+  std::optional<Result<device::DeviceTarget>> overlay;
+  if (explicit_settings) {
+    overlay = device::plan_run_mode(board, req);
+    if (!*overlay) return overlay->status().with_context("power mode " + req.to_string());
+  }
+  // Every run starts from the state the agent found the board in, so nothing carries over from the run
+  // before (a pinned clock, a core offline, the fan), then gets its own state applied in full: the base mode,
+  // the settings the run gives, then pinned clocks and fan.
+  if (modified_) {
+    auto r = ctl.restore();
+    if (!r) return r.status().with_context("putting the board back before the run");
+    modified_ = false;
+  }
+  JS_RETURN_IF_ERROR(apply(std::move(base_target), base_what));
+  if (overlay) JS_RETURN_IF_ERROR(apply(std::move(*overlay), "power mode " + req.to_string()));
+  if (config.pin_clocks) {
+    JS_RETURN_IF_ERROR(apply(device::plan_pin_current(board, device::ApplyOptions{true, config.fan_max}), "pin_clocks"));
+  } else if (config.fan_max) {
+    device::DeviceTarget fan;
+    fan.fan_max = true;
+    JS_RETURN_IF_ERROR(apply(fan, "fan_max"));
+  }
+  started.applied = device::read_board_state(root_, &board);
+  if (!explicit_settings) {
+    started.applied->mode_name = named->name;
+    started.applied->nvpmodel_id = named->id;
+  }
+  JS_LOG_INFO << "run " << run_id << ": " << (started.reference_state ? "reference state " : "power mode ")
+              << started.applied->to_string() << " applied and read back";
+  if (config.drop_caches) {
+    Status s = device::drop_page_cache(root_);
+    if (!s.is_ok()) return s.with_context("drop_caches");
+    started.page_cache_dropped = true;
+  }
+  return Status::ok();
+}
+
+std::unique_ptr<PowerSource> JetsonBackend::power_source(int64_t run_id) {
+  if (!power_readable_) return nullptr;
+  auto src = BoardPowerSource::open(root_);
+  if (src) return std::move(src).value();
+  JS_LOG_WARN << "run " << run_id << ": " << src.status().message() << "; energy will be null";
+  return nullptr;
+}
+
+}  // namespace jetsweep::agent
