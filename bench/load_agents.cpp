@@ -7,9 +7,9 @@
 // in chunks of --sample-chunk, as the real agent does at epoch end, and a run counts as done only when the
 // controller has acknowledged its run_finished (acks come after the rows are committed, in order), so
 // samples_per_s is end-to-end ingestion: decode, COPY into staging, merge, commit.
-// Usage: bench_load_agents --controller ws://HOST:PORT --agents N [--run-s 1] [--runs M] [--hold-s S]
-//                          [--heartbeat-ms 1000] [--secret S] [--connect-batch 200]
-//                          [--samples-per-run N] [--sample-chunk 2048] [--sample-cores 8]
+// Usage: bench_load_agents --controller ws://HOST:PORT --agents N [...]; bench_load_agents --help lists the flags.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -81,7 +81,12 @@ class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
         on_connected();
         proto::Register reg;
         reg.name = self->name_;
-        reg.facts = {"load-host", 1, 1 << 30, "sim", "load", "", "", "", "bench"};
+        reg.facts.hostname = "load-host";
+        reg.facts.cpus = 1;
+        reg.facts.mem_bytes = 1 << 30;
+        reg.facts.backend = "sim";
+        reg.facts.device_class = "load";
+        reg.facts.git_sha = "bench";
         self->send(proto::Envelope{0, reg});
         self->read();
       });
@@ -208,42 +213,41 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The options from the command line (CLI11, generated --help); exits 2 on bad input, 0 after --help.
+Options parse_options(int argc, char** argv) {
   Options o;
   std::string url;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << ": missing value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--controller") url = next();
-    else if (a == "--agents") o.agents = std::stoi(next());
-    else if (a == "--run-s") o.run_s = std::stod(next());
-    else if (a == "--runs") o.runs = std::stoll(next());
-    else if (a == "--hold-s") o.hold_s = std::stod(next());
-    else if (a == "--heartbeat-ms") o.heartbeat_ms = std::stoi(next());
-    else if (a == "--connect-batch") o.connect_batch = std::stoi(next());
-    else if (a == "--secret") o.secret = next();
-    else if (a == "--samples-per-run") o.samples_per_run = std::stoll(next());
-    else if (a == "--sample-chunk") o.sample_chunk = std::max<int64_t>(1, std::stoll(next()));
-    else if (a == "--sample-cores") o.sample_cores = std::stoi(next());
-    else {
-      std::cerr << "unknown argument " << a << "\n";
-      return 2;
-    }
+  CLI::App app("Simulated agents against a real controller: dispatch latency and makespan (docs/PERFORMANCE.md).",
+               "bench_load_agents");
+  app.add_option("--controller", url, "the controller's agent endpoint (required)")->type_name("ws://HOST:PORT");
+  app.add_option("--agents", o.agents, "connections to hold")->type_name("N");
+  app.add_option("--run-s", o.run_s, "seconds each assigned run takes")->type_name("S");
+  app.add_option("--runs", o.runs, "stop once this many runs are done (0: hold --hold-s after registering)")->type_name("M");
+  app.add_option("--hold-s", o.hold_s, "seconds to hold the connections when --runs is 0")->type_name("S");
+  app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval")->type_name("N");
+  app.add_option("--connect-batch", o.connect_batch, "connections opening at once")->type_name("N");
+  app.add_option("--secret", o.secret, "the enroll secret")->type_name("S");
+  app.add_option("--samples-per-run", o.samples_per_run, "telemetry samples each run streams")->type_name("N");
+  app.add_option("--sample-chunk", o.sample_chunk, "samples per chunk")->type_name("N")->check(CLI::PositiveNumber);
+  app.add_option("--sample-cores", o.sample_cores, "per-core values in each sample")->type_name("N");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);   // help: 0; bad input: 2 (as every jetsweep binary)
   }
   if (url.rfind("ws://", 0) != 0 || url.find(':', 5) == std::string::npos) {
     std::cerr << "--controller ws://HOST:PORT is required\n";
-    return 2;
+    std::exit(2);
   }
   o.host = url.substr(5, url.find(':', 5) - 5);
   o.port = url.substr(url.find(':', 5) + 1);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
   asio::io_context ioc(1);
   Stats st;
   auto endpoints = tcp::resolver(ioc).resolve(o.host, o.port);

@@ -1,89 +1,120 @@
 #include "controller/config.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <cstdlib>
+#include <optional>
+
+#include "common/text.hpp"
 
 namespace jetsweep::controller {
+namespace {
 
-std::string controller_usage() {
-  return "usage: jetsweep-controller --db DSN [--listen HOST:PORT] [--port-file FILE]\n"
-         "                           [--heartbeat-ms N] [--lease-s N] [--verbose]\n"
-         "  --db DSN          PostgreSQL connection string (libpq syntax or postgresql:// URI)\n"
-         "  --listen H:P      address for agents (ws://H:P/agent) and the HTTP API (default 127.0.0.1:8420;\n"
-         "                    port 0 picks a free port)\n"
-         "  --port-file FILE  write the bound port to FILE once listening\n"
-         "  --heartbeat-ms N  heartbeat interval announced to agents (default 1000)\n"
-         "  --lease-s N       requeue runs of agents disconnected longer than N seconds (default 30)\n"
-         "  --max-attempts N  assignments per run before it is declared lost (default 3)\n"
-         "  --ingest-connections N  database connections for agents' results, each agent's on one of them so\n"
-         "                    its acknowledgements stay in order (default 2)\n"
-         "  --enroll-secret S agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check)\n"
-         "  --api-token T     API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check)\n";
+// The flags as given (text), converted and checked after parsing so that errors name the flag.
+struct FlagText {
+  std::optional<std::string> listen, heartbeat_ms, lease_s, max_attempts, ingest_connections;
+};
+
+void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
+  auto text = [&](const char* name, std::string& into, const char* value_name, const char* help) {
+    app.add_option(name, into, help)->type_name(value_name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  auto number = [&](const char* name, std::optional<std::string>& into, const char* value_name, const char* help) {
+    app.add_option(name, into, help)->type_name(value_name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  text("--db", c.db_dsn, "DSN", "PostgreSQL connection string (libpq syntax or postgresql:// URI); required");
+  number("--listen", t.listen, "HOST:PORT",
+         "address for agents (ws://H:P/agent) and the HTTP API (default 127.0.0.1:8420; port 0 picks a free port)");
+  text("--port-file", c.port_file, "FILE", "write the bound port to FILE once listening");
+  number("--heartbeat-ms", t.heartbeat_ms, "N", "heartbeat interval announced to agents (default 1000)");
+  number("--lease-s", t.lease_s, "N", "requeue runs of agents disconnected longer than N seconds (default 30)");
+  number("--max-attempts", t.max_attempts, "N", "assignments per run before it is declared lost (default 3)");
+  number("--ingest-connections", t.ingest_connections, "N",
+         "database connections for agents' results, each agent's on one of them so its acknowledgements stay "
+         "in order (default 2)");
+  text("--enroll-secret", c.options.enroll_secret, "S",
+       "agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check)");
+  text("--api-token", c.options.api_token, "T",
+       "API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check)");
+  app.add_flag("-v,--verbose", c.verbose, "debug logging");
 }
 
-namespace {
-Result<long long> parse_int(const std::string& flag, const std::string& v, long long lo, long long hi) {
-  try {
-    size_t used = 0;
-    long long x = std::stoll(v, &used);
-    if (used != v.size() || x < lo || x > hi) throw std::out_of_range(v);
-    return x;
-  } catch (const std::exception&) {
+std::unique_ptr<CLI::App> make_app() {
+  auto app = std::make_unique<CLI::App>(
+      "Serves agents (ws://HOST:PORT/agent) and the HTTP JSON API on one port; the database is migrated at start.",
+      "jetsweep-controller");
+  app->allow_extras();
+  app->get_formatter()->column_width(30);
+  return app;
+}
+
+Result<int64_t> integer_in(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+  const auto x = parse_int(v);
+  if (!x || *x < lo || *x > hi || v.empty() || v.find_first_of(" \t") != std::string::npos)
     return invalid_argument(flag + ": '" + v + "' is not an integer in [" + std::to_string(lo) + ", " +
                             std::to_string(hi) + "]");
-  }
+  return *x;
 }
+
+// Checks and converts the numeric flags into `c`.
+Status apply(const FlagText& t, ControllerConfig& c) {
+  if (t.listen) {
+    const std::string& v = *t.listen;
+    const auto colon = v.rfind(':');
+    if (colon == std::string::npos || colon == 0) return invalid_argument("--listen '" + v + "': expected HOST:PORT");
+    c.listen_host = v.substr(0, colon);
+    JS_ASSIGN_OR_RETURN(int64_t port, integer_in("--listen port", v.substr(colon + 1), 0, 65535));
+    c.listen_port = static_cast<unsigned short>(port);
+  }
+  if (t.heartbeat_ms) {
+    JS_ASSIGN_OR_RETURN(int64_t ms, integer_in("--heartbeat-ms", *t.heartbeat_ms, 50, 600000));
+    c.options.heartbeat_interval = std::chrono::milliseconds(ms);
+  }
+  if (t.lease_s) {
+    JS_ASSIGN_OR_RETURN(int64_t s, integer_in("--lease-s", *t.lease_s, 1, 86400 * 7));
+    c.options.lease_s = static_cast<double>(s);
+  }
+  if (t.max_attempts) {
+    JS_ASSIGN_OR_RETURN(int64_t n, integer_in("--max-attempts", *t.max_attempts, 1, 1000));
+    c.max_attempts = static_cast<int>(n);
+  }
+  if (t.ingest_connections) {
+    JS_ASSIGN_OR_RETURN(int64_t n, integer_in("--ingest-connections", *t.ingest_connections, 1, 64));
+    c.ingest_connections = static_cast<int>(n);
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+std::string controller_usage() {
+  ControllerConfig c;
+  FlagText t;
+  auto app = make_app();
+  declare(*app, c, t);
+  return app->help();
+}
 
 Result<ControllerConfig> parse_controller_args(const std::vector<std::string>& args) {
   ControllerConfig c;
   if (const char* e = std::getenv("JETSWEEP_ENROLL_SECRET")) c.options.enroll_secret = e;
   if (const char* t = std::getenv("JETSWEEP_API_TOKEN")) c.options.api_token = t;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> Result<std::string> {
-      if (i + 1 >= args.size()) return invalid_argument(a + ": missing value");
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      c.help = true;
-    } else if (a == "--db") {
-      JS_ASSIGN_OR_RETURN(c.db_dsn, value());
-    } else if (a == "--listen") {
-      JS_ASSIGN_OR_RETURN(std::string v, value());
-      auto colon = v.rfind(':');
-      if (colon == std::string::npos || colon == 0) return invalid_argument("--listen '" + v + "': expected HOST:PORT");
-      c.listen_host = v.substr(0, colon);
-      JS_ASSIGN_OR_RETURN(long long port, parse_int("--listen port", v.substr(colon + 1), 0, 65535));
-      c.listen_port = static_cast<unsigned short>(port);
-    } else if (a == "--port-file") {
-      JS_ASSIGN_OR_RETURN(c.port_file, value());
-    } else if (a == "--heartbeat-ms") {
-      JS_ASSIGN_OR_RETURN(std::string v, value());
-      JS_ASSIGN_OR_RETURN(long long ms, parse_int(a, v, 50, 600000));
-      c.options.heartbeat_interval = std::chrono::milliseconds(ms);
-    } else if (a == "--lease-s") {
-      JS_ASSIGN_OR_RETURN(std::string v, value());
-      JS_ASSIGN_OR_RETURN(long long s, parse_int(a, v, 1, 86400 * 7));
-      c.options.lease_s = static_cast<double>(s);
-    } else if (a == "--max-attempts") {
-      JS_ASSIGN_OR_RETURN(std::string v, value());
-      JS_ASSIGN_OR_RETURN(long long n, parse_int(a, v, 1, 1000));
-      c.max_attempts = static_cast<int>(n);
-    } else if (a == "--ingest-connections") {
-      JS_ASSIGN_OR_RETURN(std::string v, value());
-      JS_ASSIGN_OR_RETURN(long long n, parse_int(a, v, 1, 64));
-      c.ingest_connections = static_cast<int>(n);
-    } else if (a == "--enroll-secret") {
-      JS_ASSIGN_OR_RETURN(c.options.enroll_secret, value());
-    } else if (a == "--api-token") {
-      JS_ASSIGN_OR_RETURN(c.options.api_token, value());
-    } else if (a == "--verbose" || a == "-v") {
-      c.verbose = true;
-    } else {
-      return invalid_argument("unknown argument '" + a + "'");
-    }
+  FlagText t;
+  auto app = make_app();
+  declare(*app, c, t);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 consumes from the back
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    c.help = true;
+    return c;
+  } catch (const CLI::ParseError& e) {
+    const std::string what = e.what();
+    if (e.get_name() == "ArgumentMismatch") return invalid_argument(what.substr(0, what.find(':')) + ": missing value");
+    return invalid_argument(what);
   }
-  if (c.help) return c;
+  if (const auto extra = app->remaining(); !extra.empty()) return invalid_argument("unknown argument '" + extra[0] + "'");
+  JS_RETURN_IF_ERROR(apply(t, c));
   if (c.db_dsn.empty()) return invalid_argument("--db DSN is required");
   return c;
 }

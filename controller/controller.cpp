@@ -1,11 +1,15 @@
 #include "controller/controller.hpp"
 
 #include <boost/json.hpp>
-#include <charconv>
+#include <optional>
 
+#include "common/api.hpp"
 #include "common/campaign.hpp"
+#include "common/perf/estimate.hpp"
+#include "common/text.hpp"
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
+#include "controller/io_thread.hpp"
 
 namespace jetsweep::controller {
 namespace asio = boost::asio;
@@ -25,17 +29,23 @@ bool authorized(std::string_view header, const std::string& token) {
 Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest)
     : ioc_(ioc), db_(db), ingest_(std::move(ingest)), options_(options), sweep_timer_(ioc) {}
 
-void Controller::start() { sweep(); }
+void Controller::start() {
+  JS_CHECK_IO_THREAD(ioc_);
+  sweep();
+}
 
 void Controller::stop() {
+  JS_CHECK_IO_THREAD(ioc_);
   stopped_ = true;
   sweep_timer_.cancel();
-  for (auto& [id, weak] : agents_)
+  const auto agents = agents_;   // a copy: close() calls on_agent_gone, which erases from agents_
+  for (const auto& [id, weak] : agents)
     if (auto s = weak.lock()) s->close("controller shutting down");
   agents_.clear();
 }
 
 void Controller::sweep() {
+  JS_CHECK_IO_THREAD(ioc_);
   if (stopped_) return;
   auto self = shared_from_this();
   const double lease = options_.lease_s;
@@ -56,13 +66,17 @@ void Controller::sweep() {
 }
 
 void Controller::on_agent_registered(const std::shared_ptr<AgentSession>& session) {
-  auto& slot = agents_[session->agent_id()];
-  if (auto old = slot.lock(); old && old != session) old->close("replaced by a new connection of the same agent");
-  slot = session;
+  JS_CHECK_IO_THREAD(ioc_);
+  // The new connection takes the slot before the old one is closed: the old one's on_agent_gone then finds
+  // itself replaced and leaves both the registry and the agent's connected flag alone.
+  auto old = agents_[session->agent_id()].lock();
+  agents_[session->agent_id()] = session;
+  if (old && old != session) old->close("replaced by a new connection of the same agent");
   try_dispatch(session);
 }
 
 void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
+  JS_CHECK_IO_THREAD(ioc_);
   if (!session->registered()) return;
   auto it = agents_.find(session->agent_id());
   if (it != agents_.end() && it->second.lock() == session) {
@@ -76,6 +90,7 @@ void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
 }
 
 void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
+  JS_CHECK_IO_THREAD(ioc_);
   if (stopped_ || !session->open() || !session->registered() || session->current_run || session->claiming) return;
   if (session->nothing_at == queue_generation_) return;  // nothing new since its last empty claim
   session->claiming = true;
@@ -100,7 +115,8 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
         if (!session->open()) {
           self->db_.post<Status>(
               self->executor(), [run = a.run_id, id = session->agent_id()](Store& s) { return s.unclaim_run(run, id); },
-              [self](Status) {
+              [self, run = a.run_id](Status st) {
+                if (!st.is_ok()) JS_LOG_WARN << "run " << run << ": putting it back in the queue failed: " << st.to_string();
                 self->queue_changed();
                 self->dispatch_all();
               });
@@ -114,11 +130,13 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
 }
 
 void Controller::dispatch_all() {
+  JS_CHECK_IO_THREAD(ioc_);
   for (auto& [id, weak] : agents_)
     if (auto s = weak.lock()) try_dispatch(s);
 }
 
 void Controller::stop_cancelled_runs() {
+  JS_CHECK_IO_THREAD(ioc_);
   if (stopped_) return;
   auto self = shared_from_this();
   db_.post<Result<std::vector<RunOnAgent>>>(
@@ -152,12 +170,6 @@ HttpResponse json_response(const HttpRequest& req, http::status status, const bj
   return res;
 }
 
-HttpResponse error_response(const HttpRequest& req, http::status status, const std::string& message) {
-  bj::object o;
-  o["error"] = message;
-  return json_response(req, status, o);
-}
-
 http::status status_for(const Status& s) {
   switch (s.code()) {
     case Code::kInvalidArgument: return http::status::bad_request;
@@ -167,149 +179,210 @@ http::status status_for(const Status& s) {
   }
 }
 
-std::vector<std::string> split_path(const std::string& target) {
-  std::string path = target.substr(0, target.find('?'));
+std::vector<std::string> split_path(std::string_view target) {
   std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) parts.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
+  for (auto& part : split(target.substr(0, target.find('?')), '/'))
+    if (!part.empty()) parts.push_back(std::move(part));
   return parts;
 }
 
 }  // namespace
 
+// One API request being answered: the request, its path segments and the responder (called once).
+struct Controller::ApiCall {
+  std::shared_ptr<HttpRequest> req;
+  std::vector<std::string> parts;   // the path's segments: "api", "campaigns", REF, ...
+  std::function<void(HttpResponse&&)> respond;
+
+  void reply(http::status status, const bj::value& body) const { respond(json_response(*req, status, body)); }
+  void fail(http::status status, const std::string& message) const { reply(status, api::to_json(api::ErrorReply{message})); }
+  void fail(const Status& s) const { fail(status_for(s), s.message()); }
+  template <class T>
+  void reply(const Result<T>& r) const {
+    if (!r) return fail(r.status());
+    reply(http::status::ok, api::to_json(r.value()));
+  }
+  void no_such_endpoint() const {
+    fail(http::status::not_found,
+         "no such endpoint: " + std::string(to_string(req->method())) + " " + std::string(req->target()));
+  }
+};
+
+// The route table: method and path pattern ("*" matches any one segment) -> handler.
+struct Controller::ApiRoute {
+  http::verb method;
+  std::vector<std::string_view> pattern;
+  void (Controller::*handler)(const ApiCall&);
+};
+
+namespace {
+
+bool matches(const Controller::ApiRoute& route, http::verb method, const std::vector<std::string>& parts) {
+  if (route.method != method || route.pattern.size() != parts.size()) return false;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (route.pattern[i] != "*" && route.pattern[i] != parts[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+const std::vector<Controller::ApiRoute>& Controller::api_routes() {
+  using C = Controller;
+  static const std::vector<ApiRoute> routes = {
+      {http::verb::get, {"api", "health"}, &C::api_health},
+      {http::verb::get, {"api", "agents"}, &C::api_agents},
+      {http::verb::get, {"api", "campaigns"}, &C::api_campaigns},
+      {http::verb::post, {"api", "campaigns"}, &C::api_submit},
+      {http::verb::post, {"api", "campaigns", "estimate"}, &C::api_estimate},
+      {http::verb::get, {"api", "campaigns", "*"}, &C::api_campaign_status},
+      {http::verb::get, {"api", "campaigns", "*", "report"}, &C::api_campaign_report},
+      {http::verb::post, {"api", "campaigns", "*", "*"}, &C::api_campaign_action},
+      {http::verb::post, {"api", "runs", "*", "cancel"}, &C::api_cancel_run},
+  };
+  return routes;
+}
+
 void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond) {
-  const auto parts = split_path(std::string(req.target()));
-  const auto method = req.method();
-  auto shared_req = std::make_shared<HttpRequest>(std::move(req));
-  auto reply = [shared_req, respond](auto&& result) {
-    if (!result) return respond(error_response(*shared_req, status_for(result.status()), result.status().message()));
-    respond(json_response(*shared_req, http::status::ok, bj::value(result.value())));
-  };
+  JS_CHECK_IO_THREAD(ioc_);
+  ApiCall call{std::make_shared<HttpRequest>(std::move(req)), {}, std::move(respond)};
+  call.parts = split_path(call.req->target());
+  if (call.parts.empty() || call.parts[0] != "api")
+    return call.fail(http::status::not_found, "no such endpoint: " + std::string(call.req->target()));
+  const bool is_health = call.parts.size() == 2 && call.parts[1] == "health";
+  if (!is_health && !authorized(call.req->base()[http::field::authorization], options_.api_token))
+    return call.fail(http::status::unauthorized,
+                     "missing or wrong API token (Authorization: Bearer ...; jetsweep --token or "
+                     "$JETSWEEP_API_TOKEN)");
+  for (const auto& route : api_routes())
+    if (matches(route, call.req->method(), call.parts)) return (this->*route.handler)(call);
+  call.no_such_endpoint();
+}
+
+template <class T, class Job>
+void Controller::answer_from_store(const ApiCall& call, Job job) {
+  db_.post<Result<T>>(executor(), std::move(job), [call](Result<T> r) { call.reply(r); });
+}
+
+void Controller::api_health(const ApiCall& call) {
+  api::Health h;
+  h.agents_connected = static_cast<int64_t>(agents_.size());
+  h.db_queue = static_cast<int64_t>(db_.queued());
+  for (auto* w : ingest_) h.ingest_queue += static_cast<int64_t>(w->queued());
+  call.reply(http::status::ok, api::to_json(h));
+}
+
+void Controller::api_agents(const ApiCall& call) {
+  answer_from_store<std::vector<api::AgentInfo>>(call, [](Store& s) { return s.list_agents(); });
+}
+
+void Controller::api_campaigns(const ApiCall& call) {
+  answer_from_store<std::vector<api::CampaignStatus>>(call, [](Store& s) { return s.list_campaigns(); });
+}
+
+void Controller::api_campaign_status(const ApiCall& call) {
+  answer_from_store<api::CampaignStatus>(call, [ref = call.parts[2]](Store& s) -> Result<api::CampaignStatus> {
+    JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
+    return s.campaign_status(id);
+  });
+}
+
+void Controller::api_campaign_report(const ApiCall& call) {
+  answer_from_store<api::CampaignReport>(call, [ref = call.parts[2]](Store& s) -> Result<api::CampaignReport> {
+    JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
+    return s.campaign_report(id);
+  });
+}
+
+namespace {
+// The submission posted to /api/campaigns[/estimate]: the YAML body, the file the X-Jetsweep-Source header
+// names (for its errors), and the campaign parsed from it.
+struct Posted {
+  api::CampaignSubmission submission;
+  std::shared_ptr<Campaign> campaign;
+};
+
+Result<Posted> posted_campaign(const HttpRequest& req) {
+  Posted p;
+  if (auto it = req.find(api::kSourceHeader); it != req.end() && !it->value().empty())
+    p.submission.source_file = std::string(it->value());
+  p.submission.yaml = req.body();
+  JS_ASSIGN_OR_RETURN(Campaign campaign, parse_campaign(p.submission.yaml, p.submission.source_file));
+  p.campaign = std::make_shared<Campaign>(std::move(campaign));
+  // ?max_runs=N&max_epochs=E&max_minibatches=M: a dry run (docs/CAMPAIGNS.md).
+  const std::string_view target = req.target();
+  if (const size_t q = target.find('?'); q != std::string_view::npos) {
+    JS_ASSIGN_OR_RETURN(p.submission.dry_run, parse_dry_run_caps(target.substr(q + 1)));
+  }
+  return p;
+}
+}  // namespace
+
+void Controller::api_estimate(const ApiCall& call) {
+  auto posted = posted_campaign(*call.req);
+  if (!posted) return call.fail(http::status::bad_request, posted.status().message());
+  db_.post<Result<perf::EstimateInputs>>(
+      executor(), [](Store& s) { return s.estimate_inputs(); },
+      [call, c = posted->campaign](Result<perf::EstimateInputs> in) {
+        if (!in) return call.fail(in.status());
+        perf::RunTimeModel model;
+        call.reply(http::status::ok, api::to_json(perf::estimate_campaign(*c, in.value(), model)));
+      });
+}
+
+void Controller::api_submit(const ApiCall& call) {
+  auto posted = posted_campaign(*call.req);
+  if (!posted) return call.fail(http::status::bad_request, posted.status().message());
+  std::shared_ptr<Campaign> c = posted->campaign;
+  if (posted->submission.dry_run) apply_dry_run_caps(*c, *posted->submission.dry_run);
   auto self = shared_from_this();
+  db_.post<Result<CreatedCampaign>>(
+      executor(),
+      [c, sub = std::move(posted->submission)](Store& s) { return s.create_campaign(*c, sub.source_file, sub.yaml); },
+      [self, call, c](Result<CreatedCampaign> r) {
+        if (!r) return call.fail(r.status());
+        JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+        self->queue_changed();
+        call.reply(http::status::created, api::to_json(api::CreatedCampaignReply{r->campaign_id, c->name, r->runs}));
+        self->dispatch_all();
+      });
+}
 
-  if (parts.size() < 1 || parts[0] != "api")
-    return respond(error_response(*shared_req, http::status::not_found, "no such endpoint: " + std::string(shared_req->target())));
-
-  const bool is_health = parts.size() == 2 && parts[1] == "health";
-  if (!is_health && !authorized(shared_req->base()[http::field::authorization], options_.api_token))
-    return respond(error_response(*shared_req, http::status::unauthorized,
-                                  "missing or wrong API token (Authorization: Bearer ...; jetsweep --token or "
-                                  "$JETSWEEP_API_TOKEN)"));
-  if (is_health && method == http::verb::get) {
-    bj::object o;
-    o["ok"] = true;
-    o["agents_connected"] = agents_.size();
-    size_t ingest_queue = 0;
-    for (auto* w : ingest_) ingest_queue += w->queued();
-    o["db_queue"] = db_.queued();
-    o["ingest_queue"] = ingest_queue;
-    return respond(json_response(*shared_req, http::status::ok, o));
-  }
-  if (parts.size() == 2 && parts[1] == "agents" && method == http::verb::get) {
-    return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_agents(); }, reply);
-  }
-  if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::get) {
-    return db_.post<Result<bj::array>>(executor(), [](Store& s) { return s.list_campaigns(); }, reply);
-  }
-  // A campaign posted as YAML; the X-Jetsweep-Source header names the file in its errors.
-  std::string file = "campaign.yaml";
-  if (auto it = shared_req->find("X-Jetsweep-Source"); it != shared_req->end() && !it->value().empty())
-    file = std::string(it->value());
-  auto posted_campaign = [&]() -> std::shared_ptr<Campaign> {
-    auto campaign = parse_campaign(shared_req->body(), file);
-    if (!campaign) {
-      respond(error_response(*shared_req, http::status::bad_request, campaign.status().message()));
-      return nullptr;
-    }
-    return std::make_shared<Campaign>(std::move(campaign).value());
-  };
-  if (parts.size() == 3 && parts[1] == "campaigns" && parts[2] == "estimate" && method == http::verb::post) {
-    auto c = posted_campaign();
-    if (!c) return;
-    return db_.post<Result<bj::object>>(executor(), [c](Store& s) { return s.estimate_campaign(*c); }, reply);
-  }
-  if (parts.size() == 2 && parts[1] == "campaigns" && method == http::verb::post) {
-    auto c = posted_campaign();
-    if (!c) return;
-    // ?max_runs=N&max_epochs=E&max_minibatches=M: a dry run (docs/CAMPAIGNS.md).
-    const std::string target(shared_req->target());
-    if (const size_t q = target.find('?'); q != std::string::npos) {
-      auto caps = parse_dry_run_caps(std::string_view(target).substr(q + 1));
-      if (!caps) return respond(error_response(*shared_req, http::status::bad_request, caps.status().message()));
-      apply_dry_run_caps(*c, *caps);
-    }
-    return db_.post<Result<CreatedCampaign>>(
-        executor(), [c, file, body = shared_req->body()](Store& s) { return s.create_campaign(*c, file, body); },
-        [self, shared_req, respond, c](Result<CreatedCampaign> r) {
-          if (!r) return respond(error_response(*shared_req, status_for(r.status()), r.status().message()));
-          JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+void Controller::api_campaign_action(const ApiCall& call) {
+  const api::CampaignStateChange change{call.parts[2], call.parts[3]};
+  const std::string state = change.state();
+  if (state.empty()) return call.no_such_endpoint();
+  auto self = shared_from_this();
+  db_.post<Result<api::CampaignStatus>>(
+      executor(),
+      [ref = change.ref, state](Store& s) -> Result<api::CampaignStatus> {
+        JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
+        JS_RETURN_IF_ERROR(s.set_campaign_state(id, state));
+        return s.campaign_status(id);
+      },
+      [self, call, state](Result<api::CampaignStatus> r) {
+        if (r) JS_LOG_INFO << "campaign " << r->campaign_id << " is now " << state;
+        call.reply(r);
+        if (state == "active") {
           self->queue_changed();
-          bj::object o;
-          o["campaign_id"] = r->campaign_id;
-          o["name"] = c->name;
-          o["runs"] = r->runs;
-          respond(json_response(*shared_req, http::status::created, o));
           self->dispatch_all();
-        });
-  }
-  if (parts.size() == 4 && parts[1] == "campaigns" && method == http::verb::post &&
-      (parts[3] == "pause" || parts[3] == "resume" || parts[3] == "cancel")) {
-    const std::string ref = parts[2];
-    const std::string state = parts[3] == "pause" ? "paused" : parts[3] == "resume" ? "active" : "cancelled";
-    return db_.post<Result<bj::object>>(
-        executor(),
-        [ref, state](Store& s) -> Result<bj::object> {
-          auto id = s.resolve_campaign(ref);
-          if (!id) return id.status();
-          Status st = s.set_campaign_state(id.value(), state);
-          if (!st.is_ok()) return st;
-          return s.campaign_status(id.value());
-        },
-        [self, reply, state](Result<bj::object> r) {
-          if (r) JS_LOG_INFO << "campaign " << r->at("campaign_id").as_int64() << " is now " << state;
-          reply(std::move(r));
-          if (state == "active") {
-            self->queue_changed();
-            self->dispatch_all();
-          }
-          if (state == "cancelled") self->stop_cancelled_runs();
-        });
-  }
-  if (parts.size() == 4 && parts[1] == "runs" && parts[3] == "cancel" && method == http::verb::post) {
-    int64_t run_id = 0;
-    const auto& ref = parts[2];
-    auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), run_id);
-    if (ec != std::errc() || end != ref.data() + ref.size() || run_id <= 0)
-      return respond(error_response(*shared_req, http::status::bad_request, "run id '" + ref + "' is not a positive integer"));
-    return db_.post<Result<bj::object>>(
-        executor(), [run_id](Store& s) { return s.cancel_run(run_id); },
-        [self, reply, run_id](Result<bj::object> r) {
-          if (r) JS_LOG_INFO << "run " << run_id << " cancel requested: " << bj::serialize(r.value());
-          reply(std::move(r));
-          self->stop_cancelled_runs();
-        });
-  }
-  if (parts.size() >= 3 && parts[1] == "campaigns" && method == http::verb::get) {
-    const std::string ref = parts[2];
-    const bool report = parts.size() == 4 && parts[3] == "report";
-    if (parts.size() > 4 || (parts.size() == 4 && !report))
-      return respond(error_response(*shared_req, http::status::not_found, "no such endpoint"));
-    return db_.post<Result<bj::object>>(
-        executor(),
-        [ref, report](Store& s) -> Result<bj::object> {
-          auto id = s.resolve_campaign(ref);
-          if (!id) return id.status();
-          return report ? s.campaign_report(id.value()) : s.campaign_status(id.value());
-        },
-        reply);
-  }
-  respond(error_response(*shared_req, http::status::not_found,
-                         "no such endpoint: " + std::string(to_string(method)) + " " + std::string(shared_req->target())));
+        }
+        if (state == "cancelled") self->stop_cancelled_runs();
+      });
+}
+
+void Controller::api_cancel_run(const ApiCall& call) {
+  const std::string& ref = call.parts[2];
+  const std::optional<int64_t> run_id = parse_int(ref);
+  if (!run_id || *run_id <= 0 || ref.find_first_not_of("0123456789") != std::string::npos)
+    return call.fail(http::status::bad_request, "run id '" + ref + "' is not a positive integer");
+  auto self = shared_from_this();
+  db_.post<Result<api::RunCancelled>>(
+      executor(), [id = *run_id](Store& s) { return s.cancel_run(id); },
+      [self, call, id = *run_id](Result<api::RunCancelled> r) {
+        if (r) JS_LOG_INFO << "run " << id << " cancel requested: " << bj::serialize(api::to_json(r.value()));
+        call.reply(r);
+        self->stop_cancelled_runs();
+      });
 }
 
 }  // namespace jetsweep::controller

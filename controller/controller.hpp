@@ -62,11 +62,29 @@ class Controller : public std::enable_shared_from_this<Controller> {
   // run finished and freed its board): idle agents whose last claim found nothing try again.
   void queue_changed() { ++queue_generation_; }
 
-  // HTTP API; `respond` is called exactly once (io thread).
+  // HTTP API (routes in common/api.hpp); `respond` is called exactly once (io thread).
   void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
+
+  struct ApiCall;    // one request being answered (controller.cpp)
+  struct ApiRoute;   // method + path pattern -> handler (controller.cpp)
 
  private:
   void sweep();
+
+  // The route table of handle_api, and its handlers (one per route, io thread).
+  static const std::vector<ApiRoute>& api_routes();
+  // Answers `call` with what `job` returns from the store (an api:: struct, or an error).
+  template <class T, class Job>
+  void answer_from_store(const ApiCall& call, Job job);
+  void api_health(const ApiCall& call);
+  void api_agents(const ApiCall& call);
+  void api_campaigns(const ApiCall& call);
+  void api_campaign_status(const ApiCall& call);
+  void api_campaign_report(const ApiCall& call);
+  void api_estimate(const ApiCall& call);
+  void api_submit(const ApiCall& call);
+  void api_campaign_action(const ApiCall& call);
+  void api_cancel_run(const ApiCall& call);
 
   boost::asio::io_context& ioc_;
   DbWorker& db_;

@@ -1,4 +1,6 @@
 // PostgreSQL implementation of Store (libpqxx 6.4). Owns one connection, reconnecting when it breaks.
+// Sources: pg_store.cpp (connection, migrations, fleet), pg_dispatch.cpp (claims, requeues, cancels),
+// pg_ingest.cpp (results), pg_campaigns.cpp (submission, estimate inputs), pg_queries.cpp (status, report).
 // Used from one thread at a time (the DbWorker's).
 #pragma once
 
@@ -6,6 +8,10 @@
 #include <string>
 
 #include <pqxx/connection>
+
+namespace pqxx {
+class sql_error;
+}
 
 #include "controller/store.hpp"
 
@@ -31,7 +37,7 @@ class PgStore final : public Store {
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
   Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
-  Result<boost::json::object> cancel_run(int64_t run_id) override;
+  Result<api::RunCancelled> cancel_run(int64_t run_id) override;
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
   Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
@@ -42,17 +48,20 @@ class PgStore final : public Store {
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;
   Result<int64_t> resolve_campaign(const std::string& ref) override;
-  Result<boost::json::object> campaign_status(int64_t campaign_id) override;
-  Result<boost::json::array> list_campaigns() override;
-  Result<boost::json::object> campaign_report(int64_t campaign_id) override;
-  Result<boost::json::array> list_agents() override;
-  Result<boost::json::object> estimate_campaign(const Campaign& c) override;
+  Result<api::CampaignStatus> campaign_status(int64_t campaign_id) override;
+  Result<std::vector<api::CampaignStatus>> list_campaigns() override;
+  Result<api::CampaignReport> campaign_report(int64_t campaign_id) override;
+  Result<std::vector<api::AgentInfo>> list_agents() override;
+  Result<perf::EstimateInputs> estimate_inputs() override;
 
  private:
   // Runs `fn` with a live connection, converting libpqxx exceptions to Status (kUnavailable when the
   // connection broke, so callers may retry; kDbError otherwise) with `what` as context.
   template <class Fn>
-  auto guarded(const char* what, Fn&& fn) -> decltype(fn());
+  auto guarded(const char* what, Fn&& fn) -> decltype(fn());   // defined in controller/pg_util.hpp
+  // A libpqxx sql_error as a Status: kUnavailable (and the connection dropped) for admin shutdown or
+  // cannot-connect-now (SQLSTATE class 57 / 08), kDbError otherwise.
+  Status sql_failure(const char* what, const pqxx::sql_error& e);
 
   std::string dsn_;
   int max_attempts_;

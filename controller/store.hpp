@@ -3,13 +3,14 @@
 // Implementations are used from the DbWorker thread only.
 #pragma once
 
-#include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/api.hpp"
 #include "common/campaign.hpp"
+#include "common/perf/estimate.hpp"
 #include "common/protocol.hpp"
 #include "common/status.hpp"
 
@@ -54,7 +55,7 @@ class Store {
   // Claims the oldest queued run the agent's class can take; clears partial results of earlier attempts.
   virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
   // Cancels a queued run, or marks an executing one for stopping; returns the run's state; not_found.
-  virtual Result<boost::json::object> cancel_run(int64_t run_id) = 0;
+  virtual Result<api::RunCancelled> cancel_run(int64_t run_id) = 0;
   // Executing runs whose cancel was requested, with their agents (the controller sends them cancel_run).
   virtual Result<std::vector<RunOnAgent>> runs_to_stop() = 0;
   // Puts a claimed run back (e.g. the agent vanished before it could be sent).
@@ -68,16 +69,18 @@ class Store {
   virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
   virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
 
-  // Estimated duration of a campaign from the epoch times measured so far (see PgStore for the matching).
-  virtual Result<boost::json::object> estimate_campaign(const Campaign& c) = 0;
+  // What a campaign estimate needs (perf::estimate_campaign does the matching): the epoch times measured so
+  // far grouped by class, model, dataset, batch size and power mode; every agent's class; enrolled boards.
+  virtual Result<perf::EstimateInputs> estimate_inputs() = 0;
   virtual Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                                   const std::string& source_yaml) = 0;
   // `ref` is a campaign id or a name (latest campaign with that name); not_found otherwise.
   virtual Result<int64_t> resolve_campaign(const std::string& ref) = 0;
-  virtual Result<boost::json::object> campaign_status(int64_t campaign_id) = 0;
-  virtual Result<boost::json::array> list_campaigns() = 0;
-  virtual Result<boost::json::object> campaign_report(int64_t campaign_id) = 0;
-  virtual Result<boost::json::array> list_agents() = 0;
+  // not_found when there is no such campaign.
+  virtual Result<api::CampaignStatus> campaign_status(int64_t campaign_id) = 0;
+  virtual Result<std::vector<api::CampaignStatus>> list_campaigns() = 0;   // by id
+  virtual Result<api::CampaignReport> campaign_report(int64_t campaign_id) = 0;
+  virtual Result<std::vector<api::AgentInfo>> list_agents() = 0;           // by id
 };
 
 }  // namespace jetsweep::controller

@@ -1,18 +1,24 @@
-// Duration of runs predicted by the papers' calibrated board model (common/perf/board_model.hpp), for
-// `jetsweep validate` and the controller's estimates before anything has been measured. Not thread-safe
-// (it caches the model of each class); one per thread.
+// Campaign duration estimates: the papers' calibrated board model for one run (RunTimeModel; `jetsweep
+// validate` and the controller before anything has been measured) and the controller's estimate of a whole
+// campaign from the epoch times measured so far (estimate_campaign, a pure function of the campaign and
+// what the store measured). RunTimeModel is not thread-safe (it caches the model of each class); one per
+// thread. estimate_campaign is safe from any thread with its own RunTimeModel.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/api.hpp"
+#include "common/campaign.hpp"
 #include "common/perf/board_model.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
-namespace jetsweep::sim {
+namespace jetsweep::perf {
 
 class RunTimeModel {
  public:
@@ -29,4 +35,32 @@ class RunTimeModel {
   std::map<std::string, Result<ClassModel>> classes_;
 };
 
-}  // namespace jetsweep::sim
+// Epochs measured for one (board class, model, dataset, batch size, power mode) group.
+struct MeasuredEpochs {
+  std::string board_class;
+  std::string model;
+  std::string dataset;
+  std::string batch_size;   // as text ("32")
+  std::string power_mode;   // power_mode_key() of the runs' config
+  double sum_e2e_s = 0;
+  int64_t epochs = 0;
+};
+
+// What the store knows that an estimate needs.
+struct EstimateInputs {
+  std::vector<MeasuredEpochs> measured;
+  std::map<std::string, std::string> class_of_agent;   // every agent's name -> its board class
+  std::map<std::string, int64_t> enrolled_boards;      // boards per class (connected or seen in 24 h)
+};
+
+// "NAME/CORES/CPU_KHZ/GPU_HZ/EMC_HZ" of the run's power mode, unset parts empty ("MAXN////", "/4/1420800//").
+std::string power_mode_key(const RunConfig& run);
+
+// Each run's epoch time is the mean e2e time of the epochs measured for the most specific match: same board
+// class, model, dataset, batch size and power mode; else without the power mode; else without the batch
+// size; else the model and dataset on any class; else the papers' calibrated board model where it covers the
+// run. A class's runs are spread over its enrolled boards; a CLASS/* run runs on each of them at once; runs
+// on a named board stay on it. Classes run side by side, so the campaign takes as long as the busiest.
+api::CampaignEstimate estimate_campaign(const Campaign& campaign, const EstimateInputs& inputs, RunTimeModel& model);
+
+}  // namespace jetsweep::perf

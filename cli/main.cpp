@@ -1,11 +1,11 @@
-// jetsweep: thin entry point of the CLI (see controller/cli/cli.hpp); `analyze` and `export` are the
-// analysis commands (analysis/analyze_cli.hpp), which work from the database or a CSV corpus.
+// jetsweep: thin entry point of the CLI (see cli/cli.hpp); `analyze` and `export` are the analysis commands
+// (analysis/analyze_cli.hpp), which work from the database or a CSV corpus.
 #include <unistd.h>
 
 #include <iostream>
 
 #include "analysis/analyze_cli.hpp"
-#include "controller/cli/cli.hpp"
+#include "cli/cli.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

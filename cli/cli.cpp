@@ -1,0 +1,310 @@
+// `jetsweep` commands: flags parsed by CLI11 (one subcommand per command, generated --help), answers read
+// through the typed API client.
+#include "cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "cli/client.hpp"
+#include "cli/validate.hpp"
+#include "common/campaign.hpp"
+#include "common/text.hpp"
+
+namespace jetsweep::cli {
+namespace bj = boost::json;
+
+namespace {
+
+const char* const kDescription =
+    "The jetsweep client: campaigns, their progress and results, and the fleet, through the controller's HTTP "
+    "API.\nThe controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420; --token T (default "
+    "$JETSWEEP_API_TOKEN) is sent as the API token.\nanalyze METHOD [...] (variability | pareto | predict | optimize "
+    "| epochs | synth) and export [...] work from the database (docs/ANALYSIS.md).";
+
+// What the command line asked for.
+struct Invocation {
+  std::string controller = "http://127.0.0.1:8420";
+  std::string token;
+  bool as_json = false;
+  bool estimate = false;
+  std::string dry_run;                 // RUNS[:EPOCHS[:MINIBATCHES]] as given
+  std::vector<std::string> args;       // the command's positional arguments
+  std::string command;
+};
+
+// One command: its name, positional arguments (value name, count) and summary.
+struct CommandDecl {
+  const char* name;
+  const char* positional;   // "" for none
+  size_t min_args, max_args;
+  const char* summary;
+};
+
+const CommandDecl kCommands[] = {
+    {"validate", "FILE", 1, 1,
+     "expand and check a campaign; prints the run count; --estimate asks the controller for its duration from the "
+     "epoch times measured so far"},
+    {"submit", "FILE", 1, 1,
+     "submit a campaign; prints its id. --dry-run submits a smaller copy: at most RUNS runs spread over the matrix, "
+     "EPOCHS epochs, MINIBATCHES per epoch"},
+    {"status", "CAMPAIGN", 0, 1, "progress of one campaign (id or name) or of all"},
+    {"report", "CAMPAIGN", 1, 1, "per-run, per-epoch results"},
+    {"agents", "", 0, 0, "the fleet"},
+    {"pause", "CAMPAIGN", 1, 1, "stop handing out its runs"},
+    {"resume", "CAMPAIGN", 1, 1, "carry on handing out its runs"},
+    {"cancel", "CAMPAIGN", 1, 1,
+     "cancel it: queued runs are cancelled, executing ones stopped (what they measured is kept)"},
+    {"cancel-run", "RUN_ID", 1, 1, "cancel one run (stopped on its agent if it is executing)"},
+    {"help", "", 0, 0, "this help"},
+};
+
+std::unique_ptr<CLI::App> make_app(Invocation& inv) {
+  auto app = std::make_unique<CLI::App>(kDescription, "jetsweep");
+  app->allow_extras();
+  app->require_subcommand(0, 1);
+  app->fallthrough();   // --controller / --token also after the command
+  app->get_formatter()->column_width(34);
+  app->add_option("--controller", inv.controller, "the controller's API (default $JETSWEEP_CONTROLLER)")
+      ->type_name("http://HOST:PORT")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app->add_option("--token", inv.token, "API token (default $JETSWEEP_API_TOKEN)")
+      ->type_name("T")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (const auto& c : kCommands) {
+    CLI::App* sub = app->add_subcommand(c.name, c.summary);
+    if (*c.positional) sub->add_option("args", inv.args, c.positional)->type_name(c.positional);
+    if (std::string(c.name) != "help" && std::string(c.name) != "validate")
+      sub->add_flag("--json", inv.as_json, "print the controller's JSON answer");
+  }
+  CLI::App* validate = app->get_subcommand("validate");
+  validate->add_flag("--json", inv.as_json, "print the expansion (and estimate) as JSON");
+  validate->add_flag("--estimate", inv.estimate, "ask the controller for the campaign's duration");
+  app->get_subcommand("submit")
+      ->add_option("--dry-run", inv.dry_run, "submit a smaller copy (see above)")
+      ->type_name("RUNS[:EPOCHS[:MINIBATCHES]]");
+  return app;
+}
+
+// The CLI11 error in the words users know ("jetsweep: --controller: missing value").
+std::string parse_error_message(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (e.get_name() == "ArgumentMismatch") {
+    const std::string flag = what.substr(0, what.find(':'));
+    if (flag == "--dry-run") return "--dry-run needs RUNS[:EPOCHS[:MINIBATCHES]]";
+    return flag + ": missing value";
+  }
+  return what;
+}
+
+// "?max_runs=..." from --dry-run RUNS[:EPOCHS[:MINIBATCHES]], checked.
+Result<std::string> dry_run_query(const std::string& spec) {
+  const std::string keys[] = {"max_runs", "max_epochs", "max_minibatches"};
+  std::string query;
+  size_t start = 0;
+  for (size_t k = 0; k < 3 && start <= spec.size(); ++k) {
+    const size_t colon = spec.find(':', start);
+    query += (query.empty() ? "?" : "&") + keys[k] + "=" + spec.substr(start, colon - start);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (auto caps = parse_dry_run_caps(query.substr(1)); !caps)
+    return invalid_argument("--dry-run '" + spec + "': " + caps.status().message());
+  return query;
+}
+
+// Runs one parsed command; its output on `out`, problems on `err`.
+class Commands {
+ public:
+  Commands(const Invocation& inv, std::ostream& out, std::ostream& err, bool out_is_tty)
+      : inv_(inv), out_(out), err_(err), tty_(out_is_tty), client_(inv.controller, inv.token) {}
+
+  int run() {
+    const std::string& cmd = inv_.command;
+    if (cmd == "validate") return validate();
+    if (cmd == "submit") return submit();
+    if (cmd == "status") return status();
+    if (cmd == "report") return report();
+    if (cmd == "cancel-run") return cancel_run();
+    if (cmd == "agents") return agents();
+    return campaign_action();   // pause | resume | cancel
+  }
+
+ private:
+  const std::string& arg() const { return inv_.args.at(0); }
+
+  int fail(const Status& s) {
+    err_ << "jetsweep " << inv_.command << ": " << s.message() << "\n";
+    return s.code() == Code::kInvalidArgument || s.code() == Code::kNotFound ? 2 : 1;
+  }
+  // A campaign file that does not parse: FILE:LINE:COL errors as they are.
+  int bad_campaign(const Status& s) {
+    if (s.code() != Code::kInvalidArgument) return fail(s);
+    err_ << s.message() << "\n";
+    return 2;
+  }
+  template <class T>
+  void print(const Answer<T>& a, const std::string& text) {
+    if (inv_.as_json) out_ << bj::serialize(a.json) << "\n";
+    else out_ << text;
+  }
+  // The campaign file (read and checked here first: errors point at FILE:LINE:COL without a round trip).
+  Result<Campaign> load_campaign() {
+    JS_ASSIGN_OR_RETURN(campaign_text_, read_text_file(arg()));
+    return parse_campaign(campaign_text_, arg());
+  }
+  template <class T>
+  Result<Answer<T>> post_campaign(const std::string& target, const char* what) {
+    return client_.request<T>("POST", target, what, campaign_text_,
+                              {{api::kSourceHeader, arg()}, {"Content-Type", "application/yaml"}});
+  }
+
+  int validate() {
+    auto c = load_campaign();
+    if (!c) return bad_campaign(c.status());
+    std::optional<Answer<api::CampaignEstimate>> estimate;
+    if (inv_.estimate) {
+      auto r = post_campaign<api::CampaignEstimate>("/api/campaigns/estimate", "estimate");
+      if (!r) return fail(r.status());
+      estimate = std::move(r).value();
+    }
+    print_validation(out_, arg(), c.value(), estimate, inv_.as_json);
+    return 0;
+  }
+
+  int submit() {
+    std::string query;
+    if (!inv_.dry_run.empty()) {
+      auto q = dry_run_query(inv_.dry_run);
+      if (!q) {
+        err_ << "jetsweep: " << q.status().message() << "\n";
+        return 2;
+      }
+      query = q.value();
+    }
+    auto c = load_campaign();
+    if (!c) return bad_campaign(c.status());
+    auto r = post_campaign<api::CreatedCampaignReply>("/api/campaigns" + query, "submission answer");
+    if (!r) return fail(r.status());
+    print(*r, "submitted campaign " + std::to_string(r->value.campaign_id) + " (" + r->value.name + ") with " +
+                  std::to_string(r->value.runs) + " runs\n");
+    return 0;
+  }
+
+  // Requests a T and prints it: its JSON with --json, else `format(value)`.
+  template <class T, class Format>
+  int show(const char* method, const std::string& target, const char* what, Format format) {
+    auto r = client_.request<T>(method, target, what);
+    if (!r) return fail(r.status());
+    print(*r, format(r->value));
+    return 0;
+  }
+
+  int status() {
+    auto line = [this](const api::CampaignStatus& s) { return format_status(s, tty_) + "\n"; };
+    if (!inv_.args.empty()) return show<api::CampaignStatus>("GET", api::campaign_path(arg()), "campaign status", line);
+    return show<std::vector<api::CampaignStatus>>("GET", "/api/campaigns", "campaign list", [&](const auto& all) {
+      return all.empty() ? std::string("no campaigns\n") : join(all, "", line);
+    });
+  }
+
+  int report() {
+    return show<api::CampaignReport>("GET", api::campaign_report_path(arg()), "campaign report",
+                                     [](const api::CampaignReport& r) { return format_report(r); });
+  }
+
+  int campaign_action() {
+    const api::CampaignStateChange change{arg(), inv_.command};
+    return show<api::CampaignStatus>("POST", api::campaign_action_path(change), "campaign status",
+                                     [](const api::CampaignStatus& s) { return format_status(s, false) + "\n"; });
+  }
+
+  int cancel_run() {
+    return show<api::RunCancelled>("POST", api::run_cancel_path(arg()), "run cancellation", [](const api::RunCancelled& o) {
+      return "run " + std::to_string(o.run_id) + " (campaign " + std::to_string(o.campaign_id) + "): " + o.status +
+             (o.stopping ? ", being stopped on " + o.agent.value_or("-") : std::string()) + "\n";
+    });
+  }
+
+  int agents() {
+    return show<std::vector<api::AgentInfo>>("GET", "/api/agents", "agent list", [](const auto& all) {
+      return join(all, "", [](const api::AgentInfo& a) {
+        std::string line = std::to_string(a.agent_id) + "  " + a.name + "  " + a.device_class + "  " +
+                           (a.connected ? "connected" : "disconnected") + "  run " +
+                           (a.current_run ? std::to_string(*a.current_run) : "-") + "  " + a.hostname + ", " +
+                           std::to_string(a.cpus) + " cpus, torch " + a.torch_version + ", " + a.git_sha +
+                           ", trains on " + a.accelerator + "\n";
+        // A board that is not ready for what it was asked (jetsweep-agent doctor on it says more).
+        for (const auto& why : a.not_ready) line += "    NOT READY: " + why + "\n";
+        return line;
+      });
+    });
+  }
+
+  const Invocation& inv_;
+  std::ostream& out_;
+  std::ostream& err_;
+  bool tty_;
+  ApiClient client_;
+  std::string campaign_text_;
+};
+
+// Parses `args` into `inv`; returns an exit code when parsing settles it (help, usage errors).
+std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, std::ostream& out, std::ostream& err) {
+  auto app = make_app(inv);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 consumes from the back
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app->help();   // the selected command's, else the whole CLI's
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "jetsweep: " << parse_error_message(e) << "\n";
+    return 2;
+  }
+  const auto subs = app->get_subcommands();
+  CLI::App* sub = subs.empty() ? nullptr : subs.front();
+  const auto extras = app->remaining(true);
+  if (!sub) {
+    if (extras.empty()) {
+      err << app->help();
+      return 2;
+    }
+    err << "jetsweep: unknown " << (extras[0].rfind("-", 0) == 0 ? "flag" : "command") << " '" << extras[0] << "'\n"
+        << app->help();
+    return 2;
+  }
+  inv.command = sub->get_name();
+  if (inv.command == "help") {
+    app->clear();   // help() would describe the selected subcommand
+    out << app->help();
+    return 0;
+  }
+  if (!extras.empty()) {
+    err << "jetsweep " << inv.command << ": unknown flag '" << extras[0] << "'\n" << sub->help();
+    return 2;
+  }
+  for (const auto& c : kCommands) {
+    if (inv.command != c.name || (inv.args.size() >= c.min_args && inv.args.size() <= c.max_args)) continue;
+    const std::string what = c.max_args == 0 ? "no arguments" : c.min_args == 0 ? "[" + std::string(c.positional) + "]"
+                                                                                : std::string(c.positional);
+    err << "jetsweep " << inv.command << ": expected " << what << "\n" << sub->help();
+    return 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+  Invocation inv;
+  if (const char* c = std::getenv("JETSWEEP_CONTROLLER")) inv.controller = c;
+  if (const char* t = std::getenv("JETSWEEP_API_TOKEN")) inv.token = t;
+  if (auto code = parse(args, inv, out, err)) return *code;
+  return Commands(inv, out, err, out_is_tty).run();
+}
+
+}  // namespace jetsweep::cli

@@ -1,0 +1,18 @@
+// `jetsweep validate`: what a campaign expands to and how long it should take. Pure output; any thread.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "cli/client.hpp"
+#include "common/campaign.hpp"
+
+namespace jetsweep::cli {
+
+// Prints the expansion of campaign `c` read from `file`, with the controller's estimate when one was asked
+// for, as text or (as_json) one JSON object.
+void print_validation(std::ostream& out, const std::string& file, const Campaign& c,
+                      const std::optional<Answer<api::CampaignEstimate>>& estimate, bool as_json);
+
+}  // namespace jetsweep::cli

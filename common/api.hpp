@@ -1,0 +1,298 @@
+// The controller's HTTP JSON API, defined once: a plain struct per route's request and response, and one
+// JSON codec for them (to_json / from_json), used by the controller to answer, by the `jetsweep` CLI to read
+// and by anything else that talks to the API. The JSON is the wire format the dashboard and scripts read:
+// field names are fixed and an absent value (std::nullopt) travels as null unless a field says otherwise.
+// Pure; any thread.
+//
+// Routes (all under /api; every route but health needs the API token when one is set):
+//   GET  /api/health                              -> Health
+//   GET  /api/agents                              -> std::vector<AgentInfo>
+//   GET  /api/campaigns                           -> std::vector<CampaignStatus>
+//   POST /api/campaigns[?max_runs=..]  (YAML)      -> CreatedCampaignReply (HTTP 201)     request: CampaignSubmission
+//   POST /api/campaigns/estimate       (YAML)      -> CampaignEstimate                    request: CampaignSubmission
+//   GET  /api/campaigns/REF                       -> CampaignStatus
+//   GET  /api/campaigns/REF/report                -> CampaignReport
+//   POST /api/campaigns/REF/{pause,resume,cancel} -> CampaignStatus                      request: CampaignStateChange
+//   POST /api/runs/ID/cancel                      -> RunCancelled                        request: RunCancelRequest
+//   any error                                     -> ErrorReply (HTTP 400 / 401 / 404 / 500 / 503)
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/campaign.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep::api {
+
+// ---- requests (carried by the path, headers and body rather than JSON) ----
+
+// POST /api/campaigns and /api/campaigns/estimate: the campaign YAML as the body; the X-Jetsweep-Source
+// header names the file in its errors; the query string holds the dry-run caps (submission only).
+struct CampaignSubmission {
+  std::string source_file = "campaign.yaml";
+  std::string yaml;
+  std::optional<DryRunCaps> dry_run;
+};
+inline constexpr const char* kSourceHeader = "X-Jetsweep-Source";
+
+// POST /api/campaigns/REF/ACTION: REF is a campaign id or name; ACTION pause | resume | cancel.
+struct CampaignStateChange {
+  std::string ref;
+  std::string action;
+  // The campaign state the action sets: paused | active | cancelled ("" for an unknown action).
+  std::string state() const;
+};
+
+// POST /api/runs/ID/cancel.
+struct RunCancelRequest {
+  int64_t run_id = 0;
+};
+
+// Request targets, shared by the client and the route table.
+std::string campaign_path(const std::string& ref);                 // /api/campaigns/REF
+std::string campaign_report_path(const std::string& ref);          // /api/campaigns/REF/report
+std::string campaign_action_path(const CampaignStateChange& c);    // /api/campaigns/REF/ACTION
+std::string run_cancel_path(const std::string& run_ref);           // /api/runs/ID/cancel
+
+// ---- responses ----
+
+struct ErrorReply {
+  std::string error;
+};
+
+struct Health {
+  bool ok = true;
+  int64_t agents_connected = 0;
+  int64_t db_queue = 0;
+  int64_t ingest_queue = 0;
+};
+
+struct AgentInfo {
+  int64_t agent_id = 0;
+  std::string name;
+  std::string hostname;
+  int64_t cpus = 0;
+  int64_t mem_bytes = 0;
+  std::string backend;
+  std::string device_class;
+  std::string kernel;
+  std::string torch_version;
+  std::string compiler;
+  std::string git_sha;
+  bool connected = false;
+  std::string last_seen;
+  std::optional<int64_t> current_run;     // the run it holds (assigned or running)
+  std::string accelerator;
+  std::vector<std::string> not_ready;     // failed readiness checks, "name: detail"
+  bool ready() const { return not_ready.empty(); }   // travels as "ready"
+};
+
+// Queued runs no enrolled agent can take, and why.
+struct Unrunnable {
+  int64_t runs = 0;
+  std::string reason;
+};
+
+struct CampaignStatus {
+  int64_t campaign_id = 0;
+  std::string name;
+  std::string description;
+  std::string created_at;
+  int64_t runs = 0;
+  int64_t queued = 0;
+  int64_t assigned = 0;
+  int64_t running = 0;
+  int64_t done = 0;
+  int64_t failed = 0;
+  int64_t lost = 0;
+  int64_t epochs_total = 0;
+  int64_t epochs_done = 0;
+  int64_t cancelled = 0;
+  std::string state;          // active | paused | cancelled
+  int64_t priority = 0;
+  bool finished = false;      // nothing queued, assigned or running
+  bool paused = false;
+  std::optional<double> eta_s;   // wall seconds left; null while paused or before anything was measured
+  int64_t unrunnable_runs = 0;
+  std::vector<Unrunnable> unrunnable;
+};
+
+struct CreatedCampaignReply {
+  int64_t campaign_id = 0;
+  std::string name;
+  int64_t runs = 0;
+};
+
+struct RunCancelled {
+  int64_t run_id = 0;
+  int64_t campaign_id = 0;
+  std::string status;
+  bool stopping = false;              // executing; its agent is asked to stop it
+  std::optional<std::string> agent;
+  std::string error;
+};
+
+struct EstimateTarget {
+  std::string device;                 // a class, CLASS/*, a named board, or "any"
+  int64_t runs = 0;
+  int64_t runs_without_measurement = 0;
+  double run_seconds = 0;             // training time of its runs, all copies
+  int64_t boards = 0;
+  std::optional<double> wall_s;       // null when no board can run them
+};
+
+// How many runs each source of epoch times covered, most specific first.
+struct EstimateSources {
+  int64_t same_class_model_dataset_batch_mode = 0;
+  int64_t same_class_model_dataset_batch = 0;
+  int64_t same_class_model_dataset = 0;
+  int64_t same_model_dataset_any_class = 0;
+  int64_t papers_model = 0;
+  int64_t without_measurement = 0;
+};
+
+struct CampaignEstimate {
+  std::string campaign;
+  int64_t runs = 0;
+  std::vector<EstimateTarget> per_device;
+  double estimated_wall_s = 0;
+  EstimateSources runs_estimated_from;
+};
+
+struct ReportCampaign {
+  int64_t id = 0;
+  std::string name;
+  std::string description;
+  std::string source_file;
+  std::string created_at;
+};
+
+// Clocks of a board at an epoch's start or end (each null when not read).
+struct EpochClocks {
+  std::optional<double> cores_online;
+  std::optional<double> cpu_khz;
+  std::optional<double> gpu_hz;
+  std::optional<double> emc_hz;
+};
+
+struct ReportEpoch {
+  int64_t epoch = 0;
+  double e2e_s = 0;
+  double stall_s = 0;
+  double compute_s = 0;
+  int64_t minibatches = 0;
+  std::optional<double> energy_j;       // null: no power sensor (never estimated)
+  std::optional<double> mean_power_w;
+  std::optional<double> loss;           // null when the model diverged
+  std::optional<double> read_mb_s;
+  std::optional<double> read_iops;
+  std::optional<double> cache_start_frac;
+  std::optional<double> cache_end_frac;
+  std::optional<double> t_start_s;
+  std::optional<double> t_end_s;
+  std::optional<double> power_coverage;
+  std::optional<EpochClocks> clocks_start;
+  std::optional<EpochClocks> clocks_end;
+  bool throttled = false;
+  std::optional<std::string> throttle_reason;   // omitted (not null) when there is none
+  std::optional<double> start_unix_s;           // the epoch's window on the controller's clock
+  std::optional<double> end_unix_s;
+};
+
+struct ReportRun {
+  int64_t run_id = 0;
+  std::string status;
+  std::optional<std::string> agent;
+  // The run's configuration as stored (the RunConfig keys a report shows), passed through as JSON.
+  boost::json::object config;
+  std::string error;
+  int64_t attempts = 0;
+  std::optional<double> wall_s;
+  // The agent's facts when it ran (its agents row) and the state it executed in (proto::BoardState as
+  // JSON): stored JSON documents passed through; null until assigned / started.
+  std::optional<boost::json::object> facts;
+  std::optional<boost::json::object> applied;
+  std::optional<bool> reference_state;
+  std::optional<std::string> storage_medium;
+  std::optional<std::string> storage_device;
+  std::optional<bool> page_cache_dropped;
+  std::optional<std::string> compute_device;   // "cpu", "cuda:0 (NAME)", "simulated"
+  bool simulated = false;                      // its facts say backend "sim"
+  std::vector<ReportEpoch> epochs;
+};
+
+struct CampaignReport {
+  ReportCampaign campaign;
+  bool power_sensor = false;    // some epoch has an energy figure
+  int64_t simulated_runs = 0;
+  std::vector<ReportRun> runs;
+};
+
+// ---- codec ----
+// to_json gives the wire object; from_json checks every field and names `where` and the field in its error
+// (kProtocolError), e.g. "campaign report field 'runs[3]', field 'status': missing".
+
+boost::json::object to_json(const ErrorReply& v);
+boost::json::object to_json(const Health& v);
+boost::json::object to_json(const AgentInfo& v);
+boost::json::object to_json(const Unrunnable& v);
+boost::json::object to_json(const CampaignStatus& v);
+boost::json::object to_json(const CreatedCampaignReply& v);
+boost::json::object to_json(const RunCancelled& v);
+boost::json::object to_json(const EstimateTarget& v);
+boost::json::object to_json(const EstimateSources& v);
+boost::json::object to_json(const CampaignEstimate& v);
+boost::json::object to_json(const ReportCampaign& v);
+boost::json::object to_json(const EpochClocks& v);
+boost::json::object to_json(const ReportEpoch& v);
+boost::json::object to_json(const ReportRun& v);
+boost::json::object to_json(const CampaignReport& v);
+template <class T>
+boost::json::array to_json(const std::vector<T>& items) {
+  boost::json::array out;
+  out.reserve(items.size());
+  for (const auto& item : items) out.emplace_back(to_json(item));
+  return out;
+}
+
+Status from_json(const boost::json::value& v, const std::string& where, ErrorReply& out);
+Status from_json(const boost::json::value& v, const std::string& where, Health& out);
+Status from_json(const boost::json::value& v, const std::string& where, AgentInfo& out);
+Status from_json(const boost::json::value& v, const std::string& where, Unrunnable& out);
+Status from_json(const boost::json::value& v, const std::string& where, CampaignStatus& out);
+Status from_json(const boost::json::value& v, const std::string& where, CreatedCampaignReply& out);
+Status from_json(const boost::json::value& v, const std::string& where, RunCancelled& out);
+Status from_json(const boost::json::value& v, const std::string& where, EstimateTarget& out);
+Status from_json(const boost::json::value& v, const std::string& where, EstimateSources& out);
+Status from_json(const boost::json::value& v, const std::string& where, CampaignEstimate& out);
+Status from_json(const boost::json::value& v, const std::string& where, ReportCampaign& out);
+Status from_json(const boost::json::value& v, const std::string& where, EpochClocks& out);
+Status from_json(const boost::json::value& v, const std::string& where, ReportEpoch& out);
+Status from_json(const boost::json::value& v, const std::string& where, ReportRun& out);
+Status from_json(const boost::json::value& v, const std::string& where, CampaignReport& out);
+template <class T>
+Status from_json(const boost::json::value& v, const std::string& where, std::vector<T>& out) {
+  if (!v.is_array()) return protocol_error(where + ": expected an array");
+  out.clear();
+  out.reserve(v.get_array().size());
+  for (size_t i = 0; i < v.get_array().size(); ++i) {
+    T item;
+    JS_RETURN_IF_ERROR(from_json(v.get_array()[i], where + "[" + std::to_string(i) + "]", item));
+    out.push_back(std::move(item));
+  }
+  return Status::ok();
+}
+
+// Decodes `v` as a T: `auto r = api::decode<CampaignReport>(body, "campaign report");`.
+template <class T>
+Result<T> decode(const boost::json::value& v, const std::string& where) {
+  T out;
+  JS_RETURN_IF_ERROR(from_json(v, where, out));
+  return out;
+}
+
+}  // namespace jetsweep::api

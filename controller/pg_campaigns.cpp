@@ -1,0 +1,142 @@
+// PgStore: campaigns submitted (expanded, queued in dispatch order) and what their estimates need.
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "common/board_classes.hpp"
+#include "controller/pg_store.hpp"
+#include "controller/pg_util.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+
+namespace {
+// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none.
+std::string storage_medium(const std::string& data) {
+  if (data.empty() || data[0] != '@') return "";
+  return data.substr(1, data.find('/') == std::string::npos ? std::string::npos : data.find('/') - 1);
+}
+}  // namespace
+
+Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::string& source_file,
+                                                 const std::string& source_yaml) {
+  return guarded("storing the campaign", [&]() -> Result<CreatedCampaign> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, priority) "
+        "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
+        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority);
+    const int64_t id = r[0][0].as<int64_t>();
+    // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern. Each run's
+    // board class (for the queue order of named modes): its device's, or its named board's.
+    const Campaign* campaign = &c;
+    Campaign expanded;
+    std::vector<std::string> expanded_classes;   // per expanded run: the CLASS/* class, else ""
+    std::map<std::string, std::string> class_of_agent = pg::agent_classes(w);
+    auto class_of = [&](const std::string& device) {
+      std::string cls = device_target_class(device);
+      if (cls.empty() && class_of_agent.count(device)) cls = class_of_agent[device];
+      return cls;
+    };
+    if (std::any_of(c.runs.begin(), c.runs.end(), [](const RunConfig& run) { return is_every_instance(run.device); })) {
+      std::map<std::string, std::vector<std::string>> boards;
+      expanded.dispatch_by_power_mode = c.dispatch_by_power_mode;
+      for (const auto& run : c.runs) {
+        if (!is_every_instance(run.device)) {
+          expanded.runs.push_back(run);
+          continue;
+        }
+        const std::string cls = device_target_class(run.device);
+        auto it = boards.find(cls);
+        if (it == boards.end()) {
+          std::vector<std::string> names;
+          for (const auto& row :
+               w.exec_params(std::string(pg::kEnrolledBoardsSql) + " SELECT name FROM enrolled WHERE device_class = $1 ORDER BY name", cls))
+            names.emplace_back(row[0].c_str());
+          if (names.empty())
+            return invalid_argument("campaign '" + c.name + "': '" + run.device + "' matches no board: no agent of class '" +
+                                    cls + "' is connected or was seen in the last 24 hours (start them, then submit)");
+          it = boards.emplace(cls, std::move(names)).first;
+        }
+        for (const auto& name : it->second) {
+          expanded.runs.push_back(run);
+          expanded.runs.back().device = name;
+          expanded_classes.resize(expanded.runs.size());
+          expanded_classes.back() = cls;   // the pattern's class, whatever the board's name says
+        }
+      }
+      expanded_classes.resize(expanded.runs.size());
+      if (static_cast<int64_t>(expanded.runs.size()) > kMaxRunsPerCampaign)
+        return invalid_argument("campaign '" + c.name + "': more than " + std::to_string(kMaxRunsPerCampaign) +
+                                " runs once 'CLASS/*' is expanded");
+      campaign = &expanded;
+      w.exec_params("UPDATE campaigns SET run_count = $2 WHERE id = $1", id, static_cast<int64_t>(expanded.runs.size()));
+    }
+    w.exec("CREATE TEMP TABLE IF NOT EXISTS runs_stage (seq integer, ordinal integer, config jsonb, device text, "
+           "epochs integer, min_mem_bytes bigint, storage text, unfit_classes text[]) ON COMMIT DELETE ROWS");
+    {
+      // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
+      pqxx::stream_to copy(w, "runs_stage");
+      int64_t seq = 0;
+      std::vector<std::string> classes(campaign->runs.size());
+      for (size_t i = 0; i < classes.size(); ++i)
+        classes[i] = i < expanded_classes.size() && !expanded_classes[i].empty() ? expanded_classes[i]
+                                                                                  : class_of(campaign->runs[i].device);
+      for (size_t ordinal : dispatch_order(*campaign, classes)) {
+        const RunConfig& run = campaign->runs[ordinal];
+        const std::string medium = storage_medium(run.data);
+        copy << std::make_tuple(seq++, static_cast<int64_t>(ordinal), bj::serialize(to_json(run)), run.device, run.epochs,
+                                required_memory_bytes(run), medium.empty() ? nullptr : medium.c_str(),
+                                pg::text_array_literal(classes_without_room(run)));
+      }
+      copy.complete();
+    }
+    w.exec_params("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, min_mem_bytes, storage, unfit_classes) "
+                  "SELECT $1, ordinal, config, device, epochs, min_mem_bytes, storage, unfit_classes FROM runs_stage "
+                  "ORDER BY seq",
+                  id);
+    w.commit();
+    return CreatedCampaign{id, static_cast<int64_t>(campaign->runs.size())};
+  });
+}
+
+
+Result<int64_t> PgStore::resolve_campaign(const std::string& ref) {
+  return guarded("looking up the campaign", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    bool numeric = !ref.empty() && ref.find_first_not_of("0123456789") == std::string::npos && ref.size() < 18;
+    pqxx::result r = numeric ? w.exec_params("SELECT id FROM campaigns WHERE id = $1", std::stoll(ref))
+                             : w.exec_params("SELECT id FROM campaigns WHERE name = $1 ORDER BY id DESC LIMIT 1", ref);
+    w.commit();
+    if (r.empty()) return not_found("no campaign '" + ref + "'");
+    return r[0][0].as<int64_t>();
+  });
+}
+
+Result<perf::EstimateInputs> PgStore::estimate_inputs() {
+  return guarded("estimating the campaign", [&]() -> Result<perf::EstimateInputs> {
+    pqxx::work w(*conn_);
+    perf::EstimateInputs in;
+    // The power mode as perf::power_mode_key() spells it (absent parts empty).
+    auto measured = w.exec(
+        "SELECT a.device_class, r.config->>'model', r.config->>'dataset', r.config->>'batch_size', "
+        "  concat(r.config->'power_mode'->>'name', '/', r.config->'power_mode'->>'cores', '/', "
+        "         r.config->'power_mode'->>'cpu_khz', '/', r.config->'power_mode'->>'gpu_hz', '/', "
+        "         r.config->'power_mode'->>'emc_hz'), sum(e.e2e_s), count(*) "
+        "FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
+        "GROUP BY 1, 2, 3, 4, 5");
+    for (const auto& row : measured)
+      in.measured.push_back({row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
+                             row[5].as<double>(), row[6].as<int64_t>()});
+    in.class_of_agent = pg::agent_classes(w);
+    for (const auto& row :
+         w.exec(std::string(pg::kEnrolledBoardsSql) + " SELECT device_class, count(*) FROM enrolled GROUP BY 1"))
+      in.enrolled_boards[row[0].c_str()] = row[1].as<int64_t>();
+    w.commit();
+    return in;
+  });
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,180 @@
+// PgStore: the dispatch side (claims, requeues, cancels, campaign states), on the dispatch connection.
+#include <pqxx/pqxx>
+
+#include "controller/pg_store.hpp"
+#include "controller/pg_util.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+
+Result<int64_t> PgStore::requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                            const std::string& why) {
+  return guarded("requeueing agent runs", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts_, "$3::text") +
+                               " WHERE runs.agent_id = $1 AND runs.status IN ('assigned', 'running') "
+                               "AND NOT (runs.id = ANY($2::bigint[]))",
+                           agent_id, pg::array_literal(keep_runs), why);
+    w.commit();
+    return static_cast<int64_t>(r.affected_rows());
+  });
+}
+
+Result<int64_t> PgStore::requeue_orphaned_runs(double lease_s) {
+  return guarded("requeueing orphaned runs", [&]() -> Result<int64_t> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(
+        "UPDATE runs SET " +
+            pg::requeue_or_lose(max_attempts_, "('agent ' || a.name || ' disconnected for more than ' || $1 || ' s')") +
+            " FROM agents a WHERE runs.agent_id = a.id AND runs.status IN ('assigned', 'running') "
+            "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision)",
+        lease_s);
+    w.commit();
+    return static_cast<int64_t>(r.affected_rows());
+  });
+}
+
+Status PgStore::set_campaign_state(int64_t campaign_id, const std::string& state) {
+  if (state != "active" && state != "paused" && state != "cancelled")
+    return invalid_argument("campaign state must be active, paused or cancelled, not '" + state + "'");
+  return guarded("changing the campaign state", [&]() -> Status {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params("UPDATE campaigns SET state = $2 WHERE id = $1 AND state <> 'cancelled' RETURNING id",
+                           campaign_id, state);
+    if (r.empty()) {
+      auto exists = w.exec_params("SELECT state FROM campaigns WHERE id = $1", campaign_id);
+      if (exists.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+      if (state != "cancelled") return invalid_argument("campaign " + std::to_string(campaign_id) + " is cancelled");
+    }
+    if (state == "cancelled") {
+      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'campaign cancelled' "
+                    "WHERE campaign_id = $1 AND status = 'queued'",
+                    campaign_id);
+      w.exec_params("UPDATE runs SET cancel_requested = true "
+                    "WHERE campaign_id = $1 AND status IN ('assigned', 'running')",
+                    campaign_id);
+    }
+    w.commit();
+    return Status::ok();
+  });
+}
+
+Result<api::RunCancelled> PgStore::cancel_run(int64_t run_id) {
+  return guarded("cancelling a run", [&]() -> Result<api::RunCancelled> {
+    pqxx::work w(*conn_);
+    w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), error = 'cancelled by request' "
+                  "WHERE id = $1 AND status = 'queued'",
+                  run_id);
+    w.exec_params("UPDATE runs SET cancel_requested = true WHERE id = $1 AND status IN ('assigned', 'running')", run_id);
+    auto r = w.exec_params("SELECT r.id, r.campaign_id, r.status, r.cancel_requested, a.name, r.error FROM runs r "
+                           "LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1",
+                           run_id);
+    w.commit();
+    if (r.empty()) return not_found("no run " + std::to_string(run_id));
+    api::RunCancelled o;
+    o.run_id = r[0][0].as<int64_t>();
+    o.campaign_id = r[0][1].as<int64_t>();
+    o.status = r[0][2].c_str();
+    o.stopping = r[0][3].as<bool>() && (o.status == "assigned" || o.status == "running");
+    o.agent = pg::opt_text(r[0][4]);
+    o.error = r[0][5].c_str();
+    return o;
+  });
+}
+
+Result<std::vector<RunOnAgent>> PgStore::runs_to_stop() {
+  return guarded("listing runs to stop", [&]() -> Result<std::vector<RunOnAgent>> {
+    pqxx::nontransaction n(*conn_);
+    auto r = n.exec("SELECT id, agent_id FROM runs WHERE cancel_requested AND status IN ('assigned', 'running') "
+                    "AND agent_id IS NOT NULL");
+    std::vector<RunOnAgent> out;
+    for (const auto& row : r) out.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+    return out;
+  });
+}
+
+Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std::string& device_class) {
+  return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
+    pqxx::work w(*conn_);
+    // The agent, and whether another agent of its board is busy (one run per physical board).
+    auto me = w.exec_params(
+        "SELECT name, mem_bytes, storage::text, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
+        "  ON other.id = busy.agent_id WHERE other.id <> $1 AND other.board_id = agents.board_id "
+        "  AND busy.status IN ('assigned', 'running')) FROM agents WHERE id = $1",
+        agent_id);
+    if (me.empty() || me[0][3].as<bool>()) {
+      w.commit();
+      return std::optional<Assignment>();
+    }
+    const std::string name = me[0][0].c_str();
+    const int64_t mem_bytes = me[0][1].as<int64_t>();
+    const std::string storage = me[0][2].c_str();
+    // In every campaign with queued runs, the lowest-id queued run the agent can take, looked up per device
+    // value it matches (index runs_queued_by_campaign: three short range scans); the first by campaign
+    // priority, then campaign age. One statement, however many campaigns.
+    const std::string pick_one =
+        "(SELECT id FROM runs WHERE campaign_id = c.id AND status = 'queued' AND device = $DEVICE AND "
+        "min_mem_bytes <= $2 AND (storage IS NULL OR storage = ANY($3::text[])) AND NOT ($4 = ANY(unfit_classes)) "
+        "ORDER BY id LIMIT 1)";
+    auto with_device = [&](const std::string& param) {
+      std::string q = pick_one;
+      q.replace(q.find("$DEVICE"), 7, param);
+      return q;
+    };
+    const std::string pick =
+        "SELECT pick.id FROM (SELECT c.id, c.priority FROM campaigns c WHERE c.state = 'active' AND EXISTS "
+        "(SELECT 1 FROM runs q WHERE q.campaign_id = c.id AND q.status = 'queued')) c "
+        "CROSS JOIN LATERAL (SELECT min(id) AS id FROM (" + with_device("'any'") + " UNION ALL " + with_device("$4") +
+        " UNION ALL " + with_device("$1") + ") candidates) pick "
+        "WHERE pick.id IS NOT NULL ORDER BY c.priority DESC, c.id LIMIT 1";
+    pqxx::result r;
+    // The status guard makes the update safe against any other writer (claims themselves all run on the
+    // one dispatch connection, so they never race each other); should it miss, look again.
+    for (int attempt = 0; attempt < 3 && r.empty(); ++attempt) {
+      auto p = w.exec_params(pick, name, mem_bytes, storage, device_class);
+      if (p.empty()) break;
+      r = w.exec_params(
+          "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
+          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
+          "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
+          "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
+          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text",
+          agent_id, p[0][0].as<int64_t>());
+    }
+    if (r.empty()) {
+      w.commit();
+      return std::optional<Assignment>();
+    }
+    const int64_t run_id = r[0][0].as<int64_t>();
+    // A re-executed run starts clean: drop rows of an earlier, interrupted attempt.
+    w.exec_params("DELETE FROM minibatches WHERE run_id = $1", run_id);
+    w.exec_params("DELETE FROM epochs WHERE run_id = $1", run_id);
+    w.exec_params("DELETE FROM samples WHERE run_id = $1", run_id);
+    w.commit();
+    bj::error_code ec;
+    auto cfg_json = bj::parse(r[0][1].c_str(), ec);
+    if (ec || !cfg_json.is_object()) return db_error("run " + std::to_string(run_id) + ": stored config is not a JSON object");
+    auto cfg = run_config_from_json(cfg_json.get_object(), "run " + std::to_string(run_id) + " config");
+    if (!cfg) return cfg.status();
+    return std::optional<Assignment>(Assignment{run_id, std::move(cfg).value()});
+  });
+}
+
+Status PgStore::unclaim_run(int64_t run_id, int64_t agent_id) {
+  return guarded("unclaiming a run", [&]() -> Status {
+    pqxx::work w(*conn_);
+    // A run whose cancel was requested meanwhile is cancelled, not queued again (its campaign may never
+    // hand it out again).
+    w.exec_params("UPDATE runs SET status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END, "
+                  "agent_id = CASE WHEN cancel_requested THEN agent_id ELSE NULL END, "
+                  "finished_at = CASE WHEN cancel_requested THEN now() ELSE NULL END, "
+                  "error = CASE WHEN cancel_requested THEN 'cancelled before it started' ELSE error END, "
+                  "attempts = greatest(attempts - 1, 0) "
+                  "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
+                  run_id, agent_id);
+    w.commit();
+    return Status::ok();
+  });
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,254 @@
+// PgStore: the read side of the API (campaign status and list, the report).
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <map>
+
+#include "controller/pg_store.hpp"
+#include "controller/pg_util.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+
+namespace {
+const char* kStatusSql =
+    "SELECT c.id, c.name, c.description, c.created_at::text, c.run_count, "
+    "  count(r.id) FILTER (WHERE r.status = 'queued'), count(r.id) FILTER (WHERE r.status = 'assigned'), "
+    "  count(r.id) FILTER (WHERE r.status = 'running'), count(r.id) FILTER (WHERE r.status = 'done'), "
+    "  count(r.id) FILTER (WHERE r.status = 'failed'), count(r.id) FILTER (WHERE r.status = 'lost'), "
+    "  coalesce(sum(r.epochs), 0), "
+    "  (SELECT count(*) FROM epochs e JOIN runs r2 ON r2.id = e.run_id WHERE r2.campaign_id = c.id), "
+    "  count(r.id) FILTER (WHERE r.status = 'cancelled'), c.state, c.priority, "
+    "  (SELECT avg(e.e2e_s) FROM epochs e JOIN runs r3 ON r3.id = e.run_id WHERE r3.campaign_id = c.id), "
+    "  coalesce(sum(r.epochs) FILTER (WHERE r.status IN ('queued', 'assigned', 'running')), 0), "
+    "  count(DISTINCT r.agent_id) FILTER (WHERE r.status IN ('assigned', 'running')), "
+    "  (SELECT count(*) FROM epochs e JOIN runs r4 ON r4.id = e.run_id "
+    "   WHERE r4.campaign_id = c.id AND r4.status IN ('assigned', 'running')), "
+    // Wall seconds per epoch of the runs that started: real time, whatever the boards' time scale.
+    "  (SELECT sum(extract(epoch FROM (coalesce(r5.finished_at, now()) - r5.started_at))) / nullif(sum(ec.n), 0) "
+    "   FROM runs r5 CROSS JOIN LATERAL (SELECT count(*) AS n FROM epochs WHERE run_id = r5.id) ec "
+    "   WHERE r5.campaign_id = c.id AND r5.started_at IS NOT NULL AND ec.n > 0) "
+    "FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id ";
+
+api::CampaignStatus status_row(const pqxx::row& row) {
+  api::CampaignStatus o;
+  o.campaign_id = row[0].as<int64_t>();
+  o.name = row[1].c_str();
+  o.description = row[2].c_str();
+  o.created_at = row[3].c_str();
+  o.runs = row[4].as<int64_t>();
+  o.queued = row[5].as<int64_t>();
+  o.assigned = row[6].as<int64_t>();
+  o.running = row[7].as<int64_t>();
+  o.done = row[8].as<int64_t>();
+  o.failed = row[9].as<int64_t>();
+  o.lost = row[10].as<int64_t>();
+  o.epochs_total = row[11].as<int64_t>();
+  o.epochs_done = row[12].as<int64_t>();
+  o.cancelled = row[13].as<int64_t>();
+  o.state = row[14].c_str();
+  o.priority = row[15].as<int64_t>();
+  const int64_t open = o.queued + o.assigned + o.running;
+  o.finished = open == 0;
+  // ETA in wall time: epochs still to run x wall seconds per epoch measured so far (from the runs' start and
+  // finish times, so a simulated board's time scale is accounted for) / agents busy with the campaign. A
+  // paused campaign has no ETA.
+  o.paused = o.state == "paused";
+  const std::optional<double> wall_per_epoch = pg::opt_number(row[20]);
+  if (open == 0) {
+    o.eta_s = 0.0;
+  } else if (!o.paused && wall_per_epoch) {
+    const double remaining_epochs = static_cast<double>(row[17].as<int64_t>() - row[19].as<int64_t>());
+    const double agents = static_cast<double>(std::max<int64_t>(1, row[18].as<int64_t>()));
+    o.eta_s = remaining_epochs * *wall_per_epoch / agents;
+  }
+  return o;
+}
+
+// Queued runs of the campaign that no enrolled agent (connected, or seen in the last 24 hours) can take, and
+// why: grouped by what the runs need, each group checked against the agents.
+std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
+  auto r = w.exec_params(
+      "WITH enrolled AS (SELECT name, device_class, storage, mem_bytes FROM agents "
+      "                  WHERE connected OR last_seen > now() - interval '24 hours'), "
+      "g AS (SELECT device, storage, min_mem_bytes, unfit_classes, count(*) AS n FROM runs "
+      "      WHERE campaign_id = $1 AND status = 'queued' GROUP BY device, storage, min_mem_bytes, unfit_classes) "
+      "SELECT g.device, g.storage, g.min_mem_bytes, g.n, "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name)), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage))), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes "
+      "          AND NOT (a.device_class = ANY(g.unfit_classes))) "
+      "FROM g ORDER BY g.n DESC, g.device",
+      campaign_id);
+  std::vector<api::Unrunnable> out;
+  for (const auto& row : r) {
+    if (row[7].as<bool>()) continue;
+    const int64_t n = row[3].as<int64_t>();
+    const std::string device = row[0].c_str();
+    const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
+    std::string reason;
+    if (!row[4].as<bool>()) {
+      reason = runs + "device '" + device + "'; no enrolled agent is one";
+    } else if (!row[5].as<bool>()) {
+      reason = runs + "storage @" + std::string(row[1].c_str()) + "; no agent" +
+               (device == "any" ? std::string() : " of '" + device + "'") + " offers it (agent --storage " +
+               row[1].c_str() + "=DIR)";
+    } else if (!row[6].as<bool>()) {
+      reason = runs + std::to_string(row[2].as<int64_t>() >> 20) + " MiB of RAM; no agent" +
+               (device == "any" ? std::string() : " of '" + device + "'") + " has that much";
+    } else {
+      reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
+    }
+    out.push_back({n, reason});
+  }
+  return out;
+}
+
+api::CampaignStatus status_with_unrunnable(pqxx::work& w, const pqxx::row& row) {
+  api::CampaignStatus o = status_row(row);
+  o.unrunnable = unrunnable(w, o.campaign_id);
+  for (const auto& u : o.unrunnable) o.unrunnable_runs += u.runs;
+  return o;
+}
+}  // namespace
+
+Result<api::CampaignStatus> PgStore::campaign_status(int64_t campaign_id) {
+  return guarded("reading campaign status", [&]() -> Result<api::CampaignStatus> {
+    pqxx::work w(*conn_);
+    auto r = w.exec_params(std::string(kStatusSql) + "WHERE c.id = $1 GROUP BY c.id", campaign_id);
+    if (r.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+    auto o = status_with_unrunnable(w, r[0]);
+    w.commit();
+    return o;
+  });
+}
+
+Result<std::vector<api::CampaignStatus>> PgStore::list_campaigns() {
+  return guarded("listing campaigns", [&]() -> Result<std::vector<api::CampaignStatus>> {
+    pqxx::work w(*conn_);
+    auto r = w.exec(std::string(kStatusSql) + "GROUP BY c.id ORDER BY c.id");
+    std::vector<api::CampaignStatus> out;
+    for (const auto& row : r) out.push_back(status_with_unrunnable(w, row));
+    w.commit();
+    return out;
+  });
+}
+
+namespace {
+const char* const kReportRunsSql =
+    "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text, r.applied::text, "
+    "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device "
+    "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = $1 ORDER BY r.ordinal";
+
+const char* const kReportEpochsSql =
+    "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss, "
+    "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac, e.t_start_s, e.t_end_s, e.power_coverage, "
+    "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
+    "  e.emc_hz_end, e.throttled, e.throttle_reason, "
+    "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0), "
+    "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) "
+    "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
+    "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch";
+
+// The clocks of an epoch row at columns `cores`, `cpu`, `gpu`, `emc`; none when neither cores nor CPU was read.
+std::optional<api::EpochClocks> epoch_clocks(const pqxx::row& e, int cores, int cpu, int gpu, int emc) {
+  if (e[cores].is_null() && e[cpu].is_null()) return std::nullopt;
+  return api::EpochClocks{pg::opt_number(e[cores]), pg::opt_number(e[cpu]), pg::opt_number(e[gpu]),
+                          pg::opt_number(e[emc])};
+}
+
+// A row of kReportEpochsSql. Every nullable column is read as optional (loss is NULL when the model diverged).
+api::ReportEpoch report_epoch(const pqxx::row& e) {
+  api::ReportEpoch o;
+  o.epoch = e[1].as<int64_t>();
+  o.e2e_s = e[2].as<double>();
+  o.stall_s = e[3].as<double>();
+  o.compute_s = e[4].as<double>();
+  o.minibatches = e[5].as<int64_t>();
+  o.energy_j = pg::opt_number(e[6]);
+  o.mean_power_w = pg::opt_number(e[7]);
+  o.loss = pg::opt_number(e[8]);
+  o.read_mb_s = pg::opt_number(e[9]);
+  o.read_iops = pg::opt_number(e[10]);
+  o.cache_start_frac = pg::opt_number(e[11]);
+  o.cache_end_frac = pg::opt_number(e[12]);
+  o.t_start_s = pg::opt_number(e[13]);
+  o.t_end_s = pg::opt_number(e[14]);
+  o.power_coverage = pg::opt_number(e[15]);
+  o.clocks_start = epoch_clocks(e, 16, 18, 20, 22);
+  o.clocks_end = epoch_clocks(e, 17, 19, 21, 23);
+  o.throttled = e[24].as<bool>();
+  if (!e[25].is_null() && e[25].size() > 0) o.throttle_reason = e[25].c_str();
+  o.start_unix_s = pg::opt_number(e[26]);   // the epoch's window on the controller's clock
+  o.end_unix_s = pg::opt_number(e[27]);
+  return o;
+}
+
+// The run-config keys a report shows.
+bj::object report_config(const pqxx::field& f) {
+  bj::object config;
+  auto cfg = pg::opt_object(f);
+  if (!cfg) return config;
+  for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
+                        "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches", "sample_hz",
+                        "max_minibatches", "accelerator", "timing"})
+    if (auto it = cfg->find(k); it != cfg->end()) config[k] = it->value();
+  return config;
+}
+
+// A row of kReportRunsSql (its epochs are added by the caller).
+api::ReportRun report_run(const pqxx::row& row) {
+  api::ReportRun o;
+  o.run_id = row[0].as<int64_t>();
+  o.status = row[1].c_str();
+  o.agent = pg::opt_text(row[2]);
+  o.config = report_config(row[3]);
+  o.error = row[4].c_str();
+  o.attempts = row[5].as<int64_t>();
+  o.wall_s = pg::opt_number(row[6]);
+  o.facts = pg::opt_object(row[7]);
+  // The state the run executed in, as its agent applied and read it back (null until it started).
+  o.applied = pg::opt_object(row[8]);
+  o.reference_state = pg::opt_bool(row[9]);
+  o.storage_medium = pg::opt_text(row[10]);
+  o.storage_device = pg::opt_text(row[11]);
+  o.page_cache_dropped = pg::opt_bool(row[12]);
+  o.compute_device = pg::opt_text(row[13]);   // what it trained on: "cpu", "cuda:0 (NAME)", "simulated"
+  // Results from simulated boards are marked in every report.
+  if (o.facts)
+    if (auto it = o.facts->find("backend"); it != o.facts->end()) o.simulated = it->value() == "sim";
+  return o;
+}
+}  // namespace
+
+Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id) {
+  return guarded("building the report", [&]() -> Result<api::CampaignReport> {
+    pqxx::work w(*conn_);
+    auto c = w.exec_params("SELECT id, name, description, source_file, created_at::text FROM campaigns WHERE id = $1",
+                           campaign_id);
+    if (c.empty()) return not_found("no campaign " + std::to_string(campaign_id));
+    api::CampaignReport report;
+    report.campaign = {c[0][0].as<int64_t>(), c[0][1].c_str(), c[0][2].c_str(), c[0][3].c_str(), c[0][4].c_str()};
+    auto runs = w.exec_params(kReportRunsSql, campaign_id);
+    auto epochs = w.exec_params(kReportEpochsSql, campaign_id);
+    w.commit();
+    std::map<int64_t, std::vector<api::ReportEpoch>> by_run;
+    for (const auto& e : epochs) {
+      report.power_sensor |= !e[6].is_null();
+      by_run[e[0].as<int64_t>()].push_back(report_epoch(e));
+    }
+    for (const auto& row : runs) {
+      api::ReportRun run = report_run(row);
+      if (auto it = by_run.find(run.run_id); it != by_run.end()) run.epochs = std::move(it->second);
+      report.simulated_runs += run.simulated ? 1 : 0;
+      report.runs.push_back(std::move(run));
+    }
+    return report;
+  });
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,73 @@
+// Private to the PgStore sources (controller/pg_*.cpp): the connection guard and the SQL / field helpers
+// they share. Same threading as PgStore: one thread at a time.
+#pragma once
+
+#include <pqxx/pqxx>
+
+#include <boost/json.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/pg_store.hpp"
+
+namespace jetsweep::controller {
+
+template <class Fn>
+auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
+  if (!connected()) {
+    Status s = connect();
+    if (!s.is_ok()) return s.with_context(what);
+  }
+  try {
+    return fn();
+  } catch (const pqxx::broken_connection& e) {
+    conn_.reset();
+    return unavailable(std::string(what) + ": connection to PostgreSQL lost: " + e.what());
+  } catch (const pqxx::in_doubt_error& e) {
+    conn_.reset();
+    return unavailable(std::string(what) + ": commit in doubt: " + e.what());
+  } catch (const pqxx::transaction_rollback& e) {
+    // Deadlock or serialization failure between the dispatch and ingest connections: nothing was written,
+    // so the caller retries.
+    return unavailable(std::string(what) + ": transaction rolled back: " + e.what());
+  } catch (const pqxx::sql_error& e) {
+    return sql_failure(what, e);
+  } catch (const std::exception& e) {
+    if (conn_ && !conn_->is_open()) conn_.reset();
+    return db_error(std::string(what) + ": " + e.what());
+  }
+}
+
+namespace pg {
+
+// The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per
+// physical board (agents sharing a board_id count once: the connected one, else the one seen last). A CTE
+// prefix: use as kEnrolledBoardsSql + " SELECT ... FROM enrolled ...".
+extern const char* const kEnrolledBoardsSql;
+
+// SET clause that sends a run back to the queue, or declares it lost once it has used its attempts, or
+// cancelled when a cancel was requested; `why_param` is the SQL expression of the reason.
+std::string requeue_or_lose(int max_attempts, const std::string& why_param);
+
+// PostgreSQL array literals: of strings (each quoted and escaped), of integers.
+std::string text_array_literal(const std::vector<std::string>& v);
+std::string array_literal(const std::vector<int64_t>& v);
+
+// Nullable columns, read safely (NULL -> nullopt).
+std::optional<double> opt_number(const pqxx::field& f);
+std::optional<int64_t> opt_integer(const pqxx::field& f);
+std::optional<std::string> opt_text(const pqxx::field& f);
+std::optional<bool> opt_bool(const pqxx::field& f);
+// A jsonb column read as text: its object, nullopt when NULL or not an object.
+std::optional<boost::json::object> opt_object(const pqxx::field& f);
+
+// A JSON array of strings read as text (array_to_json(col)::text); empty when NULL.
+std::vector<std::string> json_strings(const pqxx::field& f);
+
+// Every agent's name -> its board class.
+std::map<std::string, std::string> agent_classes(pqxx::work& w);
+
+}  // namespace pg
+}  // namespace jetsweep::controller

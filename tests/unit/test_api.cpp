@@ -1,0 +1,140 @@
+// The API's JSON codec: every struct round-trips, the wire keeps its field names and nulls, and a bad
+// answer is reported naming the field.
+#include <doctest/doctest.h>
+
+#include "common/api.hpp"
+
+using namespace jetsweep;
+namespace bj = boost::json;
+
+namespace {
+
+api::CampaignReport sample_report() {
+  api::CampaignReport r;
+  r.campaign = {4, "demo", "a demo", "demo.yaml", "2024-01-01 00:00:00+00"};
+  r.power_sensor = true;
+  r.simulated_runs = 1;
+  api::ReportRun run;
+  run.run_id = 11;
+  run.status = "done";
+  run.agent = "sim-1";
+  run.config = bj::parse(R"({"model":"lenet5","dataset":"mnist","power_mode":{"name":"15W"}})").as_object();
+  run.attempts = 1;
+  run.wall_s = 12.5;
+  run.facts = bj::parse(R"({"backend":"sim"})").as_object();
+  run.applied = bj::parse(R"({"mode_name":"15W","cores_online":4})").as_object();
+  run.reference_state = false;
+  run.compute_device = "simulated";
+  run.simulated = true;
+  api::ReportEpoch e;
+  e.epoch = 0;
+  e.e2e_s = 3.5;
+  e.stall_s = 1;
+  e.compute_s = 2.5;
+  e.minibatches = 100;
+  e.energy_j = 40;
+  e.loss = std::nullopt;   // diverged
+  e.clocks_start = api::EpochClocks{4.0, 1420800.0, std::nullopt, std::nullopt};
+  e.throttled = true;
+  e.throttle_reason = "gpu clock fell";
+  run.epochs.push_back(e);
+  run.epochs.push_back(e);
+  run.epochs.back().epoch = 1;
+  run.epochs.back().throttled = false;
+  run.epochs.back().throttle_reason.reset();
+  r.runs.push_back(run);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("campaign report: round trip, nulls on the wire, absent throttle_reason omitted") {
+  const auto report = sample_report();
+  const bj::object o = api::to_json(report);
+  const auto& epochs = o.at("runs").as_array()[0].as_object().at("epochs").as_array();
+  CHECK(epochs[0].as_object().at("loss").is_null());
+  CHECK(epochs[0].as_object().at("clocks_end").is_null());
+  CHECK(epochs[0].as_object().at("throttle_reason") == "gpu clock fell");
+  CHECK_FALSE(epochs[1].as_object().contains("throttle_reason"));
+  CHECK(o.at("runs").as_array()[0].as_object().at("storage_medium").is_null());
+  auto back = api::decode<api::CampaignReport>(bj::parse(bj::serialize(o)), "report");
+  REQUIRE(back.is_ok());
+  CHECK(bj::serialize(api::to_json(back.value())) == bj::serialize(o));
+  CHECK_FALSE(back->runs[0].epochs[0].loss.has_value());
+  CHECK(back->runs[0].epochs[0].clocks_start->cpu_khz == 1420800.0);
+  CHECK(back->runs[0].applied->at("mode_name") == "15W");
+}
+
+TEST_CASE("campaign status and lists round-trip; key order is the wire's") {
+  api::CampaignStatus s;
+  s.campaign_id = 2;
+  s.name = "x";
+  s.state = "paused";
+  s.paused = true;
+  s.unrunnable = {{3, "3 runs need storage @ssd"}};
+  s.unrunnable_runs = 3;
+  const std::string wire = bj::serialize(api::to_json(std::vector<api::CampaignStatus>{s}));
+  CHECK(wire.rfind(R"([{"campaign_id":2,"name":"x","description":"","created_at":"","runs":0,)", 0) == 0);
+  CHECK(wire.find(R"("eta_s":null,"unrunnable_runs":3,"unrunnable":[{"runs":3,"reason":"3 runs need storage @ssd"}])") !=
+        std::string::npos);
+  auto back = api::decode<std::vector<api::CampaignStatus>>(bj::parse(wire), "campaigns");
+  REQUIRE(back.is_ok());
+  REQUIRE(back->size() == 1);
+  CHECK(back->front().unrunnable[0].reason == "3 runs need storage @ssd");
+  CHECK_FALSE(back->front().eta_s.has_value());
+}
+
+TEST_CASE("agents, cancel, estimate, health and errors round-trip") {
+  api::AgentInfo a;
+  a.agent_id = 1;
+  a.name = "nx-1";
+  a.not_ready = {"fan: no control"};
+  auto ao = api::to_json(a);
+  CHECK(ao.at("ready") == false);
+  CHECK(ao.at("current_run").is_null());
+  auto a2 = api::decode<api::AgentInfo>(ao, "agent");
+  REQUIRE(a2.is_ok());
+  CHECK(a2->not_ready == a.not_ready);
+
+  api::RunCancelled c{5, 2, "running", true, std::nullopt, ""};
+  auto c2 = api::decode<api::RunCancelled>(api::to_json(c), "cancel");
+  REQUIRE(c2.is_ok());
+  CHECK(c2->stopping);
+  CHECK_FALSE(c2->agent.has_value());
+
+  api::CampaignEstimate e;
+  e.campaign = "c";
+  e.per_device = {{"agx-orin", 4, 1, 100.0, 0, std::nullopt}};
+  e.runs_estimated_from.papers_model = 3;
+  const auto eo = api::to_json(e);
+  CHECK(eo.at("per_device").as_array()[0].as_object().at("wall_s").is_null());
+  auto e2 = api::decode<api::CampaignEstimate>(eo, "estimate");
+  REQUIRE(e2.is_ok());
+  CHECK(e2->runs_estimated_from.papers_model == 3);
+
+  CHECK(api::decode<api::Health>(api::to_json(api::Health{true, 2, 0, 1}), "health")->ingest_queue == 1);
+  CHECK(api::decode<api::ErrorReply>(bj::parse(R"({"error":"no campaign 'x'"})"), "error")->error == "no campaign 'x'");
+}
+
+TEST_CASE("decoding names the place and the field") {
+  auto bad = bj::parse(R"({"campaign":{"id":1,"name":"n","description":"","source_file":"f","created_at":"t"},
+    "power_sensor":false,"simulated_runs":0,"runs":[{"run_id":"seven"}]})");
+  auto r = api::decode<api::CampaignReport>(bad, "campaign report");
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().code() == Code::kProtocolError);
+  CHECK(r.status().message().find("campaign report field 'runs'[0]") != std::string::npos);
+  CHECK(r.status().message().find("field 'run_id': expected an integer, got string") != std::string::npos);
+  CHECK(api::decode<api::CampaignStatus>(bj::parse("[]"), "status").status().message() ==
+        "status: expected an object");
+  auto missing = api::decode<api::CreatedCampaignReply>(bj::parse(R"({"campaign_id":1,"name":"n"})"), "submission");
+  CHECK(missing.status().message().find("field 'runs': missing") != std::string::npos);
+}
+
+TEST_CASE("request targets") {
+  CHECK(api::campaign_path("demo") == "/api/campaigns/demo");
+  CHECK(api::campaign_report_path("3") == "/api/campaigns/3/report");
+  CHECK(api::campaign_action_path({"3", "resume"}) == "/api/campaigns/3/resume");
+  CHECK(api::CampaignStateChange{"3", "pause"}.state() == "paused");
+  CHECK(api::CampaignStateChange{"3", "frob"}.state().empty());
+  CHECK(api::run_cancel_path("9") == "/api/runs/9/cancel");
+}
