@@ -1,6 +1,7 @@
 #include "controller/agent_session.hpp"
 
 #include "common/log.hpp"
+#include "controller/io_thread.hpp"
 
 namespace jetsweep::controller {
 namespace asio = boost::asio;
@@ -18,7 +19,10 @@ AgentSession::AgentSession(asio::ip::tcp::socket&& socket, std::shared_ptr<Contr
   peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
+void AgentSession::check_io_thread(const char* where) { check_io_thread_of(ws_.get_executor(), where); }
+
 void AgentSession::run(HttpRequest req) {
+  check_io_thread("AgentSession::run");
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   // Frames a little over the protocol limit still reach decode() and get an error message back;
   // anything far larger is refused by the WebSocket layer itself (and logged on the read error).
@@ -27,6 +31,7 @@ void AgentSession::run(HttpRequest req) {
       [](websocket::response_type& res) { res.set(beast::http::field::server, "jetsweep-controller"); }));
   auto self = shared_from_this();
   ws_.async_accept(req, [self](beast::error_code ec) {
+    self->check_io_thread("AgentSession accept handler");
     if (ec) {
       JS_LOG_WARN << "agent connection from " << self->peer_ << ": websocket accept failed: " << ec.message();
       return;
@@ -44,6 +49,7 @@ void AgentSession::read_next() {
   reading_ = true;
   auto self = shared_from_this();
   ws_.async_read(buffer_, [self](beast::error_code ec, std::size_t) {
+    self->check_io_thread("AgentSession read handler");
     self->reading_ = false;
     if (ec) {
       if (ec != websocket::error::closed && ec != asio::error::operation_aborted)
@@ -118,6 +124,7 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
         return Outcome{Status::ok(), id.value(), n.value()};
       },
       [self, reg](Result<Outcome> r) {
+        self->check_io_thread("AgentSession registration done");
         self->registering_ = false;
         if (!r) {
           JS_LOG_ERROR << "agent " << reg.name << ": registration failed: " << r.status().to_string();
@@ -183,6 +190,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
 
 void AgentSession::ingest_done(uint64_t id, const std::string& type, const Status& s,
                                std::optional<int64_t> finished_run) {
+  check_io_thread("AgentSession::ingest_done");
   --in_flight_;
   if (!s.is_ok()) {
     // Permanent failures (bad data) are acked too, or the agent would resend them forever; they are logged
@@ -202,6 +210,7 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
 }
 
 void AgentSession::send(proto::Body body) {
+  check_io_thread("AgentSession::send");
   if (!open_) return;
   if (write_queue_.size() >= controller_->options().max_queued_frames) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): write queue full ("
@@ -221,6 +230,7 @@ void AgentSession::write_next() {
   ws_.text(true);
   auto self = shared_from_this();
   ws_.async_write(asio::buffer(write_queue_.front()), [self](beast::error_code ec, std::size_t) {
+    self->check_io_thread("AgentSession write handler");
     if (ec) return self->close("write: " + ec.message());
     self->write_queue_.pop_front();
     self->write_next();
@@ -231,6 +241,7 @@ void AgentSession::start_heartbeat() {
   heartbeat_timer_.expires_after(controller_->options().heartbeat_interval);
   auto self = shared_from_this();
   heartbeat_timer_.async_wait([self](beast::error_code ec) {
+    self->check_io_thread("AgentSession heartbeat handler");
     if (ec || !self->open_) return;
     const auto interval = self->controller_->options().heartbeat_interval;
     const auto silent = std::chrono::steady_clock::now() - self->last_rx_;
@@ -249,6 +260,7 @@ void AgentSession::start_heartbeat() {
 }
 
 void AgentSession::close(const std::string& why) {
+  check_io_thread("AgentSession::close");
   if (!open_) return;
   open_ = false;
   heartbeat_timer_.cancel();

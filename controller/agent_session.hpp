@@ -1,6 +1,7 @@
 // AgentSession: one agent's WebSocket connection on the controller. Owns the socket, the bounded write
 // queue, ingest flow control (reading pauses while too many results wait for the database), the ack
-// sequence and the heartbeat watchdog. Its handlers run on the connection's strand (the io thread).
+// sequence and the heartbeat watchdog. Io thread only: every method and handler runs on the one I/O thread,
+// database completions included (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
 #pragma once
 
 #include <boost/asio.hpp>
@@ -28,6 +29,11 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   const std::string& device_class() const { return device_class_; }
   bool open() const { return open_; }
   bool registered() const { return agent_id_ != 0; }
+  // Flow control as it stands: results waiting for the database, and whether a read is outstanding
+  // (false with ingest_in_flight() at max_ingest_in_flight: reading is paused).
+  size_t ingest_in_flight() const { return in_flight_; }
+  bool reading() const { return reading_; }
+  size_t queued_frames() const { return write_queue_.size(); }
   // Dispatch bookkeeping (owned by the Controller, io thread).
   std::optional<int64_t> current_run;
   bool claiming = false;
@@ -44,6 +50,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void start_heartbeat();
   void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
   void on_time_sync_reply(const proto::TimeSyncReply& m);
+  void check_io_thread(const char* where);
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   std::shared_ptr<Controller> controller_;

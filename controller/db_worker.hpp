@@ -1,7 +1,8 @@
 // DbWorker: owns the Store and the one thread that uses it. Jobs run in FIFO order; a job whose Store call
 // reports kUnavailable (PostgreSQL down or restarting) is retried with capped backoff until it succeeds or
-// the worker stops, so no ingest is lost. Completions are posted back to the caller's executor.
-// post() may be called from any thread.
+// the worker stops, so no ingest is lost. Completions are posted back to the caller's executor: the
+// io_context, whose one I/O thread runs them (the threading rule: README.md, "Threading"). Jobs touch only
+// the Store they are given, never io-thread state. post() and queued() may be called from any thread.
 #pragma once
 
 #include <boost/asio.hpp>

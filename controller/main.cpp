@@ -1,11 +1,14 @@
 // jetsweep-controller: thin entry point. Opens the database (migrating it), then serves agents and the API
 // on one port until SIGINT/SIGTERM. The io_context runs on a single thread; the database on its own.
 #include <boost/asio.hpp>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "common/log.hpp"
 #include "controller/config.hpp"
+#include "controller/io_thread.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/server.hpp"
 
@@ -40,6 +43,10 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // The threading rule's check (controller/io_thread.hpp) is always on in builds without NDEBUG; elsewhere
+  // JETSWEEP_CHECK_IO_THREAD=1 turns it on (scripts/test does, for every controller the tests start).
+  if (const char* check = std::getenv("JETSWEEP_CHECK_IO_THREAD"); check && std::strcmp(check, "1") == 0)
+    IoThreadChecker::set_enabled(true);
   boost::asio::io_context ioc(1);
   DbWorker db(std::move(store));
   db.start();

@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
+#include "controller/io_thread.hpp"
 
 namespace jetsweep::controller {
 namespace asio = boost::asio;
@@ -17,13 +18,26 @@ namespace {
 
 constexpr size_t kMaxRequestBody = 8u << 20;   // campaign YAML files
 
+// A JSON error answer that ends the connection.
+HttpResponse refusal(http::status status, unsigned version, const std::string& error) {
+  HttpResponse res{status, version};
+  res.set(http::field::content_type, "application/json");
+  res.body() = "{\"error\":\"" + error + "\"}\n";
+  res.keep_alive(false);
+  res.prepare_payload();
+  return res;
+}
+
 // One HTTP connection: reads requests in turn (keep-alive), answers API calls, upgrades agents.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket&& socket, std::shared_ptr<Controller> controller)
       : stream_(std::move(socket)), controller_(std::move(controller)) {}
 
-  void run() { read_next(); }
+  void run() {
+    check_io_thread_of(stream_.get_executor(), "HttpSession::run");
+    read_next();
+  }
 
  private:
   void read_next() {
@@ -32,38 +46,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_.expires_after(std::chrono::seconds(60));
     auto self = shared_from_this();
     http::async_read(stream_, buffer_, *parser_, [self](beast::error_code ec, std::size_t) {
+      check_io_thread_of(self->stream_.get_executor(), "HttpSession read handler");
       if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout)
         return self->shutdown();
       if (ec) {
-        if (ec == http::error::body_limit) {
-          HttpResponse res{http::status::payload_too_large, 11};
-          res.set(http::field::content_type, "application/json");
-          res.body() = "{\"error\":\"request body exceeds the limit\"}\n";
-          res.keep_alive(false);
-          res.prepare_payload();
-          return self->write(std::move(res));
-        }
+        if (ec == http::error::body_limit)
+          return self->write(refusal(http::status::payload_too_large, 11, "request body exceeds the limit"));
         JS_LOG_DEBUG << "http read failed: " << ec.message();
         return self->shutdown();
       }
       HttpRequest req = self->parser_->release();
       if (beast::websocket::is_upgrade(req)) {
-        if (req.target() != "/agent") {
-          HttpResponse res{http::status::not_found, req.version()};
-          res.set(http::field::content_type, "application/json");
-          res.body() = "{\"error\":\"websocket endpoint is /agent\"}\n";
-          res.keep_alive(false);
-          res.prepare_payload();
-          return self->write(std::move(res));
-        }
+        if (req.target() != "/agent")
+          return self->write(refusal(http::status::not_found, req.version(), "websocket endpoint is /agent"));
         if (!authorized(req[http::field::authorization], self->controller_->options().enroll_secret)) {
           JS_LOG_WARN << "agent connection refused: missing or wrong enrollment secret";
-          HttpResponse res{http::status::unauthorized, req.version()};
-          res.set(http::field::content_type, "application/json");
-          res.body() = "{\"error\":\"missing or wrong enrollment secret\"}\n";
-          res.keep_alive(false);
-          res.prepare_payload();
-          return self->write(std::move(res));
+          return self->write(refusal(http::status::unauthorized, req.version(), "missing or wrong enrollment secret"));
         }
         self->stream_.expires_never();
         std::make_shared<AgentSession>(self->stream_.release_socket(), self->controller_)->run(std::move(req));
@@ -77,6 +75,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto shared = std::make_shared<HttpResponse>(std::move(res));
     auto self = shared_from_this();
     http::async_write(stream_, *shared, [self, shared](beast::error_code ec, std::size_t) {
+      check_io_thread_of(self->stream_.get_executor(), "HttpSession write handler");
       if (ec) return self->shutdown();
       if (!shared->keep_alive()) return self->shutdown();
       self->read_next();
@@ -97,7 +96,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 }  // namespace
 
 Listener::Listener(asio::io_context& ioc, std::shared_ptr<Controller> controller)
-    : ioc_(ioc), controller_(std::move(controller)), acceptor_(asio::make_strand(ioc)) {}
+    : ioc_(ioc), controller_(std::move(controller)), acceptor_(ioc) {}
 
 Status Listener::listen(const tcp::endpoint& endpoint) {
   beast::error_code ec;
@@ -116,16 +115,21 @@ tcp::endpoint Listener::local_endpoint() const {
   return acceptor_.local_endpoint(ec);
 }
 
-void Listener::start() { accept_next(); }
+void Listener::start() {
+  JS_CHECK_IO_THREAD(ioc_);
+  accept_next();
+}
 
 void Listener::stop() {
+  JS_CHECK_IO_THREAD(ioc_);
   beast::error_code ignored;
   acceptor_.close(ignored);
 }
 
 void Listener::accept_next() {
   auto self = shared_from_this();
-  acceptor_.async_accept(asio::make_strand(ioc_), [self](beast::error_code ec, tcp::socket socket) {
+  acceptor_.async_accept(ioc_, [self](beast::error_code ec, tcp::socket socket) {
+    check_io_thread(self->ioc_, "Listener accept handler");
     if (ec == asio::error::operation_aborted) return;
     if (ec) {
       JS_LOG_WARN << "accept failed: " << ec.message();

@@ -1,6 +1,7 @@
 // Listener: accepts TCP connections on the controller's port and hands each to an HttpSession, which
 // serves the JSON API and upgrades agent connections (GET /agent with Upgrade: websocket) to an
-// AgentSession. Every connection gets its own strand.
+// AgentSession. Io thread only: the listener and every connection's handlers run on the one I/O thread, no
+// strands (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
 #pragma once
 
 #include <boost/asio.hpp>

@@ -15,9 +15,10 @@
 #include <memory>
 #include <pqxx/pqxx>
 
-#include "controller/cli/cli.hpp"
+#include "cli/client.hpp"
 #include "support/dataset_gen.hpp"
 #include "support/process.hpp"
+#include "support/test_database.hpp"
 #include "support/temp_dir.hpp"
 
 namespace jetsweep::testing {
@@ -25,50 +26,6 @@ namespace bj = boost::json;
 using namespace std::chrono_literals;
 
 inline const std::string kBin = JETSWEEP_BIN_DIR;
-
-inline std::string admin_dsn() {
-  const char* dsn = std::getenv("JETSWEEP_TEST_DSN");
-  // Not a skip: these tests must run; scripts/test starts PostgreSQL and sets this.
-  REQUIRE_MESSAGE(dsn != nullptr, "JETSWEEP_TEST_DSN is not set: run the tests through scripts/test");
-  return dsn;
-}
-
-// A fresh database per test, dropped afterwards.
-class TestDatabase {
- public:
-  TestDatabase() {
-    static std::atomic<int> counter{0};
-    name_ = "jetsweep_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-    admin_ = admin_dsn();
-    pqxx::connection c(admin_);
-    pqxx::nontransaction n(c);
-    n.exec("DROP DATABASE IF EXISTS " + name_);
-    n.exec("CREATE DATABASE " + name_);
-    dsn_ = admin_;
-    auto pos = dsn_.find("dbname=");
-    REQUIRE(pos != std::string::npos);
-    dsn_ = dsn_.substr(0, pos) + "dbname=" + name_ + dsn_.substr(dsn_.find_first_of(' ', pos) == std::string::npos
-                                                                        ? dsn_.size()
-                                                                        : dsn_.find_first_of(' ', pos));
-  }
-  ~TestDatabase() {
-    try {
-      pqxx::connection c(admin_);
-      pqxx::nontransaction n(c);
-      n.exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
-    } catch (const std::exception&) {
-    }
-  }
-  const std::string& dsn() const { return dsn_; }
-  int64_t count(const std::string& sql) const {
-    pqxx::connection c(dsn_);
-    pqxx::work w(c);
-    return w.exec1(sql)[0].as<int64_t>();
-  }
-
- private:
-  std::string name_, admin_, dsn_;
-};
 
 // One controller process plus any number of agents, with their logs kept in a temp dir.
 class Fleet {

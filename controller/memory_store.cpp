@@ -1,0 +1,516 @@
+#include "controller/memory_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+#include "common/board_classes.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+
+namespace {
+
+constexpr double kEnrolledWithin_s = 24 * 3600;   // an agent seen this recently counts as enrolled
+constexpr double kClockRefresh_s = 600;           // a clock estimate older than this is replaced
+
+bool executing(const std::string& status) { return status == "assigned" || status == "running"; }
+
+// How PostgreSQL prints a double precision (shortest round trip): "30", "0.5".
+std::string pg_number(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none.
+std::string medium_of(const std::string& data) {
+  if (data.empty() || data[0] != '@') return "";
+  const size_t slash = data.find('/');
+  return data.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The agent row as claim_run records it in runs.facts (to_jsonb(a) less id, connected, first_seen, last_seen):
+// the facts as the wire carries them (the columns share their names), with every column present.
+bj::object facts_json(const MemoryStore::Agent& a) {
+  proto::Register reg;
+  reg.facts = a.facts;
+  bj::object o = bj::parse(proto::encode(proto::Envelope{0, reg})).at("facts").as_object();
+  o["name"] = a.name;
+  o.emplace("board_id", "");
+  o.emplace("accelerator", "");
+  o.emplace("storage", bj::array());
+  o.emplace("not_ready", bj::array());
+  o["clock_offset_s"] = a.clock_offset_s ? bj::value(*a.clock_offset_s) : bj::value(nullptr);
+  o["clock_rtt_s"] = a.clock_rtt_s ? bj::value(*a.clock_rtt_s) : bj::value(nullptr);
+  return o;
+}
+
+}  // namespace
+
+MemoryStore::MemoryStore(int max_attempts, Clock clock) : max_attempts_(max_attempts), clock_(std::move(clock)) {}
+
+double MemoryStore::now() const {
+  if (clock_) return clock_();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+MemoryStore::Run* MemoryStore::find_run(int64_t run_id) {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? nullptr : &it->second;
+}
+
+MemoryStore::Agent* MemoryStore::find_agent(int64_t agent_id) {
+  auto it = agents_.find(agent_id);
+  return it == agents_.end() ? nullptr : &it->second;
+}
+
+bool MemoryStore::owns(int64_t agent_id, int64_t run_id) const {
+  auto it = runs_.find(run_id);
+  return it != runs_.end() && it->second.agent_id == agent_id;
+}
+
+Status MemoryStore::migrate() { return Status::ok(); }
+
+Status MemoryStore::reset_connections() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, a] : agents_)
+    if (a.connected) {
+      a.connected = false;
+      a.last_seen = now();
+    }
+  return Status::ok();
+}
+
+Result<int64_t> MemoryStore::register_agent(const proto::Register& reg) {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(agents_.begin(), agents_.end(), [&](const auto& kv) { return kv.second.name == reg.name; });
+  if (it == agents_.end()) {
+    Agent a;
+    a.id = next_agent_id_++;
+    a.name = reg.name;
+    a.first_seen = now();
+    it = agents_.emplace(a.id, std::move(a)).first;
+  }
+  Agent& a = it->second;
+  a.facts = reg.facts;
+  a.connected = true;
+  a.last_seen = now();
+  return a.id;
+}
+
+Status MemoryStore::set_agent_connected(int64_t agent_id, bool connected) {
+  std::lock_guard lock(mu_);
+  if (Agent* a = find_agent(agent_id)) {
+    a->connected = connected;
+    a->last_seen = now();
+  }
+  return Status::ok();
+}
+
+void MemoryStore::requeue_or_lose(Run& run, const std::string& why) {
+  const bool lost = run.attempts >= max_attempts_;
+  const bool ends = run.cancel_requested || lost;
+  run.queued_at = now();
+  if (run.cancel_requested) {
+    run.status = "cancelled";
+    run.error = "cancelled by request; its agent stopped with: " + why;
+  } else if (lost) {
+    run.status = "lost";
+    run.error = "lost after " + std::to_string(run.attempts) + " attempts; last: " + why;
+  } else {
+    run.status = "queued";
+    run.error = why;
+  }
+  if (!ends) run.agent_id.reset();
+  run.finished_at = ends ? std::optional<double>(now()) : std::nullopt;
+}
+
+Result<int64_t> MemoryStore::requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                                const std::string& why) {
+  std::lock_guard lock(mu_);
+  int64_t n = 0;
+  for (auto& [id, run] : runs_) {
+    if (run.agent_id != agent_id || !executing(run.status)) continue;
+    if (std::find(keep_runs.begin(), keep_runs.end(), id) != keep_runs.end()) continue;
+    requeue_or_lose(run, why);
+    ++n;
+  }
+  return n;
+}
+
+Result<int64_t> MemoryStore::requeue_orphaned_runs(double lease_s) {
+  std::lock_guard lock(mu_);
+  int64_t n = 0;
+  const double cutoff = now() - lease_s;
+  for (auto& [id, run] : runs_) {
+    if (!run.agent_id || !executing(run.status)) continue;
+    const Agent* a = find_agent(*run.agent_id);
+    if (!a || a->connected || !(a->last_seen < cutoff)) continue;
+    requeue_or_lose(run, "agent " + a->name + " disconnected for more than " + pg_number(lease_s) + " s");
+    ++n;
+  }
+  return n;
+}
+
+Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
+  std::lock_guard lock(mu_);
+  Agent* a = find_agent(agent_id);
+  if (!a) return Status::ok();
+  if (!a->clock_rtt_s || rtt_s <= *a->clock_rtt_s || *a->clock_measured_at < now() - kClockRefresh_s) {
+    a->clock_offset_s = offset_s;
+    a->clock_rtt_s = rtt_s;
+    a->clock_measured_at = now();
+  }
+  return Status::ok();
+}
+
+Status MemoryStore::set_campaign_state(int64_t campaign_id, const std::string& state) {
+  if (state != "active" && state != "paused" && state != "cancelled")
+    return invalid_argument("campaign state must be active, paused or cancelled, not '" + state + "'");
+  std::lock_guard lock(mu_);
+  auto it = campaigns_.find(campaign_id);
+  if (it == campaigns_.end()) return not_found("no campaign " + std::to_string(campaign_id));
+  if (it->second.state == "cancelled") {
+    if (state != "cancelled") return invalid_argument("campaign " + std::to_string(campaign_id) + " is cancelled");
+  } else {
+    it->second.state = state;
+  }
+  if (state != "cancelled") return Status::ok();
+  for (auto& [id, run] : runs_) {
+    if (run.campaign_id != campaign_id) continue;
+    if (run.status == "queued") {
+      run.status = "cancelled";
+      run.finished_at = now();
+      run.error = "campaign cancelled";
+    } else if (executing(run.status)) {
+      run.cancel_requested = true;
+    }
+  }
+  return Status::ok();
+}
+
+bool MemoryStore::board_busy(const Agent& me) const {
+  if (me.facts.board_id.empty()) return false;
+  return std::any_of(runs_.begin(), runs_.end(), [&](const auto& kv) {
+    const Run& r = kv.second;
+    if (!r.agent_id || *r.agent_id == me.id || !executing(r.status)) return false;
+    auto other = agents_.find(*r.agent_id);
+    return other != agents_.end() && other->second.facts.board_id == me.facts.board_id;
+  });
+}
+
+bool MemoryStore::can_take(const Run& run, const Agent& me, const std::string& device_class) const {
+  return run.status == "queued" &&
+         (run.device == "any" || run.device == device_class || run.device == me.name) &&
+         run.min_mem_bytes <= me.facts.mem_bytes && (!run.storage || contains(me.facts.storage, *run.storage)) &&
+         !contains(run.unfit_classes, device_class);
+}
+
+std::optional<int64_t> MemoryStore::pick_run(const Agent& me, const std::string& device_class) const {
+  // The lowest-id run the agent can take in the active campaign first by priority, then by age.
+  std::vector<const CampaignRow*> order;
+  for (const auto& [id, c] : campaigns_)
+    if (c.state == "active") order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const CampaignRow* a, const CampaignRow* b) { return a->priority > b->priority; });
+  for (const CampaignRow* c : order)
+    for (const auto& [id, run] : runs_)
+      if (run.campaign_id == c->id && can_take(run, me, device_class)) return id;
+  return std::nullopt;
+}
+
+void MemoryStore::drop_results(int64_t run_id) {
+  auto drop = [run_id](auto& table) {
+    for (auto it = table.begin(); it != table.end();)
+      it = std::get<0>(it->first) == run_id ? table.erase(it) : std::next(it);
+  };
+  drop(epochs_);
+  drop(minibatches_);
+  drop(samples_);
+}
+
+Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const std::string& device_class) {
+  std::lock_guard lock(mu_);
+  const Agent* me = find_agent(agent_id);
+  if (!me || board_busy(*me)) return std::optional<Assignment>();
+  auto picked = pick_run(*me, device_class);
+  if (!picked) return std::optional<Assignment>();
+  Run& run = runs_.at(*picked);
+  run.status = "assigned";
+  run.agent_id = agent_id;
+  run.assigned_at = now();
+  ++run.attempts;
+  run.started_at = run.finished_at = run.wall_s = run.agent_t0_unix_s = std::nullopt;
+  run.applied.reset();
+  run.reference_state = run.page_cache_dropped = std::nullopt;
+  run.storage_device = run.compute_device = std::nullopt;
+  run.facts = facts_json(*me);
+  drop_results(run.id);   // a re-executed run starts clean
+  auto cfg = run_config_from_json(run.config, "run " + std::to_string(run.id) + " config");
+  if (!cfg) return cfg.status();
+  return std::optional<Assignment>(Assignment{run.id, std::move(cfg).value()});
+}
+
+Result<std::vector<RunOnAgent>> MemoryStore::runs_to_stop() {
+  std::lock_guard lock(mu_);
+  std::vector<RunOnAgent> out;
+  for (const auto& [id, run] : runs_)
+    if (run.cancel_requested && executing(run.status) && run.agent_id) out.push_back({id, *run.agent_id});
+  return out;
+}
+
+Status MemoryStore::unclaim_run(int64_t run_id, int64_t agent_id) {
+  std::lock_guard lock(mu_);
+  Run* run = find_run(run_id);
+  if (!run || run->agent_id != agent_id || run->status != "assigned") return Status::ok();
+  if (run->cancel_requested) {
+    run->status = "cancelled";
+    run->finished_at = now();
+    run->error = "cancelled before it started";
+  } else {
+    run->status = "queued";
+    run->agent_id.reset();
+    run->finished_at.reset();
+  }
+  run->attempts = std::max<int64_t>(run->attempts - 1, 0);
+  return Status::ok();
+}
+
+void MemoryStore::mark_running(int64_t run_id, int64_t agent_id) {
+  Run* run = find_run(run_id);
+  if (!run || run->agent_id != agent_id || run->status != "assigned") return;
+  run->status = "running";
+  if (!run->started_at) run->started_at = now();
+}
+
+Status MemoryStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
+  std::lock_guard lock(mu_);
+  Run* run = find_run(m.run_id);
+  if (run && run->agent_id == agent_id && executing(run->status)) {
+    run->applied = m.applied;
+    run->reference_state = m.reference_state;
+    run->storage_device = m.storage_device;
+    run->page_cache_dropped = m.page_cache_dropped;
+    run->agent_t0_unix_s = m.t0_unix_s;
+    run->compute_device = m.compute_device;
+  }
+  mark_running(m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status MemoryStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
+  std::lock_guard lock(mu_);
+  if (m.stall_s.empty() || !owns(agent_id, m.run_id)) return Status::ok();
+  for (size_t i = 0; i < m.stall_s.size(); ++i)
+    if (!std::isfinite(m.stall_s[i]) || !std::isfinite(m.compute_s[i]))
+      return db_error("ingesting minibatches: null value in a NOT NULL column (minibatch " +
+                      std::to_string(m.first_index + static_cast<int64_t>(i)) + ")");
+  for (size_t i = 0; i < m.stall_s.size(); ++i) {
+    MinibatchRow row{m.stall_s[i], m.compute_s[i], std::nullopt};
+    if (!m.copy_s.empty() && std::isfinite(m.copy_s[i])) row.copy_s = m.copy_s[i];
+    minibatches_.try_emplace({m.run_id, m.epoch, m.first_index + static_cast<int64_t>(i)}, row);   // DO NOTHING
+  }
+  mark_running(m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status MemoryStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
+  std::lock_guard lock(mu_);
+  if (owns(agent_id, m.run_id)) epochs_[{m.run_id, m.epoch}] = m;   // ON CONFLICT DO UPDATE
+  mark_running(m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status MemoryStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
+  std::lock_guard lock(mu_);
+  if (m.samples.empty() || !owns(agent_id, m.run_id)) return Status::ok();
+  for (const auto& s : m.samples) samples_.try_emplace({m.run_id, s.t_s}, s);   // DO NOTHING
+  Run& run = runs_.at(m.run_id);
+  if (m.t0_unix_s && !run.agent_t0_unix_s) run.agent_t0_unix_s = m.t0_unix_s;
+  mark_running(m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status MemoryStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
+  std::lock_guard lock(mu_);
+  Run* run = find_run(m.run_id);
+  if (!run || run->agent_id != agent_id || !executing(run->status)) return Status::ok();
+  if (m.status == "cancelled") {
+    // Stopped at our request: cancelled, its rows kept. Otherwise the agent shut down mid-run: requeued.
+    const bool campaign_cancelled = campaigns_.at(run->campaign_id).state == "cancelled";
+    if (run->cancel_requested || campaign_cancelled) {
+      run->status = "cancelled";
+      run->finished_at = now();
+      run->wall_s = m.wall_s;
+      run->error = run->cancel_requested ? "cancelled while running" : "campaign cancelled";
+    } else {
+      requeue_or_lose(*run, "cancelled on its agent: " + m.error);
+    }
+    return Status::ok();
+  }
+  static const std::set<std::string> kStatuses = {"queued", "assigned", "running", "done", "failed", "lost"};
+  if (!kStatuses.count(m.status))
+    return db_error("finishing a run: new row for relation \"runs\" violates check constraint \"runs_status_check\"");
+  run->status = m.status;
+  run->error = m.error;
+  run->wall_s = m.wall_s;
+  run->finished_at = now();
+  if (!run->started_at) run->started_at = now();
+  return Status::ok();
+}
+
+std::vector<const MemoryStore::Agent*> MemoryStore::enrolled_boards() const {
+  // Connected or seen in the last 24 hours, one per physical board (the connected one, else the one seen
+  // last, else the first by name), by board key.
+  std::map<std::string, const Agent*> by_board;
+  for (const auto& [id, a] : agents_) {
+    if (!a.connected && !(a.last_seen > now() - kEnrolledWithin_s)) continue;
+    const std::string key = a.facts.board_id.empty() ? a.name : a.facts.board_id;
+    auto [it, fresh] = by_board.emplace(key, &a);
+    const Agent* b = it->second;
+    if (!fresh && std::make_tuple(!a.connected, -a.last_seen, a.name) < std::make_tuple(!b->connected, -b->last_seen, b->name))
+      it->second = &a;
+  }
+  std::vector<const Agent*> out;
+  for (const auto& [key, a] : by_board) out.push_back(a);
+  return out;
+}
+
+Result<Campaign> MemoryStore::expand_every_instance(const Campaign& c, std::vector<std::string>& classes) const {
+  // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern.
+  std::map<std::string, std::string> class_of_agent;
+  for (const auto& [id, a] : agents_) class_of_agent[a.name] = a.facts.device_class;
+  auto class_of = [&](const std::string& device) {
+    std::string cls = device_target_class(device);
+    if (cls.empty() && class_of_agent.count(device)) cls = class_of_agent[device];
+    return cls;
+  };
+  Campaign expanded = c;
+  expanded.runs.clear();
+  classes.clear();
+  const auto enrolled = enrolled_boards();
+  for (const auto& run : c.runs) {
+    if (!is_every_instance(run.device)) {
+      expanded.runs.push_back(run);
+      classes.push_back(class_of(run.device));
+      continue;
+    }
+    const std::string cls = device_target_class(run.device);
+    std::vector<std::string> names;
+    for (const Agent* a : enrolled)
+      if (a->facts.device_class == cls) names.push_back(a->name);
+    std::sort(names.begin(), names.end());
+    if (names.empty())
+      return invalid_argument("campaign '" + c.name + "': '" + run.device + "' matches no board: no agent of class '" +
+                              cls + "' is connected or was seen in the last 24 hours (start them, then submit)");
+    for (const auto& name : names) {
+      expanded.runs.push_back(run);
+      expanded.runs.back().device = name;
+      classes.push_back(cls);   // the pattern's class, whatever the board's name says
+    }
+  }
+  if (static_cast<int64_t>(expanded.runs.size()) > kMaxRunsPerCampaign)
+    return invalid_argument("campaign '" + c.name + "': more than " + std::to_string(kMaxRunsPerCampaign) +
+                            " runs once 'CLASS/*' is expanded");
+  return expanded;
+}
+
+Result<CreatedCampaign> MemoryStore::create_campaign(const Campaign& c, const std::string& source_file,
+                                                     const std::string& source_yaml) {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> classes;
+  auto expanded = expand_every_instance(c, classes);
+  if (!expanded) return expanded.status();
+  CampaignRow row;
+  row.id = next_campaign_id_++;
+  row.name = c.name;
+  row.description = c.description;
+  row.source_file = source_file;
+  row.source_yaml = source_yaml;
+  row.run_count = static_cast<int64_t>(expanded->runs.size());
+  row.priority = c.priority;
+  row.created_at = now();
+  campaigns_.emplace(row.id, row);
+  // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
+  for (size_t ordinal : dispatch_order(*expanded, classes)) {
+    const RunConfig& cfg = expanded->runs[ordinal];
+    Run run;
+    run.id = next_run_id_++;
+    run.campaign_id = row.id;
+    run.ordinal = static_cast<int64_t>(ordinal);
+    run.config = to_json(cfg);
+    run.device = cfg.device;
+    run.epochs = cfg.epochs;
+    run.queued_at = now();
+    run.min_mem_bytes = required_memory_bytes(cfg);
+    if (const std::string medium = medium_of(cfg.data); !medium.empty()) run.storage = medium;
+    run.unfit_classes = classes_without_room(cfg);
+    runs_.emplace(run.id, std::move(run));
+  }
+  return CreatedCampaign{row.id, row.run_count};
+}
+
+Result<int64_t> MemoryStore::resolve_campaign(const std::string& ref) {
+  std::lock_guard lock(mu_);
+  const bool numeric = !ref.empty() && ref.find_first_not_of("0123456789") == std::string::npos && ref.size() < 18;
+  if (numeric) {
+    if (campaigns_.count(std::stoll(ref))) return std::stoll(ref);
+  } else {
+    for (auto it = campaigns_.rbegin(); it != campaigns_.rend(); ++it)
+      if (it->second.name == ref) return it->first;
+  }
+  return not_found("no campaign '" + ref + "'");
+}
+
+std::optional<MemoryStore::Run> MemoryStore::run(int64_t run_id) const {
+  std::lock_guard lock(mu_);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<MemoryStore::Agent> MemoryStore::agent(int64_t agent_id) const {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<MemoryStore::Run> MemoryStore::runs_of(int64_t campaign_id) const {
+  std::lock_guard lock(mu_);
+  std::vector<Run> out;
+  for (const auto& [id, run] : runs_)
+    if (run.campaign_id == campaign_id) out.push_back(run);
+  return out;
+}
+
+namespace {
+template <class Table>
+size_t rows_of(const Table& table, int64_t run_id) {
+  return static_cast<size_t>(std::count_if(table.begin(), table.end(),
+                                           [&](const auto& kv) { return std::get<0>(kv.first) == run_id; }));
+}
+}  // namespace
+
+size_t MemoryStore::epoch_rows(int64_t run_id) const {
+  std::lock_guard lock(mu_);
+  return rows_of(epochs_, run_id);
+}
+
+size_t MemoryStore::minibatch_rows(int64_t run_id) const {
+  std::lock_guard lock(mu_);
+  return rows_of(minibatches_, run_id);
+}
+
+size_t MemoryStore::sample_rows(int64_t run_id) const {
+  std::lock_guard lock(mu_);
+  return rows_of(samples_, run_id);
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,140 @@
+// MemoryStore: an in-memory Store with PgStore's semantics (sql/ migrations and controller/pg_store.cpp):
+// the fleet, campaigns, the run queue with attempts and leases, cancels, and idempotent ingest that drops
+// rows of runs the sender does not own. For tests of the controller without PostgreSQL; its clock is
+// injectable so lease expiry is tested without waiting. Owns its tables; every method locks one mutex, so
+// any thread may call it (the DbWorker's, and a test inspecting it).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "controller/store.hpp"
+
+namespace jetsweep::controller {
+
+class MemoryStore final : public Store {
+ public:
+  using Clock = std::function<double()>;   // Unix seconds ("now()" of the database)
+
+  struct Agent {
+    int64_t id = 0;
+    std::string name;
+    proto::DeviceFacts facts;
+    bool connected = false;
+    double first_seen = 0, last_seen = 0;
+    std::optional<double> clock_offset_s, clock_rtt_s, clock_measured_at;
+  };
+  struct CampaignRow {
+    int64_t id = 0;
+    std::string name, description, source_file, source_yaml;
+    int64_t run_count = 0;
+    int64_t priority = 0;
+    std::string state = "active";   // active | paused | cancelled
+    double created_at = 0;
+  };
+  struct Run {
+    int64_t id = 0;
+    int64_t campaign_id = 0;
+    int64_t ordinal = 0;
+    boost::json::object config;
+    std::string device;
+    int64_t epochs = 0;
+    std::string status = "queued";
+    std::optional<int64_t> agent_id;
+    std::optional<boost::json::object> facts;
+    int64_t attempts = 0;
+    std::string error;
+    double queued_at = 0;
+    std::optional<double> assigned_at, started_at, finished_at, wall_s, agent_t0_unix_s;
+    bool cancel_requested = false;
+    int64_t min_mem_bytes = 0;
+    std::optional<std::string> storage;
+    std::vector<std::string> unfit_classes;
+    std::optional<proto::BoardState> applied;
+    std::optional<bool> reference_state, page_cache_dropped;
+    std::optional<std::string> storage_device, compute_device;
+  };
+  struct MinibatchRow {
+    double stall_s = 0, compute_s = 0;
+    std::optional<double> copy_s;
+  };
+
+  // `max_attempts`: how many times a run may be assigned before it is declared lost. `clock`: empty = the
+  // system clock.
+  explicit MemoryStore(int max_attempts = 3, Clock clock = {});
+
+  Status migrate() override;
+  Status reset_connections() override;
+  Result<int64_t> register_agent(const proto::Register& reg) override;
+  Status set_agent_connected(int64_t agent_id, bool connected) override;
+  Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                     const std::string& why) override;
+  Result<int64_t> requeue_orphaned_runs(double lease_s) override;
+  Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
+  Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
+  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
+  Result<api::RunCancelled> cancel_run(int64_t run_id) override;
+  Result<std::vector<RunOnAgent>> runs_to_stop() override;
+  Status unclaim_run(int64_t run_id, int64_t agent_id) override;
+  Status start_run(int64_t agent_id, const proto::RunStarted& m) override;
+  Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
+  Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
+  Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
+  Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Result<perf::EstimateInputs> estimate_inputs() override;
+  Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
+                                          const std::string& source_yaml) override;
+  Result<int64_t> resolve_campaign(const std::string& ref) override;
+  Result<api::CampaignStatus> campaign_status(int64_t campaign_id) override;
+  Result<std::vector<api::CampaignStatus>> list_campaigns() override;
+  Result<api::CampaignReport> campaign_report(int64_t campaign_id) override;
+  Result<std::vector<api::AgentInfo>> list_agents() override;
+
+  // Snapshots for tests (any thread).
+  std::optional<Run> run(int64_t run_id) const;
+  std::optional<Agent> agent(int64_t agent_id) const;
+  std::vector<Run> runs_of(int64_t campaign_id) const;
+  size_t epoch_rows(int64_t run_id) const;
+  size_t minibatch_rows(int64_t run_id) const;
+  size_t sample_rows(int64_t run_id) const;
+
+ private:
+  // The callers hold mu_.
+  double now() const;
+  Run* find_run(int64_t run_id);
+  Agent* find_agent(int64_t agent_id);
+  bool owns(int64_t agent_id, int64_t run_id) const;
+  void mark_running(int64_t run_id, int64_t agent_id);
+  // Sends the run back to the queue, or declares it cancelled (cancel requested) or lost (out of attempts).
+  void requeue_or_lose(Run& run, const std::string& why);
+  bool board_busy(const Agent& me) const;
+  std::optional<int64_t> pick_run(const Agent& me, const std::string& device_class) const;
+  bool can_take(const Run& run, const Agent& me, const std::string& device_class) const;
+  std::vector<const Agent*> enrolled_boards() const;
+  Result<Campaign> expand_every_instance(const Campaign& c, std::vector<std::string>& classes) const;
+  void drop_results(int64_t run_id);
+  // Read side (memory_store_queries.cpp).
+  api::CampaignStatus status_of(const CampaignRow& c) const;
+  std::vector<api::Unrunnable> unrunnable(int64_t campaign_id) const;
+  api::ReportRun report_run(const Run& run) const;
+  api::ReportEpoch report_epoch(const Run& run, const proto::EpochResult& e) const;
+
+  int max_attempts_;
+  Clock clock_;
+  mutable std::mutex mu_;
+  std::map<int64_t, Agent> agents_;
+  std::map<int64_t, CampaignRow> campaigns_;
+  std::map<int64_t, Run> runs_;
+  std::map<std::pair<int64_t, int64_t>, proto::EpochResult> epochs_;              // (run, epoch)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, MinibatchRow> minibatches_;    // (run, epoch, idx)
+  std::map<std::pair<int64_t, double>, proto::Sample> samples_;                  // (run, t_s)
+  int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1;
+};
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,115 @@
+// AgentSession flow control: reading pauses while max_ingest_in_flight results wait for the database, and a
+// connection whose write queue reaches max_queued_frames is closed.
+#include <doctest/doctest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "controller_fixture.hpp"
+#include "support/io_drain.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+
+namespace {
+
+// Holds the DbWorker's thread in a job until opened: a database that is slow to answer.
+class Gate {
+ public:
+  void hold(controller::DbWorker& db, boost::asio::any_io_executor ex) {
+    db.post<Status>(
+        ex,
+        [this](controller::Store&) {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [this] { return open_; });
+          return Status::ok();
+        },
+        [](Status) {});
+  }
+  void open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  ~Gate() { open(); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+proto::EpochResult epoch_of(int64_t run_id, int64_t epoch) {
+  proto::EpochResult e;
+  e.run_id = run_id;
+  e.epoch = epoch;
+  e.e2e_s = e.compute_s = 1;
+  e.minibatches = 1;
+  return e;
+}
+
+// A session of the test's making whose agent (the client) registered and whose database work is done.
+struct RegisteredSession {
+  explicit RegisteredSession(ControllerFixture& f) : client(ProtocolClient::create(f.ioc)), session(f.accept_session(*client)) {
+    client->send(test_register("host-1"));
+    REQUIRE(f.drain_until([&] { return client->count<proto::Registered>() == 1; }));
+    REQUIRE(f.round_trip(*client));   // the registration's claim is answered
+  }
+  std::shared_ptr<ProtocolClient> client;
+  std::shared_ptr<controller::AgentSession> session;
+};
+
+controller::ControllerOptions options_with(size_t max_ingest_in_flight, size_t max_queued_frames) {
+  auto options = test_options();
+  options.max_ingest_in_flight = max_ingest_in_flight;
+  options.max_queued_frames = max_queued_frames;
+  return options;
+}
+
+}  // namespace
+
+TEST_SUITE("agent session") {
+
+TEST_CASE("reading pauses while max_ingest_in_flight results wait for the database, and resumes") {
+  ControllerFixture f(options_with(2, 1024));
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+
+  const size_t acks_before = client->count<proto::Ack>();
+  Gate gate;
+  gate.hold(*f.db, f.controller->executor());
+  std::vector<uint64_t> ids;
+  for (int64_t e = 0; e < 6; ++e) ids.push_back(client->send(epoch_of(4242, e)));
+  // All six frames leave the client; the session takes two and stops reading.
+  REQUIRE(f.drain_until([&] { return client->unsent() == 0 && session->ingest_in_flight() == 2 && !session->reading(); }));
+  drain_ready(f.ioc);
+  CHECK(session->ingest_in_flight() == 2);
+  CHECK_FALSE(session->reading());
+  CHECK(client->count<proto::Ack>() == acks_before);
+
+  gate.open();
+  REQUIRE(f.drain_until([&] { return client->acked(ids.back()); }));
+  CHECK(client->count<proto::Ack>() == acks_before + 6);
+  CHECK(session->ingest_in_flight() == 0);
+  CHECK(session->reading());
+  CHECK(session->open());
+}
+
+TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
+  ControllerFixture f(options_with(8, 4));
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  REQUIRE(f.drain_until([&] { return session->queued_frames() == 0; }));
+
+  // Frames queued faster than they can be written (all within one handler, so none completes meanwhile).
+  for (int i = 0; i < 4; ++i) session->send(proto::Heartbeat{"controller", std::nullopt});
+  CHECK(session->open());
+  CHECK(session->queued_frames() == 4);
+  session->send(proto::Heartbeat{"controller", std::nullopt});
+  CHECK_FALSE(session->open());
+  REQUIRE(f.drain_until([&] { return client->closed(); }));
+}
+
+}  // TEST_SUITE

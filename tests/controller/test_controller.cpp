@@ -1,0 +1,179 @@
+// Controller dispatch, leases, requeue and cancel, driven through the real Listener, AgentSession and
+// DbWorker over a MemoryStore, with agents as in-process WebSocket clients.
+#include <doctest/doctest.h>
+
+#include <boost/beast/http.hpp>
+
+#include "common/api.hpp"
+#include "controller_fixture.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+using jetsweep::controller::MemoryStore;
+namespace http = boost::beast::http;
+
+namespace {
+
+const char* const kOneRun = "campaign: one\nmatrix: {model: lenet5, dataset: mnist, device: host}\n";
+const char* const kTwoRuns = "campaign: two\nmatrix: {model: lenet5, dataset: mnist, device: host, batch_size: [8, 16]}\n";
+
+// The only run of a campaign.
+MemoryStore::Run only_run(const ControllerFixture& f, int64_t campaign_id) {
+  auto runs = f.store->runs_of(campaign_id);
+  REQUIRE(runs.size() == 1);
+  return runs.front();
+}
+
+// Submits a campaign of one run and waits until `agent` got it; the run's id.
+int64_t assign_one_run(ControllerFixture& f, ProtocolClient& agent) {
+  const int64_t campaign = f.submit(kOneRun);
+  REQUIRE(f.drain_until([&] { return agent.count<proto::AssignRun>() == 1; }));
+  const int64_t run_id = only_run(f, campaign).id;
+  CHECK(agent.all<proto::AssignRun>()[0].run_id == run_id);
+  return run_id;
+}
+
+api::RunCancelled cancel(ControllerFixture& f, int64_t run_id) {
+  auto res = f.api(http::verb::post, "/api/runs/" + std::to_string(run_id) + "/cancel");
+  REQUIRE(res.result() == http::status::ok);
+  auto reply = api::decode<api::RunCancelled>(boost::json::parse(res.body()), "cancel reply");
+  REQUIRE(reply.is_ok());
+  return reply.value();
+}
+
+}  // namespace
+
+TEST_SUITE("controller") {
+
+TEST_CASE("a queued run goes to an idle agent of its class, not to another class") {
+  ControllerFixture f;
+  auto host = f.connect_agent(test_register("host-1", "host"));
+  auto other = f.connect_agent(test_register("orin-1", "orin-nano"));
+  REQUIRE(ControllerFixture::registered_id(*host) > 0);
+  CHECK(host->count<proto::AssignRun>() == 0);   // nothing queued yet
+
+  const int64_t campaign = f.submit(kOneRun);
+  REQUIRE(f.drain_until([&] { return host->count<proto::AssignRun>() == 1; }));
+  const auto run = only_run(f, campaign);
+  CHECK(host->all<proto::AssignRun>()[0].run_id == run.id);
+  CHECK(host->all<proto::AssignRun>()[0].config.model == "lenet5");
+  CHECK(run.status == "assigned");
+  CHECK(run.agent_id == ControllerFixture::registered_id(*host));
+  CHECK(run.attempts == 1);
+  REQUIRE(f.round_trip(*other));
+  CHECK(other->count<proto::AssignRun>() == 0);
+}
+
+TEST_CASE("an agent that registers while runs are queued gets one at once, and the next after finishing") {
+  ControllerFixture f;
+  const int64_t campaign = f.submit(kTwoRuns);
+  auto agent = f.connect_agent(test_register("host-1"));
+  REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 1; }));
+  const int64_t first = agent->all<proto::AssignRun>()[0].run_id;
+  agent->send(proto::RunFinished{first, "done", "", 1.5});
+  REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 2; }));
+  CHECK(f.store->run(first)->status == "done");
+  CHECK(f.store->run(first)->wall_s == 1.5);
+  const int64_t second = agent->all<proto::AssignRun>()[1].run_id;
+  CHECK(second != first);
+  CHECK(f.store->run(second)->campaign_id == campaign);
+}
+
+TEST_CASE("a vanished agent's run is requeued when its lease expires, and goes to another agent") {
+  ControllerFixture f;
+  const int64_t campaign = f.submit(kOneRun);
+  auto first = f.connect_agent(test_register("host-1"));
+  const int64_t first_id = ControllerFixture::registered_id(*first);
+  REQUIRE(f.drain_until([&] { return first->count<proto::AssignRun>() == 1; }));
+  const int64_t run_id = only_run(f, campaign).id;
+
+  first->close();
+  REQUIRE(f.drain_until([&] { return !f.store->agent(first_id)->connected; }));
+  // Within the lease the run stays with its agent, whatever the sweeps do.
+  f.clock.advance(29);
+  auto second = f.connect_agent(test_register("host-2"));
+  REQUIRE(f.round_trip(*second));
+  CHECK(second->count<proto::AssignRun>() == 0);
+  CHECK(f.store->run(run_id)->status == "assigned");
+
+  f.clock.advance(2);   // 31 s since the agent was last seen: past the 30 s lease
+  REQUIRE(f.drain_until([&] { return second->count<proto::AssignRun>() == 1; }));
+  CHECK(second->all<proto::AssignRun>()[0].run_id == run_id);
+  const auto run = f.store->run(run_id);
+  CHECK(run->status == "assigned");
+  CHECK(run->agent_id == ControllerFixture::registered_id(*second));
+  CHECK(run->attempts == 2);
+  CHECK(run->error == "agent host-1 disconnected for more than 30 s");
+}
+
+TEST_CASE("an agent that re-registers without its run gets it requeued; with it, keeps it") {
+  ControllerFixture f;
+  auto before = f.connect_agent(test_register("host-1"));
+  const int64_t run_id = assign_one_run(f, *before);
+
+  SUBCASE("without it: requeued, and assigned again to the new connection") {
+    auto after = f.connect_agent(test_register("host-1"));
+    REQUIRE(f.drain_until([&] { return after->count<proto::AssignRun>() == 1 && before->closed(); }));
+    CHECK(after->all<proto::AssignRun>()[0].run_id == run_id);
+    CHECK(ControllerFixture::registered_id(*after) == ControllerFixture::registered_id(*before));
+    const auto run = f.store->run(run_id);
+    CHECK(run->status == "assigned");
+    CHECK(run->attempts == 2);
+    CHECK(run->error == "agent host-1 re-registered without it");
+    REQUIRE(f.round_trip(*after));
+    CHECK(f.store->agent(ControllerFixture::registered_id(*after))->connected);   // the old connection's end is not ours
+  }
+  SUBCASE("still running it: kept, and nothing new assigned") {
+    auto reg = test_register("host-1");
+    reg.current_run = run_id;
+    auto after = f.connect_agent(reg);
+    REQUIRE(f.round_trip(*after));
+    CHECK(after->count<proto::AssignRun>() == 0);
+    const auto run = f.store->run(run_id);
+    CHECK(run->status == "assigned");
+    CHECK(run->attempts == 1);
+    CHECK(run->error.empty());
+    REQUIRE(f.drain_until([&] { return before->closed(); }));   // replaced by the new connection
+    REQUIRE(f.round_trip(*after));
+    CHECK(f.store->agent(ControllerFixture::registered_id(*after))->connected);
+  }
+}
+
+TEST_CASE("cancelling a queued run through the API: it is never handed out") {
+  ControllerFixture f;
+  const int64_t campaign = f.submit(kTwoRuns);
+  const auto runs = f.store->runs_of(campaign);
+  REQUIRE(runs.size() == 2);
+  const auto reply = cancel(f, runs[0].id);
+  CHECK(reply.status == "cancelled");
+  CHECK_FALSE(reply.stopping);
+  CHECK(reply.error == "cancelled by request");
+
+  auto agent = f.connect_agent(test_register("host-1"));
+  REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 1; }));
+  CHECK(agent->all<proto::AssignRun>()[0].run_id == runs[1].id);
+  CHECK(f.store->run(runs[0].id)->status == "cancelled");
+}
+
+TEST_CASE("cancelling an executing run sends its agent cancel_run once; the agent's report ends it") {
+  ControllerFixture f;
+  auto agent = f.connect_agent(test_register("host-1"));
+  const int64_t run_id = assign_one_run(f, *agent);
+
+  const auto reply = cancel(f, run_id);
+  CHECK(reply.status == "assigned");
+  CHECK(reply.stopping);
+  CHECK(reply.agent == std::optional<std::string>("host-1"));
+  REQUIRE(f.drain_until([&] { return agent->count<proto::CancelRun>() == 1; }));
+  CHECK(agent->all<proto::CancelRun>()[0].run_id == run_id);
+  // Later sweeps do not ask again.
+  f.controller->stop_cancelled_runs();
+  REQUIRE(f.round_trip(*agent));
+  CHECK(agent->count<proto::CancelRun>() == 1);
+
+  agent->send(proto::RunFinished{run_id, "cancelled", "cancelled on request", 0.5});
+  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "cancelled"; }));
+  CHECK(f.store->run(run_id)->error == "cancelled while running");
+}
+
+}  // TEST_SUITE
