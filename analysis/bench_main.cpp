@@ -2,8 +2,11 @@
 // budget optimiser over every AGX Orin mode (18,096) vs a brute-force scan, on the synthetic corpus.
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
+#include <CLI/CLI.hpp>
+
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -16,6 +19,7 @@
 #include "analysis/synthetic_corpus.hpp"
 
 using namespace jetsweep::analysis;
+using jetsweep::Result;
 
 namespace {
 
@@ -23,64 +27,51 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  size_t ref_modes = 4368;
+struct BenchOptions {
+  size_t reference_modes = 4368;
   int epochs = 100;
-  size_t n_budgets = 1000;
+  size_t budgets = 1000;
   uint64_t seed = 1;
   bool json = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << ": missing value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--reference-modes") ref_modes = std::stoul(next());
-    else if (a == "--epochs") epochs = std::stoi(next());
-    else if (a == "--budgets") n_budgets = std::stoul(next());
-    else if (a == "--seed") seed = std::stoull(next());
-    else if (a == "--json") json = true;
-    else {
-      std::cerr << "unknown flag " << a << "\n";
-      return 2;
-    }
-  }
-  auto board = synthetic_board("agx-orin").value();
-  auto resnet = synthetic_workload("resnet").value();
-  auto mobilenet = synthetic_workload("mobilenet").value();
-  SyntheticOptions so;
-  so.seed = seed;
-  so.noise_pct = 2.0;
-  Corpus corpus = generate_corpus(board, {resnet, mobilenet}, so);
+};
 
-  // 1. PowerTrain: reference training (time + power) vs transfer on 50 modes.
+// The PowerTrain part: reference training (time + power) vs transfer on 50 modes.
+struct TransferResult {
+  PredictOutcome outcome;
+  double reference_s = 0, transfer_s = 0;
+};
+
+// The optimiser part: predictions for every mode, then budgets answered by the optimiser and by a scan.
+struct OptimiserResult {
+  size_t modes = 0, budgets = 0, agree = 0, checksum = 0;
+  double predict_s = 0, build_s = 0, query_s = 0, scan_s = 0, single_s = 0, single_scan_s = 0;
+  bool same_single_pick = false;
+};
+
+Result<TransferResult> run_transfer(const Corpus& corpus, const BenchOptions& opt) {
   PredictRequest req;
   req.method = Method::kPowerTrain;
   req.target = {"mobilenet", "agx-orin"};
   req.references = {{"resnet", "agx-orin"}};
   req.train_modes = 50;
-  req.seed = seed;
-  req.reference_modes = ref_modes;
-  req.nn.epochs = epochs;
+  req.seed = opt.seed;
+  req.reference_modes = opt.reference_modes;
+  req.nn.epochs = opt.epochs;
   req.model_dir = "";  // no cache: time the reference training
-  auto pt = run_prediction(corpus, req);
-  if (!pt.is_ok()) {
-    std::cerr << pt.status().to_string() << "\n";
-    return 1;
-  }
-  const double ref_s = pt->reference->seconds;
-  const double transfer_s = pt->fit_seconds;
+  JS_ASSIGN_OR_RETURN(PredictOutcome pt, run_prediction(corpus, req));
+  TransferResult r;
+  r.outcome = std::move(pt);
+  r.reference_s = r.outcome.reference->seconds;
+  r.transfer_s = r.outcome.fit_seconds;
+  return r;
+}
 
-  // 2. Optimiser over every mode: predictions for 18,096 modes, then budgets.
-  const auto grid = board.modes();
+OptimiserResult run_optimiser(const PredictOutcome& pt, const std::vector<ModeKey>& grid, size_t n_budgets) {
+  OptimiserResult r;
+  r.modes = grid.size();
   const double tp0 = now_s();
-  auto preds = pt->predict(grid);
-  const double predict_s = now_s() - tp0;
+  auto preds = pt.predict(grid);
+  r.predict_s = now_s() - tp0;
   std::vector<double> t, p;
   for (const auto& x : preds) {
     t.push_back(x.time_ms);
@@ -88,71 +79,113 @@ int main(int argc, char** argv) {
   }
   const double lo = *std::min_element(p.begin(), p.end()), hi = *std::max_element(p.begin(), p.end());
   std::vector<double> budgets;
-  for (size_t i = 0; i < n_budgets; ++i) budgets.push_back(lo + (hi - lo) * static_cast<double>(i) / std::max<size_t>(1, n_budgets - 1));
+  for (size_t i = 0; i < n_budgets; ++i)
+    budgets.push_back(lo + (hi - lo) * static_cast<double>(i) / std::max<size_t>(1, n_budgets - 1));
+  r.budgets = budgets.size();
   const double to0 = now_s();
   BudgetOptimizer opt(t, p);
-  const double build_s = now_s() - to0;
-  size_t agree = 0, checksum = 0;
+  r.build_s = now_s() - to0;
   const double tq0 = now_s();
   std::vector<std::optional<size_t>> fast;
   fast.reserve(budgets.size());
   for (double b : budgets) fast.push_back(opt.fastest_within_power(b));
-  const double query_s = now_s() - tq0;
+  r.query_s = now_s() - tq0;
   const double ts0 = now_s();
   std::vector<std::optional<size_t>> scan;
   scan.reserve(budgets.size());
   for (double b : budgets) scan.push_back(fastest_within_power_scan(t, p, b));
-  const double scan_s = now_s() - ts0;
+  r.scan_s = now_s() - ts0;
   for (size_t i = 0; i < budgets.size(); ++i) {
-    if (fast[i] == scan[i]) ++agree;
-    if (fast[i]) checksum += *fast[i];
+    if (fast[i] == scan[i]) ++r.agree;
+    if (fast[i]) r.checksum += *fast[i];
   }
   const double single0 = now_s();
   BudgetOptimizer one(t, p);
   auto single = one.fastest_within_power((lo + hi) / 2);
-  const double single_s = now_s() - single0;
+  r.single_s = now_s() - single0;
   const double single_scan0 = now_s();
   auto single_scan = fastest_within_power_scan(t, p, (lo + hi) / 2);
-  const double single_scan_s = now_s() - single_scan0;
+  r.single_scan_s = now_s() - single_scan0;
+  r.same_single_pick = single == single_scan;
+  return r;
+}
 
-  if (json) {
-    boost::json::object o;
-    o["reference_modes"] = pt->reference->modes;
-    o["nn_epochs"] = epochs;
-    o["reference_training_s"] = ref_s;
-    o["transfer_50_modes_s"] = transfer_s;
-    o["transfer_vs_reference_ratio"] = transfer_s / ref_s;
-    o["time_mape_pct"] = *pt->time_mape_pct;
-    o["power_mape_pct"] = *pt->power_mape_pct;
-    o["predict_all_modes_s"] = predict_s;
-    o["modes"] = grid.size();
-    o["budgets"] = budgets.size();
-    o["optimizer_build_s"] = build_s;
-    o["optimizer_queries_s"] = query_s;
-    o["scan_queries_s"] = scan_s;
-    o["scan_vs_optimizer_ratio"] = scan_s / (build_s + query_s);
-    o["single_budget_optimizer_s"] = single_s;
-    o["single_budget_scan_s"] = single_scan_s;
-    o["agreement"] = agree;
-    o["same_single_pick"] = single == single_scan;
-    std::cout << boost::json::serialize(o) << "\n";
-  } else {
-    std::cout << "PowerTrain (synthetic AGX Orin, resnet -> mobilenet, seed " << seed << ")\n"
-              << "  reference training, time+power, " << pt->reference->modes << " modes x " << epochs
-              << " epochs: " << ref_s << " s\n"
-              << "  transfer on 50 modes (time+power):               " << transfer_s << " s  (ratio "
-              << transfer_s / ref_s << ")\n"
-              << "  held-out time_mape_pct " << *pt->time_mape_pct << ", power_mape_pct " << *pt->power_mape_pct
-              << " over " << pt->held_out.size() << " modes\n"
-              << "  predicting all " << grid.size() << " modes: " << predict_s << " s\n"
-              << "Optimiser over " << grid.size() << " modes, " << budgets.size() << " power budgets\n"
-              << "  Pareto build " << build_s * 1e3 << " ms + queries " << query_s * 1e3 << " ms = "
-              << (build_s + query_s) * 1e3 << " ms\n"
-              << "  brute-force scan per budget: " << scan_s * 1e3 << " ms  (ratio " << scan_s / (build_s + query_s)
-              << "x)\n"
-              << "  one budget: optimiser (build+query) " << single_s * 1e3 << " ms, scan " << single_scan_s * 1e3
-              << " ms; picks " << (single == single_scan ? "agree" : "DIFFER") << "\n"
-              << "  picks agree on " << agree << "/" << budgets.size() << " budgets (checksum " << checksum << ")\n";
+void print_json(const BenchOptions& opt, const TransferResult& tr, const OptimiserResult& o) {
+  boost::json::object j;
+  j["reference_modes"] = tr.outcome.reference->modes;
+  j["nn_epochs"] = opt.epochs;
+  j["reference_training_s"] = tr.reference_s;
+  j["transfer_50_modes_s"] = tr.transfer_s;
+  j["transfer_vs_reference_ratio"] = tr.transfer_s / tr.reference_s;
+  j["time_mape_pct"] = *tr.outcome.time_mape_pct;
+  j["power_mape_pct"] = *tr.outcome.power_mape_pct;
+  j["predict_all_modes_s"] = o.predict_s;
+  j["modes"] = o.modes;
+  j["budgets"] = o.budgets;
+  j["optimizer_build_s"] = o.build_s;
+  j["optimizer_queries_s"] = o.query_s;
+  j["scan_queries_s"] = o.scan_s;
+  j["scan_vs_optimizer_ratio"] = o.scan_s / (o.build_s + o.query_s);
+  j["single_budget_optimizer_s"] = o.single_s;
+  j["single_budget_scan_s"] = o.single_scan_s;
+  j["agreement"] = o.agree;
+  j["same_single_pick"] = o.same_single_pick;
+  std::cout << boost::json::serialize(j) << "\n";
+}
+
+void print_text(const BenchOptions& opt, const TransferResult& tr, const OptimiserResult& o) {
+  const PredictOutcome& pt = tr.outcome;
+  std::cout << "PowerTrain (synthetic AGX Orin, resnet -> mobilenet, seed " << opt.seed << ")\n"
+            << "  reference training, time+power, " << pt.reference->modes << " modes x " << opt.epochs
+            << " epochs: " << tr.reference_s << " s\n"
+            << "  transfer on 50 modes (time+power):               " << tr.transfer_s << " s  (ratio "
+            << tr.transfer_s / tr.reference_s << ")\n"
+            << "  held-out time_mape_pct " << *pt.time_mape_pct << ", power_mape_pct " << *pt.power_mape_pct
+            << " over " << pt.held_out.size() << " modes\n"
+            << "  predicting all " << o.modes << " modes: " << o.predict_s << " s\n"
+            << "Optimiser over " << o.modes << " modes, " << o.budgets << " power budgets\n"
+            << "  Pareto build " << o.build_s * 1e3 << " ms + queries " << o.query_s * 1e3 << " ms = "
+            << (o.build_s + o.query_s) * 1e3 << " ms\n"
+            << "  brute-force scan per budget: " << o.scan_s * 1e3 << " ms  (ratio " << o.scan_s / (o.build_s + o.query_s)
+            << "x)\n"
+            << "  one budget: optimiser (build+query) " << o.single_s * 1e3 << " ms, scan " << o.single_scan_s * 1e3
+            << " ms; picks " << (o.same_single_pick ? "agree" : "DIFFER") << "\n"
+            << "  picks agree on " << o.agree << "/" << o.budgets << " budgets (checksum " << o.checksum << ")\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions opt;
+  CLI::App app("PowerTrain transfer vs reference training, and the budget optimiser vs a brute-force scan, on the "
+               "synthetic AGX Orin corpus.",
+               "jetsweep_analysis_bench");
+  app.add_option("--reference-modes", opt.reference_modes, "reference modes trained on")->capture_default_str();
+  app.add_option("--epochs", opt.epochs, "NN training epochs")->capture_default_str();
+  app.add_option("--budgets", opt.budgets, "power budgets queried")->capture_default_str();
+  app.add_option("--seed", opt.seed, "corpus and prediction seed")->capture_default_str();
+  app.add_flag("--json", opt.json, "print JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
   }
-  return agree == budgets.size() && single == single_scan ? 0 : 1;
+  auto board = synthetic_board("agx-orin").value();
+  SyntheticOptions so;
+  so.seed = opt.seed;
+  so.noise_pct = 2.0;
+  const Corpus corpus = generate_corpus(board, {synthetic_workload("resnet").value(), synthetic_workload("mobilenet").value()}, so);
+  auto tr = run_transfer(corpus, opt);
+  if (!tr.is_ok()) {
+    std::cerr << tr.status().to_string() << "\n";
+    return 1;
+  }
+  const OptimiserResult o = run_optimiser(tr->outcome, board.modes(), opt.budgets);
+  if (opt.json) print_json(opt, *tr, o);
+  else print_text(opt, *tr, o);
+  return o.agree == o.budgets && o.same_single_pick ? 0 : 1;
 }

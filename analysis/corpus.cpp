@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/text.hpp"
+
 namespace jetsweep::analysis {
 
 namespace {
@@ -15,12 +17,6 @@ std::string fmt_mhz(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
-  return s;
 }
 
 // Mean of the optional values that are present.
@@ -64,30 +60,15 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trim_ws(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
+// The non-empty trimmed items of a comma-separated list.
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t c = s.find(',', start);
-    const std::string item = trim_ws(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    start = c + 1;
-  }
+  for (const auto& item : split(s, ','))
+    if (std::string t = trim(item); !t.empty()) out.push_back(std::move(t));
   return out;
 }
 
-std::string axes_list() {
-  std::string s;
-  for (const auto& a : config_axes()) s += (s.empty() ? "" : ", ") + a;
-  return s;
-}
+std::string axes_list() { return join(config_axes()); }
 
 // Whether a --where value matches a row's value of the axis (text, or numerically equal).
 bool value_matches(const std::string& want, const std::string& have) {
@@ -136,7 +117,7 @@ std::string mode_axis_value(const ModeKey& mode, const std::string& mode_name) {
 }
 
 std::string canonical_axis_value(const std::string& axis, const std::string& value) {
-  const std::string v = trim_ws(value);
+  const std::string v = trim(value);
   if (kBoolAxes.count(axis)) {
     const std::string l = lower(v);
     if (l == "t" || l == "true" || l == "1" || l == "yes" || l == "on") return "true";
@@ -209,7 +190,7 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_where(const std::
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       return invalid_argument("--where: expected AXIS=VALUE[,AXIS=VALUE..], got '" + item + "'");
-    const std::string axis = trim_ws(item.substr(0, eq)), value = trim_ws(item.substr(eq + 1));
+    const std::string axis = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
     if (!is_config_axis(axis) && axis != "simulated")
       return invalid_argument("--where: unknown axis '" + axis + "' (axes: " + axes_list() + ", simulated)");
     for (const auto& [a, v] : out)
@@ -316,6 +297,40 @@ std::vector<std::string> workloads_of(const Corpus& corpus, const std::string& d
   return {s.begin(), s.end()};
 }
 
+namespace {
+
+// One mode of a workload from its rows (instances averaged; powers, epoch times and energies over those present).
+ModeRecord pooled_mode(const WorkloadData& w, const ModeKey& mode, const std::vector<const ModeRecord*>& recs) {
+  ModeRecord m;
+  m.device = w.device;
+  m.workload = w.workload;
+  m.mode = mode;
+  m.mode_name = recs.front()->mode_name;
+  m.where = recs.front()->where;
+  m.axes = recs.front()->axes;
+  m.simulated = recs.front()->simulated;
+  double sum = 0;
+  std::vector<std::optional<double>> power, epoch_s, energy;
+  for (const auto* r : recs) {
+    sum += r->minibatch_ms;
+    power.push_back(r->power_mw);
+    epoch_s.push_back(r->epoch_s);
+    energy.push_back(r->energy_j);
+    m.epoch_minibatch_ms.insert(m.epoch_minibatch_ms.end(), r->epoch_minibatch_ms.begin(), r->epoch_minibatch_ms.end());
+    m.runs += r->runs;
+    m.epochs += r->epochs;
+  }
+  m.minibatch_ms = sum / static_cast<double>(recs.size());
+  m.power_mw = mean_present(power);
+  m.epoch_s = mean_present(epoch_s);
+  m.energy_j = mean_present(energy);
+  if (recs.size() > 1) m.instance.clear();
+  else m.instance = recs.front()->instance;
+  return m;
+}
+
+}  // namespace
+
 Result<WorkloadData> select_workload(const Corpus& corpus, const WorkloadRef& ref, const std::string& flag) {
   if (ref.workload.empty()) return invalid_argument(flag + ": a workload is required");
   std::set<std::string> devices;
@@ -327,7 +342,7 @@ Result<WorkloadData> select_workload(const Corpus& corpus, const WorkloadRef& re
   }
   if (devices.size() > 1) {
     return invalid_argument(flag + ": workload '" + ref.workload + "' was profiled on several boards (" +
-                            join({devices.begin(), devices.end()}) + "); name one as " + ref.workload + "@BOARD");
+                            join(devices) + "); name one as " + ref.workload + "@BOARD");
   }
   WorkloadData out;
   out.device = *devices.begin();
@@ -389,35 +404,8 @@ Result<WorkloadData> select_workload(const Corpus& corpus, const WorkloadRef& re
   }
   if (!named.empty())
     out.notes.push_back("skipped modes without explicit settings (cores and frequencies): " +
-                        join({named.begin(), named.end()}));
-  for (const auto& [mode, recs] : by_mode) {
-    ModeRecord m;
-    m.device = out.device;
-    m.workload = out.workload;
-    m.mode = mode;
-    m.mode_name = recs.front()->mode_name;
-    m.where = recs.front()->where;
-    m.axes = recs.front()->axes;
-    m.simulated = recs.front()->simulated;
-    double sum = 0;
-    std::vector<std::optional<double>> power, epoch_s, energy;
-    for (const auto* r : recs) {
-      sum += r->minibatch_ms;
-      power.push_back(r->power_mw);
-      epoch_s.push_back(r->epoch_s);
-      energy.push_back(r->energy_j);
-      m.epoch_minibatch_ms.insert(m.epoch_minibatch_ms.end(), r->epoch_minibatch_ms.begin(), r->epoch_minibatch_ms.end());
-      m.runs += r->runs;
-      m.epochs += r->epochs;
-    }
-    m.minibatch_ms = sum / static_cast<double>(recs.size());
-    m.power_mw = mean_present(power);
-    m.epoch_s = mean_present(epoch_s);
-    m.energy_j = mean_present(energy);
-    if (recs.size() > 1) m.instance.clear();
-    else m.instance = recs.front()->instance;
-    out.modes.push_back(std::move(m));
-  }
+                        join(named));
+  for (const auto& [mode, recs] : by_mode) out.modes.push_back(pooled_mode(out, mode, recs));
   if (out.modes.empty())
     return invalid_argument(flag + ": workload '" + ref.to_string() + "' has no mode with explicit settings");
   return out;

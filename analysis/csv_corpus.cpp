@@ -9,6 +9,8 @@
 #include <set>
 #include <vector>
 
+#include "common/text.hpp"
+
 namespace jetsweep::analysis {
 
 const char* const kCorpusColumns[8] = {"device",  "workload", "cores",        "cpu_mhz",
@@ -22,7 +24,52 @@ const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "work
                                     "threads",    "seed",    "storage",    "max_minibatches", "drop_caches",
                                     "compute",    "timing"};
 
-// Splits one CSV record (RFC 4180 quoting; a record never spans lines here).
+
+// An epoch sample of the row's board, workload, instance, mode and configuration.
+EpochSample epoch_of(const ModeRecord& r) {
+  EpochSample e;
+  e.device = r.device;
+  e.workload = r.workload;
+  e.instance = r.instance;
+  e.mode_name = r.mode_name;
+  e.mode = r.mode;
+  e.axes = r.axes;
+  e.simulated = r.simulated;
+  return e;
+}
+
+// A finite number filling the text; nullopt otherwise.
+std::optional<double> to_double(const std::string& s) {
+  const auto v = parse_double(s);
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
+
+// Unix times to the microsecond.
+std::string opt_unix(const std::optional<double>& v) {
+  if (!v) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6f", *v);
+  return buf;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> split_record(const std::string& line, const std::string& where) {
   std::vector<std::string> out;
   std::string cur;
@@ -54,43 +101,165 @@ Result<std::vector<std::string>> split_record(const std::string& line, const std
   return out;
 }
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
+namespace {
+
+// The header: the first non-empty line, naming every required column once. Column name -> field index.
+Result<std::map<std::string, size_t>> read_header(std::istream& in, const std::string& name, size_t& line_no) {
+  std::string line;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!trim(line).empty()) break;
+  }
+  if (trim(line).empty()) return invalid_argument(name + ": empty file (expected a header line)");
+  const std::string where = name + ":" + std::to_string(line_no);
+  JS_ASSIGN_OR_RETURN(auto header, split_record(line, where));
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string h = trim(header[i]);
+    if (col.count(h)) return invalid_argument(where + ": column '" + h + "' appears twice");
+    col[h] = i;
+  }
+  for (const char* c : kCorpusColumns)
+    if (!col.count(c))
+      return invalid_argument(where + ": missing column '" + c +
+                              "' (required: device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw)");
+  return col;
 }
 
-std::optional<double> to_double(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
+// One data line: its fields by column name, and the first error met reading its numbers.
+class CsvRow {
+ public:
+  CsvRow(const std::map<std::string, size_t>& col, std::vector<std::string> fields, std::string where)
+      : col_(col), fields_(std::move(fields)), where_(std::move(where)) {}
+  const std::string& where() const { return where_; }
+  const Status& status() const { return bad_; }
+  std::string text(const char* c) const {
+    auto it = col_.find(c);
+    return it == col_.end() ? std::string() : trim(fields_[it->second]);
+  }
+  std::optional<double> number(const char* c, bool required, bool positive) {
+    const std::string t = text(c);
+    const std::string column = where_ + ": column '" + c + "': ";
+    if (t.empty()) {
+      if (required) fail(column + "empty value");
+      return std::nullopt;
+    }
+    auto v = to_double(t);
+    if (!v) {
+      fail(column + "expected a number, got '" + t + "'");
+      return std::nullopt;
+    }
+    if (positive && *v <= 0) fail(column + "must be positive, got '" + t + "'");
+    if (!positive && *v < 0) fail(column + "must not be negative, got '" + t + "'");
+    return v;
+  }
+
+ private:
+  void fail(const std::string& message) {
+    if (bad_.is_ok()) bad_ = invalid_argument(message);
+  }
+  const std::map<std::string, size_t>& col_;
+  std::vector<std::string> fields_;
+  std::string where_;
+  Status bad_;
+};
+
+// The numeric columns of a row (absent when empty).
+struct RowNumbers {
+  std::optional<double> cores, cpu, gpu, emc, minibatch_ms, power, epoch, epoch_s, energy_j, stall, compute,
+      minibatches, runs, epochs, repetition, run_id;
+};
+
+Result<RowNumbers> read_numbers(CsvRow& row, bool named, const char* epoch_s_col) {
+  RowNumbers n;
+  n.cores = row.number("cores", !named, true);
+  n.cpu = row.number("cpu_mhz", !named, true);
+  n.gpu = row.number("gpu_mhz", !named, true);
+  n.emc = row.number("emc_mhz", !named, true);
+  n.minibatch_ms = row.number("minibatch_ms", true, true);
+  n.power = row.number("power_mw", false, true);
+  n.epoch = row.number("epoch", false, false);
+  n.epoch_s = row.number(epoch_s_col, false, true);
+  n.energy_j = row.number("energy_j", false, false);
+  n.stall = row.number("stall_s", false, false);
+  n.compute = row.number("compute_s", false, false);
+  n.minibatches = row.number("minibatches", false, false);
+  n.runs = row.number("runs", false, false);
+  n.epochs = row.number("epochs", false, false);
+  n.repetition = row.number("repetition", false, false);
+  n.run_id = row.number("run_id", false, false);
+  if (!row.status().is_ok()) return row.status();
+  if (n.cores && (*n.cores != std::floor(*n.cores) || *n.cores > 1024))
+    return invalid_argument(row.where() + ": column 'cores': expected a whole number of cores, got '" + row.text("cores") + "'");
+  if (n.epoch && *n.epoch != std::floor(*n.epoch))
+    return invalid_argument(row.where() + ": column 'epoch': expected a whole number, got '" + row.text("epoch") + "'");
+  return n;
 }
 
-std::string quote(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+// The row's mode profile: board, workload, instance, mode, configuration and the mode's figures.
+Result<ModeRecord> mode_record(CsvRow& row, RowNumbers& n, const char* epoch_s_col) {
+  ModeRecord r;
+  r.where = row.where();
+  r.device = row.text("device");
+  r.workload = row.text("workload");
+  if (r.device.empty()) return invalid_argument(row.where() + ": column 'device': empty value");
+  if (r.workload.empty()) return invalid_argument(row.where() + ": column 'workload': empty value");
+  r.instance = row.text("instance");
+  r.mode_name = row.text("mode_name");
+  // A named mode may leave the settings empty; a row with a `mode` label (a partial mode, as export
+  // writes it) may leave any of them empty.
+  const bool named = (!r.mode_name.empty() && row.text("cores").empty()) || !row.text("mode").empty();
+  JS_ASSIGN_OR_RETURN(n, read_numbers(row, named, epoch_s_col));
+  if (n.cores) r.mode.cores = static_cast<int>(*n.cores);
+  if (n.cpu) r.mode.cpu_mhz = *n.cpu;
+  if (n.gpu) r.mode.gpu_mhz = *n.gpu;
+  if (n.emc) r.mode.emc_mhz = *n.emc;
+  // The configuration: the mode, and every axis column the file has with a value in this row.
+  r.axes["mode"] = row.text("mode").empty() ? mode_axis_value(r.mode, r.mode_name) : row.text("mode");
+  for (const char* a : kAxisColumns)
+    if (!row.text(a).empty()) r.axes[a] = canonical_axis_value(a, row.text(a));
+  const std::string sim = canonical_axis_value("simulated", row.text("simulated"));
+  if (!sim.empty() && sim != "true" && sim != "false")
+    return invalid_argument(row.where() + ": column 'simulated': expected true or false, got '" + row.text("simulated") + "'");
+  r.simulated = sim == "true";
+  r.minibatch_ms = *n.minibatch_ms;
+  r.power_mw = n.power;
+  r.epoch_s = n.epoch_s;
+  r.energy_j = n.energy_j;
+  r.runs = n.runs ? static_cast<int>(*n.runs) : 1;
+  r.epochs = n.epochs ? static_cast<int>(*n.epochs) : 1;
+  return r;
 }
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
+// The row as an epoch sample (time and energy as given; normalised once every row is read).
+EpochSample epoch_sample(const CsvRow& row, const ModeRecord& r, const RowNumbers& n) {
+  EpochSample e = epoch_of(r);
+  e.repetition = n.repetition ? static_cast<int>(*n.repetition) : 0;
+  e.run_id = n.run_id ? static_cast<int64_t>(*n.run_id) : 0;
+  e.dataset = row.text("dataset");
+  e.minibatch_ms = r.minibatch_ms;
+  e.epoch = n.epoch ? static_cast<int>(*n.epoch) : -1;
+  e.stall_s = n.stall;
+  e.compute_s = n.compute;
+  e.minibatches = n.minibatches ? static_cast<int>(*n.minibatches) : 0;
+  if (n.power) e.power_w = *n.power / 1000.0;
+  e.where = row.where();
+  e.time = n.epoch_s ? *n.epoch_s : r.minibatch_ms;
+  e.energy = n.energy_j;
+  for (const char* s : kSoftwareColumns)
+    if (!row.text(s).empty()) e.software[s] = row.text(s);
+  return e;
 }
 
-std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
-
-// Unix times to the microsecond.
-std::string opt_unix(const std::optional<double>& v) {
-  if (!v) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6f", *v);
-  return buf;
+// Epoch energy once the time unit is known: J per epoch (E2E times), else mJ per minibatch from power x time.
+void normalise_epoch_energy(Corpus& corpus) {
+  for (auto& e : corpus.epochs) {
+    if (corpus.epoch_times) {
+      if (!e.energy && e.power_w) e.energy = *e.power_w * e.time;
+    } else {
+      e.energy = e.power_w ? std::optional<double>(*e.power_w * e.time) : std::nullopt;
+    }
+  }
 }
 
 }  // namespace
@@ -98,32 +267,13 @@ std::string opt_unix(const std::optional<double>& v) {
 Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
   Corpus corpus;
   corpus.source = name;
-  std::string line;
   size_t line_no = 0;
-  std::map<std::string, size_t> col;
-  // Header: the first non-empty line.
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!trim(line).empty()) break;
-  }
-  if (trim(line).empty()) return invalid_argument(name + ": empty file (expected a header line)");
-  {
-    JS_ASSIGN_OR_RETURN(auto header, split_record(line, name + ":" + std::to_string(line_no)));
-    for (size_t i = 0; i < header.size(); ++i) {
-      const std::string h = trim(header[i]);
-      if (col.count(h))
-        return invalid_argument(name + ":" + std::to_string(line_no) + ": column '" + h + "' appears twice");
-      col[h] = i;
-    }
-    for (const char* c : kCorpusColumns)
-      if (!col.count(c))
-        return invalid_argument(name + ":" + std::to_string(line_no) + ": missing column '" + c +
-                                "' (required: device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw)");
-  }
+  JS_ASSIGN_OR_RETURN(const auto col, read_header(in, name, line_no));
   const bool has_epoch_col = col.count("epoch") > 0;
   // Per-epoch E2E time: `epoch_s`, or `e2e_s` as `export --per-epoch` writes it.
   const char* const epoch_s_col = col.count("epoch_s") ? "epoch_s" : "e2e_s";
   bool all_epoch_s = col.count(epoch_s_col) > 0;
+  std::string line;
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
@@ -132,118 +282,18 @@ Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name) {
     if (fields.size() < col.size())
       return invalid_argument(where + ": expected " + std::to_string(col.size()) + " fields, got " +
                               std::to_string(fields.size()));
-    auto text = [&](const char* c) -> std::string {
-      auto it = col.find(c);
-      return it == col.end() ? std::string() : trim(fields[it->second]);
-    };
-    Status bad;
-    auto number = [&](const char* c, bool required, bool positive) -> std::optional<double> {
-      const std::string t = text(c);
-      if (t.empty()) {
-        if (required && bad.is_ok()) bad = invalid_argument(where + ": column '" + c + "': empty value");
-        return std::nullopt;
-      }
-      auto v = to_double(t);
-      if (!v) {
-        if (bad.is_ok()) bad = invalid_argument(where + ": column '" + std::string(c) + "': expected a number, got '" + t + "'");
-        return std::nullopt;
-      }
-      if (positive && *v <= 0 && bad.is_ok())
-        bad = invalid_argument(where + ": column '" + std::string(c) + "': must be positive, got '" + t + "'");
-      if (!positive && *v < 0 && bad.is_ok())
-        bad = invalid_argument(where + ": column '" + std::string(c) + "': must not be negative, got '" + t + "'");
-      return v;
-    };
-    ModeRecord r;
-    r.where = where;
-    r.device = text("device");
-    r.workload = text("workload");
-    if (r.device.empty()) return invalid_argument(where + ": column 'device': empty value");
-    if (r.workload.empty()) return invalid_argument(where + ": column 'workload': empty value");
-    r.instance = text("instance");
-    r.mode_name = text("mode_name");
-    // A named mode may leave the settings empty; a row with a `mode` label (a partial mode, as export
-    // writes it) may leave any of them empty.
-    const bool named = (!r.mode_name.empty() && text("cores").empty()) || !text("mode").empty();
-    auto cores = number("cores", !named, true);
-    auto cpu = number("cpu_mhz", !named, true);
-    auto gpu = number("gpu_mhz", !named, true);
-    auto emc = number("emc_mhz", !named, true);
-    auto mb = number("minibatch_ms", true, true);
-    auto power = number("power_mw", false, true);
-    auto epoch = number("epoch", false, false);
-    auto epoch_s = number(epoch_s_col, false, true);
-    auto energy_j = number("energy_j", false, false);
-    auto stall = number("stall_s", false, false);
-    auto compute = number("compute_s", false, false);
-    auto minibatches = number("minibatches", false, false);
-    auto runs = number("runs", false, false);
-    auto epochs = number("epochs", false, false);
-    auto repetition = number("repetition", false, false);
-    auto run_id = number("run_id", false, false);
-    if (!bad.is_ok()) return bad;
-    if (cores && (*cores != std::floor(*cores) || *cores > 1024))
-      return invalid_argument(where + ": column 'cores': expected a whole number of cores, got '" + text("cores") + "'");
-    if (epoch && *epoch != std::floor(*epoch))
-      return invalid_argument(where + ": column 'epoch': expected a whole number, got '" + text("epoch") + "'");
-    if (cores) r.mode.cores = static_cast<int>(*cores);
-    if (cpu) r.mode.cpu_mhz = *cpu;
-    if (gpu) r.mode.gpu_mhz = *gpu;
-    if (emc) r.mode.emc_mhz = *emc;
-    // The configuration: the mode, and every axis column the file has with a value in this row.
-    r.axes["mode"] = text("mode").empty() ? mode_axis_value(r.mode, r.mode_name) : text("mode");
-    for (const char* a : kAxisColumns)
-      if (!text(a).empty()) r.axes[a] = canonical_axis_value(a, text(a));
-    const std::string sim = canonical_axis_value("simulated", text("simulated"));
-    if (!sim.empty() && sim != "true" && sim != "false")
-      return invalid_argument(where + ": column 'simulated': expected true or false, got '" + text("simulated") + "'");
-    r.simulated = sim == "true";
-    r.minibatch_ms = *mb;
-    r.power_mw = power;
-    r.epoch_s = epoch_s;
-    r.energy_j = energy_j;
-    r.runs = runs ? static_cast<int>(*runs) : 1;
-    r.epochs = epochs ? static_cast<int>(*epochs) : 1;
-    if (!epoch_s) all_epoch_s = false;
-
-    EpochSample e;
-    e.device = r.device;
-    e.workload = r.workload;
-    e.instance = r.instance;
-    e.mode_name = r.mode_name;
-    e.mode = r.mode;
-    e.axes = r.axes;
-    e.simulated = r.simulated;
-    e.repetition = repetition ? static_cast<int>(*repetition) : 0;
-    e.run_id = run_id ? static_cast<int64_t>(*run_id) : 0;
-    e.dataset = text("dataset");
-    e.minibatch_ms = r.minibatch_ms;
-    e.epoch = epoch ? static_cast<int>(*epoch) : -1;
-    e.stall_s = stall;
-    e.compute_s = compute;
-    e.minibatches = minibatches ? static_cast<int>(*minibatches) : 0;
-    if (power) e.power_w = *power / 1000.0;
-    e.where = where;
-    // time/energy filled below once we know whether every row has epoch_s.
-    e.time = epoch_s ? *epoch_s : r.minibatch_ms;
-    e.energy = energy_j;
-    for (const char* s : kSoftwareColumns)
-      if (!text(s).empty()) e.software[s] = text(s);
-    corpus.epochs.push_back(std::move(e));
-    if (has_epoch_col && epoch && *epoch == 0) continue;  // warm-up epoch: not part of the profile
+    CsvRow row(col, std::move(fields), where);
+    RowNumbers n;
+    JS_ASSIGN_OR_RETURN(ModeRecord r, mode_record(row, n, epoch_s_col));
+    if (!n.epoch_s) all_epoch_s = false;
+    corpus.epochs.push_back(epoch_sample(row, r, n));
+    if (has_epoch_col && n.epoch && *n.epoch == 0) continue;  // warm-up epoch: not part of the profile
     if (has_epoch_col) r.epoch_minibatch_ms = {r.minibatch_ms};
     corpus.rows.push_back(std::move(r));
   }
   if (corpus.epochs.empty()) return invalid_argument(name + ": no data rows after the header");
   corpus.epoch_times = all_epoch_s;
-  for (auto& e : corpus.epochs) {
-    if (corpus.epoch_times) {
-      if (!e.energy && e.power_w) e.energy = *e.power_w * e.time;  // J per epoch
-    } else {
-      // Times are ms per minibatch; energy mJ per minibatch from power x time.
-      e.energy = e.power_w ? std::optional<double>(*e.power_w * e.time) : std::nullopt;
-    }
-  }
+  normalise_epoch_energy(corpus);
   return corpus;
 }
 

@@ -6,6 +6,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "analysis/corpus.hpp"
 #include "common/status.hpp"
@@ -25,6 +26,9 @@ extern const char* const kCorpusColumns[8];
 // jetpack. Others are ignored. Errors are kInvalidArgument "FILE:LINE: column 'NAME': ...".
 Result<Corpus> parse_corpus_csv(std::istream& in, const std::string& name);
 Result<Corpus> read_corpus_csv(const std::string& path);
+// Splits one CSV record (RFC 4180 quoting: "" inside a quoted cell is one quote; a record never spans
+// lines here); an unterminated quote is kInvalidArgument naming `where`.
+Result<std::vector<std::string>> split_record(const std::string& line, const std::string& where);
 
 // One row per mode record (per instance and configuration) with extra columns instance, mode,
 // mode_name, every configuration axis, dataset, simulated, runs, epochs, epoch_s, energy_j, throttled.

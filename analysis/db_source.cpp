@@ -4,20 +4,36 @@
 #include <pqxx/pqxx>
 
 #include <cstdlib>
+#include <initializer_list>
+#include <optional>
 #include <sstream>
+#include <utility>
+
+#include "common/text.hpp"
 
 namespace jetsweep::analysis {
 
 namespace {
 
-std::optional<double> opt(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<double>();
+// A nullable column: nullopt for NULL.
+template <class T>
+std::optional<T> nullable(const pqxx::field& f) {
+  return f.is_null() ? std::nullopt : std::optional<T>(f.as<T>());
 }
 
-std::optional<bool> opt_bool(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<bool>();
+// Nullable columns and the record members they fill, one list per value type.
+template <class Record, class T>
+using ColumnMembers = std::initializer_list<std::pair<const char*, std::optional<T> Record::*>>;
+
+template <class Record, class T>
+void read_nullable(const pqxx::row& r, Record& record, ColumnMembers<Record, T> columns) {
+  for (const auto& [column, member] : columns) record.*member = nullable<T>(r[column]);
+}
+
+// Text columns whose NULL reads as "".
+void read_text(const pqxx::row& r, EpochSample& e,
+               std::initializer_list<std::pair<const char*, std::string EpochSample::*>> columns) {
+  for (const auto& [column, member] : columns) e.*member = r[column].is_null() ? "" : r[column].c_str();
 }
 
 // The power mode columns; each one that is known (the applied state, else the requested settings).
@@ -46,12 +62,23 @@ constexpr const char* kConfigColumns =
     "coalesce(simulated, false) AS simulated, pin_clocks, fan, batch_size, workers, prefetch, threads, seed, storage, "
     "max_minibatches, drop_caches, compute, timing";
 
+// The columns every row of both views carries: board class, workload, instance, mode and configuration.
+template <class Sample>
+void read_identity(const pqxx::row& r, Sample& s) {
+  s.device = r["device_class"].c_str();
+  s.workload = r["workload"].c_str();
+  s.instance = r["instance"].c_str();
+  s.mode_name = r["mode_name"].c_str();
+  s.mode = mode_of(r);
+  s.axes = axes_of(r, s.mode, s.mode_name);
+  if (!s.mode.any_setting() && s.mode_name.empty()) s.mode_name = "default";
+  s.simulated = r["simulated"].as<bool>();
+}
+
 std::vector<double> parse_list(const std::string& text) {
   std::vector<double> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::strtod(item.c_str(), nullptr));
+  for (const auto& item : split(text, ','))
+    if (!item.empty()) out.push_back(parse_double(item).value_or(0.0));
   return out;
 }
 
@@ -64,6 +91,50 @@ std::map<std::string, std::string> parse_software(const pqxx::field& f) {
   for (const auto& kv : v.get_object())
     if (kv.value().is_string()) out[std::string(kv.key())] = std::string(kv.value().get_string());
   return out;
+}
+
+// A row of analysis_mode_profile.
+ModeRecord mode_record(const pqxx::row& r) {
+  ModeRecord m;
+  read_identity(r, m);
+  m.runs = r["runs"].as<int>();
+  m.epochs = r["epochs"].as<int>();
+  m.minibatch_ms = r["minibatch_ms"].as<double>();
+  read_nullable<ModeRecord, double>(
+      r, m,
+      {{"power_mw", &ModeRecord::power_mw}, {"epoch_s", &ModeRecord::epoch_s}, {"energy_j", &ModeRecord::energy_j}});
+  m.throttled = nullable<bool>(r["throttled"]);
+  m.epoch_minibatch_ms = parse_list(r["epoch_list"].c_str());
+  m.where = "campaign " + std::string(r["campaign_id"].c_str()) + " " + m.device + "/" + m.instance;
+  return m;
+}
+
+// A row of analysis_epochs.
+EpochSample epoch_sample(const pqxx::row& r) {
+  EpochSample e;
+  read_identity(r, e);
+  e.run_id = r["run_id"].as<int64_t>();
+  e.epoch = r["epoch"].as<int>();
+  e.time = r["e2e_s"].as<double>();
+  e.minibatches = r["minibatches"].as<int>();
+  e.software = parse_software(r["software"]);
+  e.repetition = nullable<int>(r["repetition"]).value_or(0);
+  read_nullable<EpochSample, double>(
+      r, e,
+      {{"stall_s", &EpochSample::stall_s}, {"compute_s", &EpochSample::compute_s}, {"copy_s", &EpochSample::copy_s},
+       {"energy_j", &EpochSample::energy}, {"power_w", &EpochSample::power_w},
+       {"minibatch_ms", &EpochSample::minibatch_ms}, {"power_coverage", &EpochSample::power_coverage},
+       {"t_start_s", &EpochSample::t_start_s}, {"t_end_s", &EpochSample::t_end_s},
+       {"start_unix_s", &EpochSample::start_unix_s}, {"end_unix_s", &EpochSample::end_unix_s}});
+  read_nullable<EpochSample, bool>(r, e,
+                                   {{"throttled", &EpochSample::throttled},
+                                    {"page_cache_dropped", &EpochSample::page_cache_dropped},
+                                    {"reference_state", &EpochSample::reference_state}});
+  read_text(r, e,
+            {{"dataset", &EpochSample::dataset}, {"throttle_reason", &EpochSample::throttle_reason},
+             {"storage_device", &EpochSample::storage_device}, {"compute_device", &EpochSample::compute_device}});
+  e.where = "run " + std::to_string(e.run_id) + " epoch " + std::to_string(e.epoch);
+  return e;
 }
 
 }  // namespace
@@ -93,70 +164,14 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
         "FROM analysis_mode_profile WHERE " + where +
         " ORDER BY device_class, workload, cores, cpu_mhz, gpu_mhz, emc_mhz, mode_name, batch_size, workers, prefetch, "
         "threads, seed, storage, max_minibatches, drop_caches, pin_clocks, fan, compute, timing, instance, campaign_id");
-    for (const auto& r : modes) {
-      ModeRecord m;
-      m.device = r["device_class"].c_str();
-      m.workload = r["workload"].c_str();
-      m.instance = r["instance"].c_str();
-      m.mode_name = r["mode_name"].c_str();
-      m.mode = mode_of(r);
-      m.axes = axes_of(r, m.mode, m.mode_name);
-      if (!m.mode.any_setting() && m.mode_name.empty()) m.mode_name = "default";
-      m.simulated = r["simulated"].as<bool>();
-      m.runs = r["runs"].as<int>();
-      m.epochs = r["epochs"].as<int>();
-      m.minibatch_ms = r["minibatch_ms"].as<double>();
-      m.power_mw = opt(r["power_mw"]);
-      m.epoch_s = opt(r["epoch_s"]);
-      m.energy_j = opt(r["energy_j"]);
-      m.throttled = opt_bool(r["throttled"]);
-      m.epoch_minibatch_ms = parse_list(r["epoch_list"].c_str());
-      m.where = "campaign " + std::string(r["campaign_id"].c_str()) + " " + m.device + "/" + m.instance;
-      corpus.rows.push_back(std::move(m));
-    }
+    for (const auto& r : modes) corpus.rows.push_back(mode_record(r));
     auto epochs = tx.exec(
         std::string("SELECT ") + kConfigColumns +
         ", run_id, epoch, e2e_s, stall_s, compute_s, copy_s, energy_j, power_w, minibatches, software::text AS software, "
         "repetition, dataset, minibatch_ms, power_coverage, throttled, throttle_reason, t_start_s, t_end_s, "
         "start_unix_s, end_unix_s, storage_device, page_cache_dropped, reference_state, compute_device "
         "FROM analysis_epochs WHERE " + where + " ORDER BY run_id, epoch");
-    for (const auto& r : epochs) {
-      EpochSample e;
-      e.device = r["device_class"].c_str();
-      e.workload = r["workload"].c_str();
-      e.instance = r["instance"].c_str();
-      e.mode_name = r["mode_name"].c_str();
-      e.mode = mode_of(r);
-      e.axes = axes_of(r, e.mode, e.mode_name);
-      if (!e.mode.any_setting() && e.mode_name.empty()) e.mode_name = "default";
-      e.simulated = r["simulated"].as<bool>();
-      e.run_id = r["run_id"].as<int64_t>();
-      e.epoch = r["epoch"].as<int>();
-      e.time = r["e2e_s"].as<double>();
-      e.stall_s = opt(r["stall_s"]);
-      e.compute_s = opt(r["compute_s"]);
-      e.copy_s = opt(r["copy_s"]);
-      e.energy = opt(r["energy_j"]);
-      e.power_w = opt(r["power_w"]);
-      e.minibatches = r["minibatches"].as<int>();
-      e.software = parse_software(r["software"]);
-      e.repetition = r["repetition"].is_null() ? 0 : r["repetition"].as<int>();
-      e.dataset = r["dataset"].is_null() ? "" : r["dataset"].c_str();
-      e.minibatch_ms = opt(r["minibatch_ms"]);
-      e.power_coverage = opt(r["power_coverage"]);
-      e.throttled = opt_bool(r["throttled"]);
-      e.throttle_reason = r["throttle_reason"].is_null() ? "" : r["throttle_reason"].c_str();
-      e.t_start_s = opt(r["t_start_s"]);
-      e.t_end_s = opt(r["t_end_s"]);
-      e.start_unix_s = opt(r["start_unix_s"]);
-      e.end_unix_s = opt(r["end_unix_s"]);
-      e.storage_device = r["storage_device"].is_null() ? "" : r["storage_device"].c_str();
-      e.page_cache_dropped = opt_bool(r["page_cache_dropped"]);
-      e.compute_device = r["compute_device"].is_null() ? "" : r["compute_device"].c_str();
-      e.reference_state = opt_bool(r["reference_state"]);
-      e.where = "run " + std::to_string(e.run_id) + " epoch " + std::to_string(e.epoch);
-      corpus.epochs.push_back(std::move(e));
-    }
+    for (const auto& r : epochs) corpus.epochs.push_back(epoch_sample(r));
     tx.commit();
     if (corpus.epochs.empty())
       return invalid_argument(filter.campaign.empty() ? "database: no epochs recorded yet"

@@ -5,6 +5,8 @@
 #include <limits>
 #include <set>
 
+#include <Eigen/SVD>
+
 #include "analysis/stats.hpp"
 
 namespace jetsweep::analysis {
@@ -20,76 +22,28 @@ double LinearModel::predict(const std::vector<double>& x) const {
 
 LinearModel fit_least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
   LinearModel m;
-  const size_t n = x.size();
-  const size_t p = n ? x.front().size() : 0;
-  m.coef.assign(p, 0.0);
+  const Eigen::Index n = static_cast<Eigen::Index>(x.size());
+  const Eigen::Index p = n ? static_cast<Eigen::Index>(x.front().size()) : 0;
+  m.coef.assign(static_cast<size_t>(p), 0.0);
   if (n == 0) return m;
-  // Centre (scikit-learn fit_intercept=True).
-  std::vector<double> xm(p, 0.0);
-  double ym = 0;
-  for (size_t r = 0; r < n; ++r) {
-    for (size_t c = 0; c < p; ++c) xm[c] += x[r][c];
-    ym += y[r];
+  Eigen::MatrixXd a(n, p);
+  Eigen::VectorXd b(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    for (Eigen::Index c = 0; c < p; ++c) a(r, c) = x[static_cast<size_t>(r)][static_cast<size_t>(c)];
+    b(r) = y[static_cast<size_t>(r)];
   }
-  for (double& v : xm) v /= static_cast<double>(n);
-  ym /= static_cast<double>(n);
-  // a: n x p centred design, column-major; v: p x p right singular vectors (one-sided Jacobi SVD).
-  std::vector<std::vector<double>> a(p, std::vector<double>(n)), v(p, std::vector<double>(p, 0.0));
-  for (size_t c = 0; c < p; ++c) {
-    for (size_t r = 0; r < n; ++r) a[c][r] = x[r][c] - xm[c];
-    v[c][c] = 1.0;
-  }
-  const double eps = std::numeric_limits<double>::epsilon();
-  for (int sweep = 0; sweep < 60; ++sweep) {
-    bool rotated = false;
-    for (size_t i = 0; i + 1 < p; ++i) {
-      for (size_t j = i + 1; j < p; ++j) {
-        double alpha = 0, beta = 0, gamma = 0;
-        for (size_t r = 0; r < n; ++r) {
-          alpha += a[i][r] * a[i][r];
-          beta += a[j][r] * a[j][r];
-          gamma += a[i][r] * a[j][r];
-        }
-        if (gamma == 0 || std::fabs(gamma) <= eps * std::sqrt(alpha * beta)) continue;
-        rotated = true;
-        const double zeta = (beta - alpha) / (2.0 * gamma);
-        const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::fabs(zeta) + std::sqrt(1.0 + zeta * zeta));
-        const double cs = 1.0 / std::sqrt(1.0 + t * t);
-        const double sn = cs * t;
-        for (size_t r = 0; r < n; ++r) {
-          const double ai = a[i][r], aj = a[j][r];
-          a[i][r] = cs * ai - sn * aj;
-          a[j][r] = sn * ai + cs * aj;
-        }
-        for (size_t r = 0; r < p; ++r) {
-          const double vi = v[i][r], vj = v[j][r];
-          v[i][r] = cs * vi - sn * vj;
-          v[j][r] = sn * vi + cs * vj;
-        }
-      }
-    }
-    if (!rotated) break;
-  }
-  std::vector<double> sigma(p, 0.0);
-  double sigma_max = 0;
-  for (size_t c = 0; c < p; ++c) {
-    double s = 0;
-    for (size_t r = 0; r < n; ++r) s += a[c][r] * a[c][r];
-    sigma[c] = std::sqrt(s);
-    sigma_max = std::max(sigma_max, sigma[c]);
-  }
-  const double tol = sigma_max * 1e-10;
-  for (size_t c = 0; c < p; ++c) {
-    if (sigma[c] <= tol || sigma[c] == 0) continue;
-    ++m.rank;
-    // (u_c . y_centred) / sigma_c, with u_c = a_c / sigma_c.
-    double uy = 0;
-    for (size_t r = 0; r < n; ++r) uy += a[c][r] * (y[r] - ym);
-    const double w = uy / (sigma[c] * sigma[c]);
-    for (size_t k = 0; k < p; ++k) m.coef[k] += w * v[c][k];
-  }
-  m.intercept = ym;
-  for (size_t c = 0; c < p; ++c) m.intercept -= m.coef[c] * xm[c];
+  // Centre (scikit-learn fit_intercept=True), then the minimum-norm solution of the centred system: singular
+  // values at or below 1e-10 of the largest count as zero (the rank).
+  const Eigen::RowVectorXd xm = a.colwise().mean();
+  const double ym = b.mean();
+  a.rowwise() -= xm;
+  b.array() -= ym;
+  Eigen::BDCSVD<Eigen::MatrixXd> svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  svd.setThreshold(1e-10);
+  m.rank = static_cast<int>(svd.rank());
+  const Eigen::VectorXd coef = svd.solve(b);
+  for (Eigen::Index c = 0; c < p; ++c) m.coef[static_cast<size_t>(c)] = coef(c);
+  m.intercept = ym - xm.dot(coef);
   return m;
 }
 

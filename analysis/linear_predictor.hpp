@@ -24,7 +24,7 @@ const char* to_string(SearchCriterion c);
 
 // y = coef . x + intercept by least squares with scikit-learn LinearRegression semantics: the data
 // are centred, and a rank-deficient system (e.g. 4 modes for 4 features + intercept, as in the paper)
-// gets the minimum-norm coefficients (SVD pseudo-inverse, as numpy/scipy lstsq).
+// gets the minimum-norm coefficients (SVD pseudo-inverse, as numpy/scipy lstsq; Eigen BDCSVD).
 struct LinearModel {
   std::vector<double> coef;
   double intercept = 0;

@@ -32,26 +32,29 @@ std::optional<size_t> BudgetOptimizer::lowest_power_within_time(double budget_ms
   return front_[static_cast<size_t>(it - front_time_.begin())];
 }
 
-std::optional<size_t> fastest_within_power_scan(const std::vector<double>& time_ms, const std::vector<double>& power_w,
-                                                double budget_w) {
+namespace {
+
+// The index with the lowest `objective` (then the lowest `limited`) among those with limited[i] <= budget.
+std::optional<size_t> scan_best(const std::vector<double>& objective, const std::vector<double>& limited, double budget) {
   std::optional<size_t> best;
-  for (size_t i = 0; i < time_ms.size(); ++i) {
-    if (power_w[i] > budget_w) continue;
-    if (!best || time_ms[i] < time_ms[*best] || (time_ms[i] == time_ms[*best] && power_w[i] < power_w[*best]))
+  for (size_t i = 0; i < objective.size(); ++i) {
+    if (limited[i] > budget) continue;
+    if (!best || objective[i] < objective[*best] || (objective[i] == objective[*best] && limited[i] < limited[*best]))
       best = i;
   }
   return best;
 }
 
+}  // namespace
+
+std::optional<size_t> fastest_within_power_scan(const std::vector<double>& time_ms, const std::vector<double>& power_w,
+                                                double budget_w) {
+  return scan_best(time_ms, power_w, budget_w);
+}
+
 std::optional<size_t> lowest_power_within_time_scan(const std::vector<double>& time_ms,
                                                     const std::vector<double>& power_w, double budget_ms) {
-  std::optional<size_t> best;
-  for (size_t i = 0; i < time_ms.size(); ++i) {
-    if (time_ms[i] > budget_ms) continue;
-    if (!best || power_w[i] < power_w[*best] || (power_w[i] == power_w[*best] && time_ms[i] < time_ms[*best]))
-      best = i;
-  }
-  return best;
+  return scan_best(power_w, time_ms, budget_ms);
 }
 
 SweepMetrics summarise_sweep(std::string strategy, std::vector<BudgetOutcome> outcomes, int infeasible) {

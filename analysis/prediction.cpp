@@ -139,6 +139,71 @@ std::string safe_name(std::string s) {
   return s;
 }
 
+// PowerTrain's reference models (time and power) of the first reference workload: reused from req.model_dir when
+// saved there with the same data and options, else trained (and saved). Fills out.reference and notes.
+Status reference_models(const Corpus& corpus, const PredictRequest& req, const WorkloadData& target,
+                        const NnOptions& o, PredictOutcome& out, std::optional<NnRegressor>& ref_time,
+                        std::optional<NnRegressor>& ref_power) {
+  JS_ASSIGN_OR_RETURN(auto ref, select_workload(corpus, req.references.front(), "--reference"));
+  if (ref.workload == target.workload && ref.device == target.device)
+    return invalid_argument("--reference: the reference is the target workload itself");
+  if (!ref.has_power()) return invalid_argument("--reference: workload '" + ref.workload + "' lacks power data");
+  std::vector<ModeKey> rx = modes_of(ref);
+  if (req.reference_modes > 0) rx = sample_modes(rx, req.reference_modes, req.reference_seed);
+  NnOptions ro = o;
+  ro.seed = req.reference_seed;
+  std::vector<double> rt, rp;
+  std::string key = "powertrain-ref-v1|" + ref.device + "|" + ref.workload;
+  char buf[160];
+  for (const auto& m : rx) {
+    const ModeRecord* r = ref.find(m);
+    rt.push_back(r->minibatch_ms);
+    rp.push_back(*r->power_mw);
+    std::snprintf(buf, sizeof buf, "|%s=%.9g,%.9g", m.label().c_str(), r->minibatch_ms, *r->power_mw);
+    key += buf;
+  }
+  std::snprintf(buf, sizeof buf, "|e%d b%d lr%.9g d%.9g v%.9g s%llu log%d", o.epochs, o.batch_size, o.learning_rate,
+                o.dropout, o.validation_fraction, static_cast<unsigned long long>(ro.seed), o.log_target ? 1 : 0);
+  key += buf;
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  ReferenceModelInfo info;
+  info.workload = ref.workload;
+  info.device = ref.device;
+  info.modes = rx.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!req.model_dir.empty()) {
+    const std::string base = req.model_dir + "/" + safe_name(ref.workload + "@" + ref.device) + "-" + buf;
+    info.time_path = base + "-time.pt";
+    info.power_path = base + "-power.pt";
+    if (std::filesystem::exists(info.time_path) && std::filesystem::exists(info.power_path)) {
+      auto lt = NnRegressor::load(info.time_path);
+      auto lp = NnRegressor::load(info.power_path);
+      if (lt.is_ok() && lp.is_ok()) {
+        ref_time = std::move(lt).value();
+        ref_power = std::move(lp).value();
+        info.loaded = true;
+      } else {
+        out.notes.push_back("could not reuse the saved reference model (" +
+                            (lt.is_ok() ? lp.status() : lt.status()).message() + "); retraining");
+      }
+    }
+  }
+  if (!info.loaded) {
+    JS_ASSIGN_OR_RETURN(auto tt, NnRegressor::train(rx, rt, ro));
+    JS_ASSIGN_OR_RETURN(auto tp, NnRegressor::train(rx, rp, ro));
+    ref_time = std::move(tt);
+    ref_power = std::move(tp);
+    if (!req.model_dir.empty()) {
+      Status s = ref_time->save(info.time_path);
+      if (s.is_ok()) s = ref_power->save(info.power_path);
+      if (!s.is_ok()) out.notes.push_back("reference model not saved: " + s.message());
+    }
+  }
+  info.seconds = seconds_since(t0);
+  out.reference = info;
+  return Status::ok();
+}
+
 Result<PredictOutcome> run_nn(const Corpus& corpus, const PredictRequest& req, const WorkloadData& target) {
   PredictOutcome out;
   const size_t k = req.train_modes > 0 ? static_cast<size_t>(req.train_modes) : 50;
@@ -161,64 +226,8 @@ Result<PredictOutcome> run_nn(const Corpus& corpus, const PredictRequest& req, c
 
   if (req.method == Method::kPowerTrain) {
     if (req.references.empty()) return invalid_argument("--reference: powertrain needs a reference workload");
-    JS_ASSIGN_OR_RETURN(auto ref, select_workload(corpus, req.references.front(), "--reference"));
-    if (ref.workload == target.workload && ref.device == target.device)
-      return invalid_argument("--reference: the reference is the target workload itself");
-    if (!ref.has_power()) return invalid_argument("--reference: workload '" + ref.workload + "' lacks power data");
-    std::vector<ModeKey> rx = modes_of(ref);
-    if (req.reference_modes > 0) rx = sample_modes(rx, req.reference_modes, req.reference_seed);
-    NnOptions ro = o;
-    ro.seed = req.reference_seed;
-    std::vector<double> rt, rp;
-    std::string key = "powertrain-ref-v1|" + ref.device + "|" + ref.workload;
-    char buf[160];
-    for (const auto& m : rx) {
-      const ModeRecord* r = ref.find(m);
-      rt.push_back(r->minibatch_ms);
-      rp.push_back(*r->power_mw);
-      std::snprintf(buf, sizeof buf, "|%s=%.9g,%.9g", m.label().c_str(), r->minibatch_ms, *r->power_mw);
-      key += buf;
-    }
-    std::snprintf(buf, sizeof buf, "|e%d b%d lr%.9g d%.9g v%.9g s%llu log%d", o.epochs, o.batch_size, o.learning_rate,
-                  o.dropout, o.validation_fraction, static_cast<unsigned long long>(ro.seed), o.log_target ? 1 : 0);
-    key += buf;
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
-    ReferenceModelInfo info;
-    info.workload = ref.workload;
-    info.device = ref.device;
-    info.modes = rx.size();
-    const auto t0 = std::chrono::steady_clock::now();
     std::optional<NnRegressor> ref_time, ref_power;
-    if (!req.model_dir.empty()) {
-      const std::string base = req.model_dir + "/" + safe_name(ref.workload + "@" + ref.device) + "-" + buf;
-      info.time_path = base + "-time.pt";
-      info.power_path = base + "-power.pt";
-      if (std::filesystem::exists(info.time_path) && std::filesystem::exists(info.power_path)) {
-        auto lt = NnRegressor::load(info.time_path);
-        auto lp = NnRegressor::load(info.power_path);
-        if (lt.is_ok() && lp.is_ok()) {
-          ref_time = std::move(lt).value();
-          ref_power = std::move(lp).value();
-          info.loaded = true;
-        } else {
-          out.notes.push_back("could not reuse the saved reference model (" +
-                              (lt.is_ok() ? lp.status() : lt.status()).message() + "); retraining");
-        }
-      }
-    }
-    if (!info.loaded) {
-      JS_ASSIGN_OR_RETURN(auto tt, NnRegressor::train(rx, rt, ro));
-      JS_ASSIGN_OR_RETURN(auto tp, NnRegressor::train(rx, rp, ro));
-      ref_time = std::move(tt);
-      ref_power = std::move(tp);
-      if (!req.model_dir.empty()) {
-        Status s = ref_time->save(info.time_path);
-        if (s.is_ok()) s = ref_power->save(info.power_path);
-        if (!s.is_ok()) out.notes.push_back("reference model not saved: " + s.message());
-      }
-    }
-    info.seconds = seconds_since(t0);
-    out.reference = info;
+    JS_RETURN_IF_ERROR(reference_models(corpus, req, target, o, out, ref_time, ref_power));
     const auto t1 = std::chrono::steady_clock::now();
     JS_ASSIGN_OR_RETURN(auto xt, ref_time->transfer(train, t_y, o));
     time_nn = std::make_shared<NnRegressor>(std::move(xt));
@@ -288,18 +297,27 @@ std::vector<ModeKey> sample_modes(const std::vector<ModeKey>& modes, size_t k, u
   return v;
 }
 
+namespace {
+
+// The target's name, board, configuration and notes.
+void describe_target(const WorkloadData& target, PredictOutcome& out) {
+  out.target = target.workload;
+  out.device = target.device;
+  out.config = target.config;
+  out.simulated = target.simulated;
+  out.notes.insert(out.notes.end(), target.notes.begin(), target.notes.end());
+}
+
+}  // namespace
+
 Result<PredictOutcome> run_prediction(const Corpus& corpus, const PredictRequest& req) {
   JS_ASSIGN_OR_RETURN(auto target, select_workload(corpus, req.target, "--target"));
   Result<PredictOutcome> r = req.method == Method::kLinear ? run_linear(corpus, req, target) : run_nn(corpus, req, target);
   if (!r.is_ok()) return r;
   PredictOutcome out = std::move(r).value();
   out.method = req.method;
-  out.target = target.workload;
-  out.device = target.device;
-  out.config = target.config;
-  out.simulated = target.simulated;
   out.seed = req.seed;
-  for (const auto& n : target.notes) out.notes.push_back(n);
+  describe_target(target, out);
   score(target, out.train_modes, out);
   return out;
 }

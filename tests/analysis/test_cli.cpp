@@ -14,22 +14,13 @@
 #include "analysis/analyze_cli.hpp"
 #include "analysis/csv_corpus.hpp"
 #include "analysis/synthetic_corpus.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace jetsweep::analysis;
+using namespace jetsweep::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Run {
-  int rc;
-  std::string out, err;
-};
-
-Run analyze(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int rc = analyze_main(args, out, err);
-  return {rc, out.str(), err.str()};
-}
 
 // A small synthetic corpus on disk, removed afterwards.
 class CorpusFile {
@@ -37,13 +28,8 @@ class CorpusFile {
   explicit CorpusFile(size_t modes = 300) : dir_(fs::temp_directory_path() / ("jetsweep-cli-" + std::to_string(::getpid()))) {
     fs::create_directories(dir_);
     path_ = (dir_ / "corpus.csv").string();
-    auto board = synthetic_board("agx-orin").value();
-    SyntheticOptions o;
-    o.max_modes = modes;
-    o.noise_pct = 2;
-    Corpus c = generate_corpus(board, synthetic_workloads(), o);
     std::ofstream f(path_);
-    write_corpus_csv(f, c);
+    write_corpus_csv(f, synthetic_corpus("agx-orin", {}, {.noise_pct = 2, .max_modes = modes}));
   }
   ~CorpusFile() {
     std::error_code ec;
@@ -183,14 +169,13 @@ TEST_CASE("cli: plots are written by gnuplot as PNG and SVG; a missing gnuplot i
 
 TEST_CASE("cli: export from a CSV corpus reads back; synth writes a corpus") {
   CorpusFile corpus(30);
-  std::ostringstream out, err;
-  REQUIRE(export_main({"--csv", corpus.path()}, out, err) == 0);
-  std::istringstream in(out.str());
+  const Run exported = export_corpus({"--csv", corpus.path()});
+  REQUIRE(exported.rc == 0);
+  std::istringstream in(exported.out);
   auto back = parse_corpus_csv(in, "export");
   REQUIRE(back.is_ok());
   CHECK(back->rows.size() == 150);
-  std::ostringstream o2, e2;
-  CHECK(export_main({"--csv", corpus.path(), "--bogus"}, o2, e2) == 2);
+  CHECK(export_corpus({"--csv", corpus.path(), "--bogus"}).rc == 2);
   auto s = analyze({"synth", "--device", "orin-nano", "--workloads", "resnet", "--out", corpus.file("nano.csv"), "--json"});
   REQUIRE_MESSAGE(s.rc == 0, s.err);
   CHECK(boost::json::parse(s.out).as_object().at("rows").to_number<int>() == 1800);

@@ -8,6 +8,7 @@
 
 #include "analysis/csv_corpus.hpp"
 #include "analysis/synthetic_corpus.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::analysis;
@@ -17,21 +18,34 @@ Result<Corpus> parse(const std::string& text) {
   std::istringstream in(text);
   return parse_corpus_csv(in, "c.csv");
 }
+
+// The corpus of a CSV text that must parse.
+Corpus parsed(const std::string& text) {
+  auto c = parse(text);
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  return std::move(c).value();
+}
+
+// The message of a CSV text that must not parse.
+std::string parse_error(const std::string& text) {
+  auto c = parse(text);
+  REQUIRE_FALSE(c.is_ok());
+  return c.status().message();
+}
 }  // namespace
 
 TEST_CASE("csv: required columns in any order, extras ignored, empty power allowed") {
-  auto c = parse(
+  const Corpus c = parsed(
       "power_mw,workload,extra,device,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms\n"
       "30000,resnet,x,agx-orin,12,2201.6,1300.5,3199,150.5\n"
       ",resnet,y,agx-orin,4,1000,500,2133,400\n");
-  REQUIRE(c.is_ok());
-  REQUIRE(c->rows.size() == 2);
-  CHECK(c->rows[0].device == "agx-orin");
-  CHECK(c->rows[0].mode == ModeKey{12, 2201.6, 1300.5, 3199});
-  CHECK(c->rows[0].minibatch_ms == doctest::Approx(150.5));
-  CHECK(*c->rows[0].power_mw == doctest::Approx(30000));
-  CHECK_FALSE(c->rows[1].power_mw.has_value());
-  CHECK(c->rows[0].where == "c.csv:2");
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].device == "agx-orin");
+  CHECK(c.rows[0].mode == ModeKey{12, 2201.6, 1300.5, 3199});
+  CHECK(c.rows[0].minibatch_ms == doctest::Approx(150.5));
+  CHECK(*c.rows[0].power_mw == doctest::Approx(30000));
+  CHECK_FALSE(c.rows[1].power_mw.has_value());
+  CHECK(c.rows[0].where == "c.csv:2");
 }
 
 TEST_CASE("csv: errors name the file, line and column") {
@@ -40,54 +54,36 @@ TEST_CASE("csv: errors name the file, line and column") {
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK(missing.status().message().find("c.csv:1: missing column 'power_mw'") != std::string::npos);
 
-  auto bad_number = parse(
-      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n"
-      "orin,resnet,12,2201.6,1300.5,3199,150,1\n"
-      "orin,resnet,12,fast,1300.5,3199,150,1\n");
-  REQUIRE_FALSE(bad_number.is_ok());
-  CHECK(bad_number.status().message() == "c.csv:3: column 'cpu_mhz': expected a number, got 'fast'");
-
-  auto negative = parse(
-      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n"
-      "orin,resnet,12,2201.6,1300.5,3199,-5,1\n");
-  REQUIRE_FALSE(negative.is_ok());
-  CHECK(negative.status().message().find("c.csv:2: column 'minibatch_ms': must be positive") != std::string::npos);
-
-  auto fractional_cores = parse(
-      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n"
-      "orin,resnet,2.5,2201.6,1300.5,3199,5,1\n");
-  REQUIRE_FALSE(fractional_cores.is_ok());
-  CHECK(fractional_cores.status().message().find("c.csv:2: column 'cores'") != std::string::npos);
-
-  auto short_row = parse("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\norin,resnet,1\n");
-  REQUIRE_FALSE(short_row.is_ok());
-  CHECK(short_row.status().message().find("c.csv:2: expected 8 fields, got 3") != std::string::npos);
+  const std::string header = "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n";
+  CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,150,1\norin,resnet,12,fast,1300.5,3199,150,1\n") ==
+        "c.csv:3: column 'cpu_mhz': expected a number, got 'fast'");
+  CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,-5,1\n")
+            .find("c.csv:2: column 'minibatch_ms': must be positive") != std::string::npos);
+  CHECK(parse_error(header + "orin,resnet,2.5,2201.6,1300.5,3199,5,1\n").find("c.csv:2: column 'cores'") !=
+        std::string::npos);
+  CHECK(parse_error(header + "orin,resnet,1\n").find("c.csv:2: expected 8 fields, got 3") != std::string::npos);
 
   CHECK_FALSE(parse("").is_ok());
   CHECK_FALSE(read_corpus_csv("/nonexistent/corpus.csv").is_ok());
 }
 
 TEST_CASE("csv: per-epoch rows keep epoch 0 out of the profiles") {
-  auto c = parse(
+  // One mode of one instance, three epochs: the warm-up (12 ms per minibatch) and two measured ones.
+  const Corpus c = parsed(
       "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,instance,epoch,epoch_s,energy_j,kernel\n"
       "nx,lenet,6,1400,1100,1600,12,9000,nx-1,0,30,270,5.10\n"
       "nx,lenet,6,1400,1100,1600,10,9000,nx-1,1,25,225,5.10\n"
       "nx,lenet,6,1400,1100,1600,10.5,9000,nx-1,2,26,234,5.10\n");
-  REQUIRE(c.is_ok());
-  CHECK(c->rows.size() == 2);
-  CHECK(c->epochs.size() == 3);
-  CHECK(c->epoch_times);
-  CHECK(c->epochs[0].epoch == 0);
-  CHECK(c->epochs[1].software.at("kernel") == "5.10");
-  CHECK(*c->epochs[2].energy == doctest::Approx(234));
+  CHECK(c.rows.size() == 2);
+  REQUIRE(c.epochs.size() == 3);
+  CHECK(c.epoch_times);
+  CHECK(c.epochs[0].epoch == 0);
+  CHECK(c.epochs[1].software.at("kernel") == "5.10");
+  CHECK(*c.epochs[2].energy == doctest::Approx(234));
 }
 
 TEST_CASE("csv: written corpora read back identically") {
-  auto board = synthetic_board("orin-nano").value();
-  SyntheticOptions o;
-  o.max_modes = 40;
-  o.noise_pct = 3;
-  Corpus c = generate_corpus(board, {synthetic_workload("resnet").value()}, o);
+  const Corpus c = testing::synthetic_corpus("orin-nano", {"resnet"}, {.noise_pct = 3, .max_modes = 40});
   std::stringstream ss;
   write_corpus_csv(ss, c);
   auto back = parse_corpus_csv(ss, "round.csv");
@@ -101,70 +97,65 @@ TEST_CASE("csv: written corpora read back identically") {
 }
 
 TEST_CASE("corpus: workload selection averages instances and names the flag on errors") {
-  auto c = parse(
+  const Corpus c = parsed(
       "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,instance\n"
       "nx,lenet,6,1400,1100,1600,10,9000,nx-1\n"
       "nx,lenet,6,1400,1100,1600,12,11000,nx-2\n"
       "agx,lenet,8,2265,1377,2133,5,20000,agx-1\n");
-  REQUIRE(c.is_ok());
-  auto amb = select_workload(*c, {"lenet", ""}, "--workload");
+  auto amb = select_workload(c, {"lenet", ""}, "--workload");
   REQUIRE_FALSE(amb.is_ok());
   CHECK(amb.status().message().find("--workload") == 0);
   CHECK(amb.status().message().find("lenet@BOARD") != std::string::npos);
-  auto nx = select_workload(*c, parse_workload_ref("lenet@nx"), "--workload");
+  auto nx = select_workload(c, parse_workload_ref("lenet@nx"), "--workload");
   REQUIRE(nx.is_ok());
   REQUIRE(nx->modes.size() == 1);
   CHECK(nx->modes[0].minibatch_ms == doctest::Approx(11));
   CHECK(*nx->modes[0].power_mw == doctest::Approx(10000));
-  auto none = select_workload(*c, {"vgg", ""}, "--target");
+  auto none = select_workload(c, {"vgg", ""}, "--target");
   REQUIRE_FALSE(none.is_ok());
   CHECK(none.status().message().find("--target: workload 'vgg' not found") == 0);
 }
 
 TEST_CASE("csv: configuration axes, simulated rows and partial modes") {
-  auto c = parse(
+  const Corpus c = parsed(
       "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,mode,workers,batch_size,pin_clocks,simulated\n"
       "agx,lenet,8,2265.6,1377,2133,10,20000,,2,16,t,true\n"
       "agx,lenet,4,,,,25,,4c/-/-/-,4.0,16,false,false\n"
       "agx,lenet,8,2265.6,1377,2133,9,20000,,,16,,\n");
-  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
-  REQUIRE(c->rows.size() == 3);
-  const auto& r0 = c->rows[0];
+  REQUIRE(c.rows.size() == 3);
+  const auto& r0 = c.rows[0];
   CHECK(r0.simulated);
   CHECK(r0.axes == AxisMap{{"mode", "8c/2265.6/1377/2133"}, {"workers", "2"}, {"batch_size", "16"}, {"pin_clocks", "true"}});
-  const auto& r1 = c->rows[1];
+  const auto& r1 = c.rows[1];
   CHECK_FALSE(r1.simulated);
   CHECK(r1.mode.cores == 4);
   CHECK_FALSE(r1.mode.explicit_settings());
   CHECK(r1.axes.at("mode") == "4c/-/-/-");
   CHECK(r1.axes.at("workers") == "4");  // canonical: whole numbers without a fraction
   CHECK(r1.axes.at("pin_clocks") == "false");
-  CHECK(c->rows[2].axes.count("workers") == 0);  // empty: not a distinguishing axis for this row
-  CHECK(c->epochs[0].simulated);
-  CHECK(c->epochs[1].axes == r1.axes);
+  CHECK(c.rows[2].axes.count("workers") == 0);  // empty: not a distinguishing axis for this row
+  CHECK(c.epochs[0].simulated);
+  CHECK(c.epochs[1].axes == r1.axes);
 
   // Without a mode label or a mode name, the settings stay required.
-  auto strict = parse("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\nagx,lenet,8,,1377,2133,10,1\n");
-  REQUIRE_FALSE(strict.is_ok());
-  CHECK(strict.status().message() == "c.csv:2: column 'cpu_mhz': empty value");
-  auto bad_sim = parse("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,simulated\n"
-                       "agx,lenet,8,1,1,1,10,1,maybe\n");
-  REQUIRE_FALSE(bad_sim.is_ok());
-  CHECK(bad_sim.status().message().find("c.csv:2: column 'simulated'") == 0);
+  CHECK(parse_error("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\nagx,lenet,8,,1377,2133,10,1\n") ==
+        "c.csv:2: column 'cpu_mhz': empty value");
+  CHECK(parse_error("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,simulated\n"
+                    "agx,lenet,8,1,1,1,10,1,maybe\n")
+            .find("c.csv:2: column 'simulated'") == 0);
 }
 
 TEST_CASE("csv: per-epoch export keeps every axis, the simulated mark and the repetition") {
-  auto c = parse(
+  const Corpus c = parsed(
       "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,instance,epoch,e2e_s,workers,prefetch,"
       "storage,simulated,repetition,run_id\n"
       "agx,lenet5/mnist,8,2265.6,1377,2133,10,20000,x-1,0,14,2,2,ssd,true,0,7\n"
       "agx,lenet5/mnist,8,2265.6,1377,2133,10,20000,x-1,1,10,2,2,ssd,true,1,8\n");
-  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
-  CHECK(c->epoch_times);  // e2e_s is the per-epoch time
-  CHECK(c->epochs[1].repetition == 1);
-  CHECK(c->epochs[1].run_id == 8);
+  CHECK(c.epoch_times);  // e2e_s is the per-epoch time
+  CHECK(c.epochs[1].repetition == 1);
+  CHECK(c.epochs[1].run_id == 8);
   std::stringstream ss;
-  write_epochs_csv(ss, *c);
+  write_epochs_csv(ss, c);
   const std::string text = ss.str();
   for (const char* col : {",cores,", ",cpu_mhz,", ",mode_name,", ",pin_clocks,", ",fan,", ",workers,", ",prefetch,",
                           ",batch_size,", ",threads,", ",dataset,", ",storage,", ",repetition,", ",simulated,", ",epoch,",
@@ -175,10 +166,10 @@ TEST_CASE("csv: per-epoch export keeps every axis, the simulated mark and the re
   REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
   REQUIRE(back->epochs.size() == 2);
   for (size_t i = 0; i < 2; ++i) {
-    CHECK(back->epochs[i].axes == c->epochs[i].axes);
+    CHECK(back->epochs[i].axes == c.epochs[i].axes);
     CHECK(back->epochs[i].simulated);
-    CHECK(back->epochs[i].repetition == c->epochs[i].repetition);
-    CHECK(back->epochs[i].time == doctest::Approx(c->epochs[i].time));
+    CHECK(back->epochs[i].repetition == c.epochs[i].repetition);
+    CHECK(back->epochs[i].time == doctest::Approx(c.epochs[i].time));
     CHECK(back->epochs[i].dataset == "mnist");
   }
   CHECK(back->epochs[0].axes.at("storage") == "ssd");
@@ -209,45 +200,52 @@ TEST_CASE("corpus: --where selects, --pool-over pools, labels name the axes") {
       "agx,lenet,4,1190.4,675.75,1331.2,25,10000,2,16\n"
       "agx,lenet,8,2265.6,1377,2133,8,21000,4,16\n"
       "agx,lenet,4,1190.4,675.75,1331.2,20,11000,4,16\n";
-  auto c = parse(csv);
-  REQUIRE(c.is_ok());
-  CHECK(varying_axes(*c) == std::set<std::string>{"mode", "workers"});
+  const Corpus c = parsed(csv);
+  CHECK(varying_axes(c) == std::set<std::string>{"mode", "workers"});
   // Two worker settings: selection refuses, naming both ways to choose.
-  auto refused = select_workload(*c, {"lenet", ""}, "--workload");
+  auto refused = select_workload(c, {"lenet", ""}, "--workload");
   REQUIRE_FALSE(refused.is_ok());
   const std::string msg = refused.status().message();
   CHECK(msg.find("--workload: workload 'lenet' on agx was measured in 2 configurations besides the power mode (w2") == 0);
   CHECK(msg.find("--where workers=2") != std::string::npos);
   CHECK(msg.find("--pool-over workers") != std::string::npos);
 
-  auto sel = parse(csv);
-  REQUIRE(select_configurations(*sel, parse_where("workers=4").value(), {}).is_ok());
-  auto w4 = select_workload(*sel, {"lenet", ""}, "--workload");
+  Corpus sel = parsed(csv);
+  REQUIRE(select_configurations(sel, parse_where("workers=4").value(), {}).is_ok());
+  auto w4 = select_workload(sel, {"lenet", ""}, "--workload");
   REQUIRE(w4.is_ok());
   CHECK(w4->config == AxisMap{{"workers", "4"}, {"batch_size", "16"}});
   REQUIRE(w4->modes.size() == 2);
   CHECK(w4->modes[1].minibatch_ms == doctest::Approx(8));
 
-  auto pooled = parse(csv);
-  REQUIRE(select_configurations(*pooled, {}, {"workers"}).is_ok());
-  CHECK(pooled->pooled_over == std::vector<std::string>{"workers"});
-  auto all = select_workload(*pooled, {"lenet", ""}, "--workload");
+  Corpus pooled = parsed(csv);
+  REQUIRE(select_configurations(pooled, {}, {"workers"}).is_ok());
+  CHECK(pooled.pooled_over == std::vector<std::string>{"workers"});
+  auto all = select_workload(pooled, {"lenet", ""}, "--workload");
   REQUIRE(all.is_ok());
   REQUIRE(all->modes.size() == 2);
   CHECK(all->modes[1].minibatch_ms == doctest::Approx(9));  // the explicit pooled view: mean of 10 and 8
 
-  auto none = parse(csv);
-  auto st = select_configurations(*none, parse_where("batch_size=32").value(), {});
+  Corpus none = parsed(csv);
+  auto st = select_configurations(none, parse_where("batch_size=32").value(), {});
   REQUIRE_FALSE(st.is_ok());
   CHECK(st.message().find("batch_size=32 (values: 16)") != std::string::npos);
 
   // Simulated and real rows of one workload are never pooled either.
-  auto mixed = parse(
+  const Corpus mixed = parsed(
       "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,simulated\n"
       "agx,lenet,8,2265.6,1377,2133,10,20000,true\n"
       "agx,lenet,8,2265.6,1377,2133,11,20000,false\n");
-  REQUIRE(mixed.is_ok());
-  auto mixed_sel = select_workload(*mixed, {"lenet", ""}, "--workload");
+  auto mixed_sel = select_workload(mixed, {"lenet", ""}, "--workload");
   REQUIRE_FALSE(mixed_sel.is_ok());
   CHECK(mixed_sel.status().message().find("--where simulated=false") != std::string::npos);
+}
+
+TEST_CASE("split_record: RFC 4180 quoting, as export --json reads its own CSV back") {
+  auto cells = split_record("a,\"b,\"\"c\"\"\",,\"\"", "here");
+  REQUIRE(cells.is_ok());
+  CHECK(cells.value() == std::vector<std::string>{"a", "b,\"c\"", "", ""});
+  auto open = split_record("a,\"b", "file.csv:3");
+  REQUIRE_FALSE(open.is_ok());
+  CHECK(open.status().message() == "file.csv:3: unterminated quoted field");
 }

@@ -7,9 +7,26 @@
 #include "analysis/linear_predictor.hpp"
 #include "analysis/prediction.hpp"
 #include "analysis/synthetic_corpus.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::analysis;
+using namespace jetsweep::testing;
+
+namespace {
+// A linear prediction of `target` from the reference workloads, trained on `train_modes` modes chosen from
+// a pool of `pool` candidates.
+PredictRequest linear_request(const std::string& target, const std::vector<std::string>& references, int train_modes,
+                              size_t pool) {
+  PredictRequest req;
+  req.method = Method::kLinear;
+  req.target = {target, ""};
+  for (const auto& r : references) req.references.push_back({r, ""});
+  req.train_modes = train_modes;
+  req.pool = pool;
+  return req;
+}
+}  // namespace
 
 TEST_CASE("least squares recovers exact coefficients on full-rank data") {
   std::vector<std::vector<double>> x;
@@ -44,19 +61,9 @@ TEST_CASE("rank-deficient fits (4 modes, 4 features + intercept) give the minimu
 }
 
 TEST_CASE("linear method recovers a linear ground truth exactly") {
-  auto board = synthetic_board("agx-orin").value();
-  SyntheticOptions o;
-  o.linear_truth = true;
-  o.max_modes = 400;
-  o.seed = 3;
-  Corpus c = generate_corpus(board, synthetic_workloads(), o);
-  PredictRequest req;
-  req.method = Method::kLinear;
-  req.target = {"bert", ""};
-  req.references = {{"resnet", ""}, {"mobilenet", ""}, {"lenet", ""}};
-  req.train_modes = 6;  // > 4 features + intercept - 1, so the fit is determined
-  req.pool = 10;
-  auto p = run_prediction(c, req);
+  const Corpus c = synthetic_corpus("agx-orin", {}, {.seed = 3, .max_modes = 400, .linear_truth = true});
+  // 6 training modes > 4 features + intercept - 1, so the fit is determined.
+  auto p = run_prediction(c, linear_request("bert", {"resnet", "mobilenet", "lenet"}, 6, 10));
   REQUIRE(p.is_ok());
   CHECK(p->search->combinations == 210);
   CHECK(p->search->score < 1e-6);
@@ -71,11 +78,7 @@ TEST_CASE("linear method recovers a linear ground truth exactly") {
 }
 
 TEST_CASE("representative search: 10C4 on the paper's setting, and it rejects bad sizes") {
-  auto board = synthetic_board("agx-xavier").value();
-  SyntheticOptions o;
-  o.max_modes = 10;
-  o.noise_pct = 1;
-  Corpus c = generate_corpus(board, synthetic_workloads(), o);
+  const Corpus c = synthetic_corpus("agx-xavier", {}, {.noise_pct = 1, .max_modes = 10});
   std::vector<WorkloadData> refs;
   for (const char* w : {"resnet", "mobilenet", "lenet"}) refs.push_back(select_workload(c, {w, ""}, "--reference").value());
   auto pool = common_modes(refs);
@@ -108,17 +111,8 @@ TEST_CASE("representative search: 10C4 on the paper's setting, and it rejects ba
 }
 
 TEST_CASE("inverse-frequency features beat the paper's raw features on a non-linear truth") {
-  auto board = synthetic_board("agx-orin").value();
-  SyntheticOptions o;
-  o.max_modes = 600;
-  o.noise_pct = 2;
-  Corpus c = generate_corpus(board, synthetic_workloads(), o);
-  PredictRequest req;
-  req.method = Method::kLinear;
-  req.target = {"mobilenet", ""};
-  req.references = {{"resnet", ""}, {"yolo", ""}, {"lenet", ""}};
-  req.train_modes = 6;
-  req.pool = 14;
+  const Corpus c = synthetic_corpus("agx-orin", {}, {.noise_pct = 2, .max_modes = 600});
+  PredictRequest req = linear_request("mobilenet", {"resnet", "yolo", "lenet"}, 6, 14);
   req.criterion = SearchCriterion::kMape;
   auto raw = run_prediction(c, req);
   req.features = LinearFeatures::kInverse;

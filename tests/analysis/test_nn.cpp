@@ -11,21 +11,16 @@
 #include "analysis/prediction.hpp"
 #include "analysis/stats.hpp"
 #include "analysis/synthetic_corpus.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::analysis;
+using namespace jetsweep::testing;
 
 namespace {
 
 Corpus orin_corpus(size_t modes) {
-  auto board = synthetic_board("agx-orin").value();
-  SyntheticOptions o;
-  o.max_modes = modes;
-  o.noise_pct = 2;
-  o.seed = 7;
-  return generate_corpus(board, {synthetic_workload("resnet").value(), synthetic_workload("mobilenet").value(),
-                                 synthetic_workload("yolo").value()},
-                         o);
+  return synthetic_corpus("agx-orin", {"resnet", "mobilenet", "yolo"}, {.noise_pct = 2, .seed = 7, .max_modes = modes});
 }
 
 // MAPE of always predicting the training mean: what an NN that learned nothing would score.

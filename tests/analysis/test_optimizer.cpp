@@ -12,8 +12,10 @@
 #include "analysis/csv_corpus.hpp"
 #include "analysis/optimizer.hpp"
 #include "analysis/synthetic_corpus.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace jetsweep::analysis;
+using namespace jetsweep::testing;
 
 TEST_CASE("optimizer: equals the brute-force scan for power and time budgets") {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
@@ -35,11 +37,7 @@ TEST_CASE("optimizer: equals the brute-force scan for power and time budgets") {
 }
 
 TEST_CASE("optimizer: the CLI picks the brute-force optimum on observed data") {
-  auto board = synthetic_board("agx-orin").value();
-  SyntheticOptions o;
-  o.max_modes = 3000;
-  o.noise_pct = 2;
-  Corpus c = generate_corpus(board, {synthetic_workload("yolo").value()}, o);
+  const Corpus c = synthetic_corpus("agx-orin", {"yolo"}, {.noise_pct = 2, .max_modes = 3000});
   const std::string path = "/tmp/jetsweep-analysis-opt-" + std::to_string(::getpid()) + ".csv";
   {
     std::ofstream f(path);
@@ -51,12 +49,10 @@ TEST_CASE("optimizer: the CLI picks the brute-force optimum on observed data") {
     p.push_back(*r.power_mw / 1000.0);
   }
   for (double budget : {12.0, 20.0, 27.5, 35.0, 60.0}) {
-    std::ostringstream out, err;
-    const int rc = analyze_main({"optimize", "--csv", path, "--workload", "yolo", "--power-budget-w",
-                                 std::to_string(budget), "--json"},
-                                out, err);
-    REQUIRE_MESSAGE(rc == 0, err.str());
-    auto j = boost::json::parse(out.str()).as_object();
+    const Run r = analyze({"optimize", "--csv", path, "--workload", "yolo", "--power-budget-w", std::to_string(budget),
+                           "--json"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    auto j = boost::json::parse(r.out).as_object();
     auto best = fastest_within_power_scan(t, p, budget);
     REQUIRE(best.has_value());
     const auto& chosen = j.at("chosen").as_object();
@@ -68,9 +64,9 @@ TEST_CASE("optimizer: the CLI picks the brute-force optimum on observed data") {
     CHECK(chosen.at("power_w").to_number<double>() <= budget);
   }
   // Time budget: the lowest-power mode within it.
-  std::ostringstream out, err;
-  REQUIRE(analyze_main({"optimize", "--csv", path, "--workload", "yolo", "--time-budget", "400", "--json"}, out, err) == 0);
-  auto j = boost::json::parse(out.str()).as_object();
+  const Run r = analyze({"optimize", "--csv", path, "--workload", "yolo", "--time-budget", "400", "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  auto j = boost::json::parse(r.out).as_object();
   auto best = lowest_power_within_time_scan(t, p, 400);
   CHECK(j.at("chosen").as_object().at("power_w").to_number<double>() == doctest::Approx(p[*best]).epsilon(1e-5));
   std::remove(path.c_str());

@@ -1,0 +1,143 @@
+// Printers of `analyze optimize`: the pick against the observed optimum, the budget sweep, the Pareto plot.
+#include "analysis/pareto.hpp"
+#include "analysis/plots.hpp"
+#include "analysis/print_reports.hpp"
+#include "analysis/print_util.hpp"
+
+namespace jetsweep::analysis {
+
+namespace bj = boost::json;
+
+namespace {
+
+bj::object sweep_json(const SweepMetrics& m) {
+  bj::object o;
+  o["strategy"] = m.strategy;
+  o["budgets"] = m.budgets;
+  o["infeasible"] = m.infeasible;
+  o["time_penalty_median_pct"] = jnum(m.time_penalty_median_pct, 5);
+  o["time_penalty_q1_pct"] = jnum(m.time_penalty_q1_pct, 5);
+  o["time_penalty_q3_pct"] = jnum(m.time_penalty_q3_pct, 5);
+  o["time_penalty_mean_pct"] = jnum(m.time_penalty_mean_pct, 5);
+  o["excess_power_area_w"] = jnum(m.excess_power_area_w, 5);
+  o["over_limit_pct"] = jnum(m.over_limit_pct, 5);
+  o["over_limit_plus1_pct"] = jnum(m.over_limit_plus1_pct, 5);
+  return o;
+}
+
+// A picked mode: a candidate (predicted values when predicted) or an observed mode, with its observed values.
+bj::value pick_json(const OptimizeReport& r, std::optional<size_t> c, bool from_candidates) {
+  if (!c) return nullptr;
+  bj::object o = mode_json(from_candidates ? r.candidates.modes[*c] : r.observed.modes[*c]);
+  if (from_candidates && r.predicted()) {
+    o["predicted_time_ms"] = jnum(r.candidates.time_ms[*c]);
+    o["predicted_power_w"] = jnum(r.candidates.power_w[*c]);
+  }
+  const std::optional<size_t> oi = from_candidates ? r.observed_of(*c) : c;
+  o["time_ms"] = oi ? jnum(r.observed.time_ms[*oi]) : bj::value(nullptr);
+  o["power_w"] = oi ? jnum(r.observed.power_w[*oi]) : bj::value(nullptr);
+  return o;
+}
+
+}  // namespace
+
+bj::object report_json(const OptimizeReport& r) {
+  bj::object o;
+  workload_json(o, r.target, r.context);
+  o["method"] = r.method;
+  o["seed"] = r.seed;
+  o["candidates"] = r.candidates.modes.size();
+  o["excluded_candidates"] = r.excluded_candidates;
+  if (r.power_budget_w) o["power_budget_w"] = jnum(*r.power_budget_w);
+  if (r.time_budget_ms) o["time_budget_ms"] = jnum(*r.time_budget_ms);
+  if (r.power_budget_w || r.time_budget_ms) {
+    o["chosen"] = pick_json(r, r.chosen, true);
+    o["optimal"] = pick_json(r, r.optimal, false);
+    o["time_penalty_pct"] = jnum(r.time_penalty_pct, 5);
+    o["excess_power_w"] = jnum(r.excess_power_w, 5);
+  }
+  o["optimize_seconds"] = jnum(r.optimize_seconds, 4);
+  if (r.prediction) {
+    o["predict_seconds"] = jnum(r.predict_seconds, 4);
+    o["prediction"] = prediction_json(*r.prediction, *r.request, r.context.labels);
+  }
+  bj::array sw;
+  for (const auto& s : r.sweeps) sw.push_back(sweep_json(s));
+  o["sweep"] = std::move(sw);
+  if (!r.sweep_budgets_w.empty()) {
+    o["sweep_from_w"] = jnum(r.sweep_budgets_w.front());
+    o["sweep_to_w"] = jnum(r.sweep_budgets_w.back());
+    o["sweep_budgets"] = r.sweep_budgets_w.size();
+  }
+  return o;
+}
+
+namespace {
+
+void describe_pick(std::ostream& out, const OptimizeReport& r, const char* what, std::optional<size_t> c,
+                   bool from_candidates) {
+  out << what;
+  if (!c) {
+    out << "none within the budget\n";
+    return;
+  }
+  out << (from_candidates ? r.candidates.modes[*c] : r.observed.modes[*c]).label();
+  if (from_candidates && r.predicted())
+    out << "  predicted " << fixed(r.candidates.time_ms[*c], 2) << " ms, " << fixed(r.candidates.power_w[*c], 2) << " W;";
+  const std::optional<size_t> oi = from_candidates ? r.observed_of(*c) : c;
+  if (oi) out << "  observed " << fixed(r.observed.time_ms[*oi], 2) << " ms, " << fixed(r.observed.power_w[*oi], 2) << " W";
+  else out << "  (not profiled)";
+  out << "\n";
+}
+
+void print_sweeps(std::ostream& out, const OptimizeReport& r) {
+  const auto& budgets = r.sweep_budgets_w;
+  out << "Sweep of " << budgets.size() << " power budgets " << fixed(budgets.front(), 1) << ".."
+      << fixed(budgets.back(), 1) << " W against the observed optimum:\n";
+  out << "  " << pad("strategy", 12) << pad_left("solved", 7) << pad_left("penalty med %", 15)
+      << pad_left("Q1..Q3 %", 18) << pad_left("area W", 9) << pad_left("A/L %", 8) << pad_left("A/L+1 %", 9) << "\n";
+  for (const auto& s : r.sweeps)
+    out << "  " << pad(s.strategy, 12) << pad_left(std::to_string(s.budgets), 7)
+        << pad_left(fixed(s.time_penalty_median_pct, 2), 15)
+        << pad_left(fixed(s.time_penalty_q1_pct, 1) + ".." + fixed(s.time_penalty_q3_pct, 1), 18)
+        << pad_left(fixed(s.excess_power_area_w, 3), 9) << pad_left(fixed(s.over_limit_pct, 1), 8)
+        << pad_left(fixed(s.over_limit_plus1_pct, 1), 9) << "\n";
+}
+
+}  // namespace
+
+void print_text(std::ostream& out, const OptimizeReport& r) {
+  out << "Optimise " << workload_heading(r.target, r.context.labels) << " using " << r.method << " ("
+      << r.candidates.modes.size() << " candidate modes";
+  if (r.excluded_candidates)
+    out << ", " << r.excluded_candidates << " excluded for non-positive predicted time or power";
+  if (r.prediction)
+    out << ", time_mape_pct " << fixed(r.prediction->time_mape_pct, 2) << ", power_mape_pct "
+        << fixed(r.prediction->power_mape_pct, 2);
+  out << ")\n";
+  if (r.power_budget_w || r.time_budget_ms) {
+    out << (r.power_budget_w ? "Power budget " + fixed(*r.power_budget_w, 2) + " W: fastest mode\n"
+                             : "Time budget " + fixed(*r.time_budget_ms, 2) + " ms per minibatch: lowest-power mode\n");
+    describe_pick(out, r, "  chosen:  ", r.chosen, true);
+    if (r.predicted()) describe_pick(out, r, "  optimal: ", r.optimal, false);
+    if (r.time_penalty_pct)
+      out << "  time penalty " << fixed(*r.time_penalty_pct, 2) << "%, excess power " << fixed(*r.excess_power_w, 2)
+          << " W\n";
+  }
+  print_selection(out, r.context);
+  if (!r.sweeps.empty()) print_sweeps(out, r);
+}
+
+Status plot_report(const std::string& file, const OptimizeReport& r) {
+  const std::vector<double>& px = r.candidates.power_w;
+  const std::vector<double>& py = r.candidates.time_ms;
+  std::vector<ScatterPoint> all, front, chosen;
+  for (size_t i = 0; i < px.size(); ++i) all.push_back({px[i], py[i]});
+  for (size_t i : pareto_front(px, py)) front.push_back({px[i], py[i]});
+  if (r.chosen) chosen.push_back({px[*r.chosen], py[*r.chosen]});
+  const std::string what = r.predicted() ? "Predicted (" + r.method + ")" : std::string("Observed");
+  return plot_pareto(file, what + " power-time Pareto: " + workload_heading(r.target, r.context.labels), "power_w",
+                     "time_ms", all, front, chosen);
+}
+
+}  // namespace jetsweep::analysis

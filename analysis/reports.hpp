@@ -1,0 +1,139 @@
+// What each `jetsweep analyze` command computes, as plain data: one report struct per command and the function
+// that computes it from a corpus and the command's query. Printers (print_reports.hpp) format a report as text,
+// JSON or a plot. Pure functions and value types; any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/corpus.hpp"
+#include "analysis/optimizer.hpp"
+#include "analysis/prediction.hpp"
+#include "analysis/variability.hpp"
+#include "common/status.hpp"
+
+namespace jetsweep::analysis {
+
+// Text labels of configurations: the mode, every axis that varies within the data or was selected, plus pinned
+// clocks, a fan setting other than auto and dropped caches whenever they hold.
+struct ConfigLabels {
+  std::set<std::string> show;
+  explicit ConfigLabels(const Corpus& corpus);
+  std::string operator()(const AxisMap& axes) const { return config_label(axes, &show); }
+};
+
+// What every report carries from its corpus: the --where selection, the --pool-over axes, the labels.
+struct ReportContext {
+  std::vector<std::pair<std::string, std::string>> selected;
+  std::vector<std::string> pooled_over;
+  ConfigLabels labels;
+  explicit ReportContext(const Corpus& corpus)
+      : selected(corpus.selected), pooled_over(corpus.pooled_over), labels(corpus) {}
+};
+
+// variability: epochs 1+ per board instance, workload and configuration.
+struct VariabilityCommandReport {
+  ReportContext context;
+  VariabilityReport report;
+};
+// `workload` empty = every workload; kInvalidArgument when no epoch 1+ matches.
+Result<VariabilityCommandReport> variability_report(const Corpus& corpus, const std::string& workload);
+
+// pareto: the front of one workload's modes with power over two of time, power and energy (both minimised).
+struct ParetoQuery {
+  WorkloadRef workload;
+  std::string x = "time";   // time | energy
+  std::string y = "power";  // power | energy
+};
+struct ParetoReport {
+  ReportContext context;
+  WorkloadData workload;
+  std::string x_unit, y_unit;     // time_ms, power_w or energy_mj
+  std::vector<ModeRecord> modes;  // the workload's modes with power
+  std::vector<double> x, y;       // per entry of `modes`
+  std::vector<size_t> front;      // indices into `modes`
+  int modes_without_power = 0;
+};
+Result<ParetoReport> pareto_report(const Corpus& corpus, const ParetoQuery& query);
+
+// predict: a method's held-out accuracy on one workload.
+struct PredictReport {
+  ReportContext context;
+  PredictRequest request;
+  PredictOutcome outcome;
+};
+Result<PredictReport> predict_report(const Corpus& corpus, const PredictRequest& request);
+
+// optimize: the mode a budget picks from observed or predicted values, judged by the observed optimum, and a
+// sweep of power budgets against the PowerTrain baselines (MAXN, a Pareto over 50 random modes).
+struct OptimizeQuery {
+  WorkloadRef workload;
+  std::string method = "observed";       // observed | linear | nn | powertrain
+  std::optional<PredictRequest> predict;  // for the prediction methods
+  std::optional<double> power_budget_w;
+  std::optional<double> time_budget_ms;
+  std::optional<std::vector<double>> sweep_budgets_w;  // --sweep; else a 1 W sweep for prediction methods
+  uint64_t seed = 1;
+};
+struct ModeValues {  // modes with time (ms per minibatch) and power (W)
+  std::vector<ModeKey> modes;
+  std::vector<double> time_ms, power_w;
+  void add(const ModeKey& mode, double t, double p);
+};
+struct OptimizeReport {
+  OptimizeReport(const Corpus& corpus, WorkloadData workload) : context(corpus), target(std::move(workload)) {}
+  ReportContext context;
+  WorkloadData target;
+  std::string method;
+  uint64_t seed = 1;
+  std::optional<double> power_budget_w, time_budget_ms;
+  ModeValues observed;    // ground truth: the target's modes with power
+  ModeValues candidates;  // observed modes, or every mode of the board with predicted values
+  std::map<ModeKey, size_t> observed_index;
+  size_t excluded_candidates = 0;  // non-positive predicted time or power
+  std::optional<PredictOutcome> prediction;
+  std::optional<PredictRequest> request;
+  double predict_seconds = 0, optimize_seconds = 0;
+  std::optional<size_t> chosen;   // index into candidates
+  std::optional<size_t> optimal;  // index into observed
+  std::optional<double> time_penalty_pct, excess_power_w;
+  std::vector<double> sweep_budgets_w;
+  std::vector<SweepMetrics> sweeps;  // the method, maxn, random50
+
+  bool predicted() const { return method != "observed"; }
+  std::optional<size_t> observed_of(size_t candidate) const;
+};
+Result<OptimizeReport> optimize_report(const Corpus& corpus, const OptimizeQuery& query);
+
+// epochs: stall / compute / other per epoch, epoch 0 apart, one group per board class, workload and
+// configuration (means are never taken over unlike rows).
+struct EpochsQuery {
+  int64_t run = 0;        // 0 = any
+  std::string workload;   // empty = any
+  std::string device;     // empty = any
+  std::string instance;   // empty = any
+};
+struct EpochGroup {
+  std::string device, workload;
+  bool simulated = false;
+  AxisMap config;
+  std::vector<EpochSample> epochs;
+  // Means over epochs 1+ (absent without any), and of the warm-up epochs.
+  std::optional<double> later_e2e_s, later_stall_s, later_compute_s, epoch0_e2e_s;
+  size_t later_epochs = 0, warmup_epochs = 0;
+};
+struct EpochsReport {
+  ReportContext context;
+  EpochsQuery query;
+  std::vector<EpochGroup> groups;  // by device, workload, simulated, configuration
+};
+Result<EpochsReport> epochs_report(const Corpus& corpus, const EpochsQuery& query);
+// An epoch's time besides stall and compute (never negative).
+double other_seconds(const EpochSample& e);
+
+}  // namespace jetsweep::analysis
