@@ -47,6 +47,14 @@ std::string run_jetsweep(const std::vector<std::string>& args) {
   return out;
 }
 
+// Adds simulated AGX Xavier agents agx-1..agx-`count` (instances 1..count, no pacing) and waits until all
+// are connected.
+void add_xavier_agents(Fleet& fleet, int count) {
+  for (int i = 1; i <= count; ++i)
+    fleet.add_agent("agx-" + std::to_string(i), {"--sim", "agx-xavier/" + std::to_string(i), "--time-scale", "0"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(static_cast<size_t>(count)); }), fleet.logs());
+}
+
 std::string lenet_campaign(const std::string& name, const std::string& extra) {
   return "campaign: " + name + "\nmatrix:\n  device: agx-xavier\n  model: lenet5\n  dataset: mnist\n"
          "  batch_size: 16\n  workers: 4\n  epochs: 2\n  max_minibatches: 20\n  sample_hz: 10\n" + extra;
@@ -57,8 +65,7 @@ std::string lenet_campaign(const std::string& name, const std::string& extra) {
 TEST_CASE("two campaigns back to back on one board: the second names no power mode and runs in the reference state") {
   TestDatabase db;
   Fleet fleet(db);
-  fleet.add_agent("agx-1", {"--sim", "agx-xavier/1", "--time-scale", "0"});
-  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  add_xavier_agents(fleet, 1);
 
   write_file(fleet.dir() / "first.yaml",
              lenet_campaign("first", "  power_mode: {cores: 2, cpu_khz: 2112000}\n  pin_clocks: true\n  fan_max: true\n"));
@@ -113,9 +120,7 @@ TEST_CASE("two campaigns back to back on one board: the second names no power mo
 TEST_CASE("analyze variability keeps two modes x two worker settings apart: four groups") {
   TestDatabase db;
   Fleet fleet(db);
-  fleet.add_agent("agx-1", {"--sim", "agx-xavier/1", "--time-scale", "0"});
-  fleet.add_agent("agx-2", {"--sim", "agx-xavier/2", "--time-scale", "0"});
-  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(2); }), fleet.logs());
+  add_xavier_agents(fleet, 2);
   write_file(fleet.dir() / "grid.yaml",
              "campaign: grid\nmatrix:\n  device: agx-xavier/*\n  model: lenet5\n  dataset: mnist\n  batch_size: 16\n"
              "  workers: [0, 4]\n  epochs: 3\n  max_minibatches: 20\n  sample_hz: 10\n  power_mode: [MAXN, 15W]\n");
@@ -134,8 +139,7 @@ TEST_CASE("analyze variability keeps two modes x two worker settings apart: four
 TEST_CASE("status says why queued runs cannot run") {
   TestDatabase db;
   Fleet fleet(db);
-  fleet.add_agent("agx-1", {"--sim", "agx-xavier/1", "--time-scale", "0"});
-  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  add_xavier_agents(fleet, 1);
   write_file(fleet.dir() / "stuck.yaml",
              "campaign: stuck\nmatrix:\n  device: [agx-xavier, xavier-nx]\n  model: lenet5\n  dataset: mnist\n"
              "  data: \"@ssd\"\n  batch_size: [16, 32]\n  epochs: 1\n  max_minibatches: 5\n");

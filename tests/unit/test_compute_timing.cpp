@@ -18,14 +18,7 @@ class ScriptedTimeline final : public DeviceTimeline {
  public:
   double now[2] = {0, 0};   // per lane: compute, copy
   Marker mark(Lane lane) override {
-    Marker m;
-    if (!free_.empty()) {
-      m = free_.back();
-      free_.pop_back();
-    } else {
-      m = at_.size();
-      at_.push_back(0);
-    }
+    const Marker m = reuse_or_add_marker();
     at_[m] = now[lane == Lane::kCompute ? 0 : 1];
     live.insert(m);
     return m;
@@ -46,6 +39,17 @@ class ScriptedTimeline final : public DeviceTimeline {
   int reads = 0;
 
  private:
+  // A released marker when there is one (as CUDA events are recycled), else a new one.
+  Marker reuse_or_add_marker() {
+    if (free_.empty()) {
+      at_.push_back(0);
+      return at_.size() - 1;
+    }
+    const Marker m = free_.back();
+    free_.pop_back();
+    return m;
+  }
+
   std::vector<double> at_;
   std::vector<Marker> free_;
 };
