@@ -148,24 +148,25 @@ fi
 
 # Toolchain: the agent-only profile needs CMake >= 3.16 and GCC >= 9.
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
-if command -v cmake >/dev/null; then
-  cmake_version=$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')
-  version_ge "$cmake_version" 3.16 || die "CMake $cmake_version is older than 3.16"
-  log "CMake $cmake_version"
-elif [ $dry_run -eq 1 ]; then
-  log "would check that CMake is >= 3.16 (not installed yet)"
-else
-  die "cmake is not installed (package cmake)"
-fi
-if command -v g++ >/dev/null; then
-  gcc_version=$(g++ -dumpfullversion -dumpversion 2>/dev/null | head -n 1)
-  version_ge "$gcc_version" 9 || die "GCC $gcc_version is older than 9 (C++17 with the library features the agent uses)"
-  log "GCC $gcc_version"
-elif [ $dry_run -eq 1 ]; then
-  log "would check that GCC is >= 9 (not installed yet)"
-else
-  die "g++ is not installed (package build-essential)"
-fi
+# need_tool PROGRAM NAME MIN PACKAGE [WHY]: stops unless PROGRAM (NAME in messages, from PACKAGE) is installed
+# and at least version MIN (WHY follows the refusal); a dry run only notes a PROGRAM not installed yet.
+need_tool() {
+  local version
+  if command -v "$1" >/dev/null; then
+    case "$1" in
+      cmake) version=$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p') ;;
+      *) version=$("$1" -dumpfullversion -dumpversion 2>/dev/null | head -n 1) ;;
+    esac
+    version_ge "$version" "$3" || die "$2 $version is older than $3${5:+ ($5)}"
+    log "$2 $version"
+  elif [ $dry_run -eq 1 ]; then
+    log "would check that $2 is >= $3 (not installed yet)"
+  else
+    die "$1 is not installed (package $4)"
+  fi
+}
+need_tool cmake CMake 3.16 cmake
+need_tool g++ GCC 9 build-essential "C++17 with the library features the agent uses"
 
 # 3. LibTorch from NVIDIA's PyTorch wheel.
 if [ -z "$torch_prefix" ]; then
