@@ -4,6 +4,8 @@
 // tops out at 1866 MHz, so its list is the AGX Xavier ladder up to 1866 MHz (an assumption).
 #include "common/board_classes.hpp"
 
+#include "common/text.hpp"
+
 namespace jetsweep {
 
 namespace {
@@ -113,12 +115,10 @@ bool is_every_instance(std::string_view device) { return device.size() > 2 && de
 
 Result<BoardClassTables> board_class_tables(std::string_view board_class) {
   static const std::vector<BoardClassTables> kTables = all_tables();
-  std::string known;
-  for (const auto& t : kTables) {
+  for (const auto& t : kTables)
     if (t.board_class == board_class) return t;
-    known += (known.empty() ? "" : ", ") + t.board_class;
-  }
-  return invalid_argument("unknown board class '" + std::string(board_class) + "' (known: " + known + ")");
+  return invalid_argument("unknown board class '" + std::string(board_class) + "' (known: " +
+                          join(kTables, ", ", [](const BoardClassTables& t) { return t.board_class; }) + ")");
 }
 
 }  // namespace jetsweep

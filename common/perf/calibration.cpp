@@ -2,6 +2,8 @@
 // characterisation paper, "PT" = PowerTrain FGCS'24, "JM" = shared/reference/JETSON.md).
 #include "common/perf/calibration.hpp"
 
+#include "common/text.hpp"
+
 namespace jetsweep::perf {
 
 std::string Settings::to_string() const {
@@ -207,13 +209,10 @@ std::vector<WorkloadCalibration> make_workloads() {
 
 Result<ClassCalibration> class_calibration(std::string_view board_class) {
   static const std::vector<ClassCalibration> kClasses = make_classes();
-  std::string known;
-  for (const auto& c : kClasses) {
+  for (const auto& c : kClasses)
     if (c.board_class == board_class) return c;
-    known += (known.empty() ? "" : ", ") + c.board_class;
-  }
-  return invalid_argument("no simulation calibration for board class '" + std::string(board_class) +
-                          "' (known: " + known + ")");
+  return invalid_argument("no simulation calibration for board class '" + std::string(board_class) + "' (known: " +
+                          join(kClasses, ", ", [](const ClassCalibration& c) { return c.board_class; }) + ")");
 }
 
 const std::vector<WorkloadCalibration>& all_workloads() {
