@@ -42,15 +42,42 @@ agent::ExecutorOptions executor_options(const agent::AgentConfig& cfg) {
   return o;
 }
 
+// Reports `message` as this binary's error and returns `exit_code`.
+int fail(const std::string& message, int exit_code) {
+  std::cerr << "jetsweep-agent: " << message << "\n";
+  return exit_code;
+}
+
+// Opens (truncating) the file a standalone command writes its results to.
+Status open_output(const std::string& path, std::ofstream& out) {
+  out.open(path, std::ios::trunc);
+  if (!out) return io_error(path + ": cannot open for writing");
+  return Status::ok();
+}
+
+// Puts the board back as it was if a standalone command changed it; reports and returns whether that worked.
+bool restore_board(agent::RunExecutor& executor) {
+  Status restored = executor.board_modified() ? executor.restore_board() : Status::ok();
+  if (!restored.is_ok()) fail(restored.message(), 1);
+  return restored.is_ok();
+}
+
+// The readiness checks for this agent's configuration (journal_dir empty: no journal).
+agent::DoctorOptions doctor_options(const agent::AgentConfig& cfg, const std::string& journal_dir) {
+  agent::DoctorOptions d;
+  d.root = cfg.root;
+  d.backend = cfg.backend;
+  d.journal_dir = journal_dir;
+  d.is_root = ::geteuid() == 0;
+  return d;
+}
+
 // `jetsweep-agent models [--json]`: every model at its reference configuration.
 int list_models(const agent::AgentConfig& cfg) {
   boost::json::array rows;
   for (const auto& m : agent::models::model_catalog()) {
     auto f = agent::models::measure_model(m.name, m.reference);
-    if (!f) {
-      std::cerr << "jetsweep-agent: " << f.status().message() << "\n";
-      return 1;
-    }
+    if (!f) return fail(f.status().message(), 1);
     boost::json::object o;
     o["name"] = m.name;
     boost::json::array aliases;
@@ -95,10 +122,7 @@ int make_data(const agent::AgentConfig& cfg) {
   o.image_width = cfg.image_width;
   o.image_height = cfg.image_height;
   auto s = agent::synth::write_dataset(o);
-  if (!s) {
-    std::cerr << "jetsweep-agent: " << s.status().message() << "\n";
-    return 1;
-  }
+  if (!s) return fail(s.status().message(), 1);
   std::cout << "wrote " << s->samples << (cfg.data_format == "text" ? " tokens" : " samples") << ", " << s->classes
             << (cfg.data_format == "text" ? " words max vocabulary" : " classes") << ", " << s->files << " files, "
             << s->bytes << " bytes to " << cfg.data_out << " (run spec: dataset: " << s->dataset << ", data: " << cfg.data_out
@@ -108,69 +132,41 @@ int make_data(const agent::AgentConfig& cfg) {
 
 int run_standalone(const agent::AgentConfig& cfg) {
   auto spec = load_run_spec_file(cfg.spec_path);
-  if (!spec) {
-    std::cerr << "jetsweep-agent: " << spec.status().message() << "\n";
-    return 2;
-  }
-  std::ofstream out(cfg.out_path, std::ios::trunc);
-  if (!out) {
-    std::cerr << "jetsweep-agent: " << cfg.out_path << ": cannot open for writing\n";
-    return 2;
-  }
+  if (!spec) return fail(spec.status().message(), 2);
+  std::ofstream out;
+  if (Status opened = open_output(cfg.out_path, out); !opened.is_ok()) return fail(opened.message(), 2);
   agent::JsonLinesSink sink(out);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
-  if (!executor) {
-    std::cerr << "jetsweep-agent: " << executor.status().message() << "\n";
-    return 1;
-  }
+  if (!executor) return fail(executor.status().message(), 1);
   if (!(*executor)->has_power_sensor()) JS_LOG_WARN << "no power sensor readable: energy_j will be null";
   std::atomic<bool> cancel{false};
   auto fin = (*executor)->execute(0, spec.value(), sink, cancel);
-  Status restored = (*executor)->board_modified() ? (*executor)->restore_board() : Status::ok();
-  if (!restored.is_ok()) std::cerr << "jetsweep-agent: " << restored.message() << "\n";
-  if (fin.status != "done") {
-    std::cerr << "jetsweep-agent: run failed: " << fin.error << "\n";
-    return 1;
-  }
-  return restored.is_ok() ? 0 : 1;
+  const bool restored = restore_board(**executor);
+  if (fin.status != "done") return fail("run failed: " + fin.error, 1);
+  return restored ? 0 : 1;
 }
 
 // `jetsweep-agent profile`: the campaign's runs are the modes to walk (PowerTrain sec.2.5).
 int run_profile(const agent::AgentConfig& cfg) {
   auto campaign = load_campaign_file(cfg.spec_path);
-  if (!campaign) {
-    std::cerr << "jetsweep-agent: " << campaign.status().message() << "\n";
-    return 2;
-  }
-  std::ofstream out(cfg.out_path, std::ios::trunc);
-  if (!out) {
-    std::cerr << "jetsweep-agent: " << cfg.out_path << ": cannot open for writing\n";
-    return 2;
-  }
+  if (!campaign) return fail(campaign.status().message(), 2);
+  std::ofstream out;
+  if (Status opened = open_output(cfg.out_path, out); !opened.is_ok()) return fail(opened.message(), 2);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
-  if (!executor) {
-    std::cerr << "jetsweep-agent: " << executor.status().message() << "\n";
-    return 1;
-  }
+  if (!executor) return fail(executor.status().message(), 1);
   proto::DeviceFacts facts;
   (*executor)->describe(facts);
   if (facts.device_class.empty()) facts.device_class = cfg.device_class;  // the host backend: "host"
   agent::ProfileOptions options{cfg.profile_minibatches, cfg.settle_window, cfg.settle_pct};
   const int failed = agent::profile_modes(**executor, facts.device_class, campaign->runs, options, out);
-  Status restored = (*executor)->board_modified() ? (*executor)->restore_board() : Status::ok();
-  if (!restored.is_ok()) std::cerr << "jetsweep-agent: " << restored.message() << "\n";
+  const bool restored = restore_board(**executor);
   if (failed > 0) std::cerr << "jetsweep-agent: " << failed << " of " << campaign->runs.size() << " modes failed\n";
-  return failed == 0 && restored.is_ok() ? 0 : 1;
+  return failed == 0 && restored ? 0 : 1;
 }
 
 // `jetsweep-agent doctor [--root DIR] [--backend B] [--journal-dir DIR] [--json]`: exit 0 when ready, 1 when not.
 int doctor(const agent::AgentConfig& cfg) {
-  agent::DoctorOptions d;
-  d.root = cfg.root;
-  d.backend = cfg.backend;
-  d.journal_dir = cfg.journal_dir;
-  d.is_root = ::geteuid() == 0;
-  const agent::DoctorReport report = agent::run_doctor(d);
+  const agent::DoctorReport report = agent::run_doctor(doctor_options(cfg, cfg.journal_dir));
   if (cfg.json) std::cout << boost::json::serialize(report.to_json()) << "\n";
   else std::cout << report.to_text();
   return report.ready() ? 0 : 1;
@@ -179,10 +175,7 @@ int doctor(const agent::AgentConfig& cfg) {
 int serve(const agent::AgentConfig& cfg) {
   log::set_component("agent " + cfg.name);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
-  if (!executor) {
-    std::cerr << "jetsweep-agent: " << executor.status().message() << "\n";
-    return 1;
-  }
+  if (!executor) return fail(executor.status().message(), 1);
   std::shared_ptr<agent::RunExecutor> shared_executor = std::move(executor).value();
   std::shared_ptr<agent::Journal> journal;
   std::string journal_dir;
@@ -190,17 +183,11 @@ int serve(const agent::AgentConfig& cfg) {
     std::string dir = cfg.journal_dir;
     if (dir.empty()) {
       auto d = agent::default_journal_dir(cfg.name);
-      if (!d) {
-        std::cerr << "jetsweep-agent: " << d.status().message() << "\n";
-        return 2;
-      }
+      if (!d) return fail(d.status().message(), 2);
       dir = d.value();
     }
     auto j = agent::Journal::open(dir, cfg.name);
-    if (!j) {
-      std::cerr << "jetsweep-agent: " << j.status().message() << "\n";
-      return 1;
-    }
+    if (!j) return fail(j.status().message(), 1);
     journal = std::move(j).value();
     journal_dir = dir;
     JS_LOG_INFO << "agent " << cfg.name << ": journal " << dir << " (" << journal->recovery().entries
@@ -226,12 +213,7 @@ int serve(const agent::AgentConfig& cfg) {
   options.facts.accelerator = shared_executor->accelerator_fact();
   {
     // Readiness, registered with the controller (`jetsweep agents` shows what is not ready).
-    agent::DoctorOptions d;
-    d.root = cfg.root;
-    d.backend = cfg.backend;
-    d.journal_dir = cfg.no_journal ? "" : journal_dir;
-    d.is_root = ::geteuid() == 0;
-    const agent::DoctorReport report = agent::run_doctor(d);
+    const agent::DoctorReport report = agent::run_doctor(doctor_options(cfg, journal_dir));
     options.facts.not_ready = report.failures();
     for (const auto& f : options.facts.not_ready) JS_LOG_WARN << "agent " << cfg.name << ": not ready: " << f;
   }

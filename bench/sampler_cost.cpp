@@ -247,31 +247,33 @@ int main(int argc, char** argv) {
               " mean epoch |\n",
               rounds);
   std::printf("|---|---|---|---|---|---|---|\n");
-  auto cell = [](double share, double us) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f%% (%.0f us)", 100 * share, us);
-    return std::string(buf);
-  };
   std::optional<double> choice;
   for (size_t i = 0; i < rates.size(); ++i) {
-    std::vector<double> share, us, wake, wake_us, full, full_us, jitter;
+    // The median over this rate's rounds of one Round field.
+    auto median_of = [&](double Round::*field) {
+      std::vector<double> values;
+      for (const Round& r : runs[i]) values.push_back(r.*field);
+      return median(values);
+    };
+    // One measured loop's column: its median share of one core (and time per sample).
+    auto cell = [&](double Round::*share, double Round::*per_sample_us) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2f%% (%.0f us)", 100 * median_of(share), median_of(per_sample_us));
+      return std::string(buf);
+    };
+    std::vector<double> jitter;
     double worst = 0, mean = 0;
     for (const Round& r : runs[i]) {
-      share.push_back(r.share);
-      us.push_back(r.per_sample_us);
-      wake.push_back(r.wake_share);
-      wake_us.push_back(r.wake_per_sample_us);
-      full.push_back(r.full_share);
-      full_us.push_back(r.full_per_sample_us);
       jitter.insert(jitter.end(), r.jitter_ms.begin(), r.jitter_ms.end());
       worst = std::max(worst, r.worst_error);
       mean += r.mean_error / static_cast<double>(runs[i].size());
     }
     std::printf("| %g Hz | %s | %s | %s | %.3f / %.3f / %.3f ms | %.3f%% | %.3f%% |\n", rates[i],
-                cell(median(share), median(us)).c_str(), cell(median(wake), median(wake_us)).c_str(),
-                cell(median(full), median(full_us)).c_str(), quantile(jitter, 0.5), quantile(jitter, 0.99),
-                quantile(jitter, 1.0), 100 * worst, 100 * mean);
-    if (!choice && worst <= kMaxEnergyError && median(share) <= kMaxCoreShare) choice = rates[i];
+                cell(&Round::share, &Round::per_sample_us).c_str(),
+                cell(&Round::wake_share, &Round::wake_per_sample_us).c_str(),
+                cell(&Round::full_share, &Round::full_per_sample_us).c_str(), quantile(jitter, 0.5),
+                quantile(jitter, 0.99), quantile(jitter, 1.0), 100 * worst, 100 * mean);
+    if (!choice && worst <= kMaxEnergyError && median_of(&Round::share) <= kMaxCoreShare) choice = rates[i];
   }
   std::printf("\nCPU shares: medians of %d interleaved rounds of %g s. ", rounds, seconds);
   if (choice)

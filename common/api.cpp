@@ -492,4 +492,19 @@ Status from_json(const bj::value& v, const std::string& where, CampaignReport& o
   return finish(r, nested_status);
 }
 
+boost::json::object report_config(const boost::json::object& stored) {
+  boost::json::object config;
+  for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
+                        "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches", "sample_hz",
+                        "max_minibatches", "accelerator", "timing"})
+    if (auto it = stored.find(k); it != stored.end()) config[k] = it->value();
+  return config;
+}
+
+bool simulated_backend(const std::optional<boost::json::object>& facts) {
+  if (!facts) return false;
+  auto it = facts->find("backend");
+  return it != facts->end() && it->value() == "sim";
+}
+
 }  // namespace jetsweep::api

@@ -225,6 +225,11 @@ struct ReportRun {
   std::vector<ReportEpoch> epochs;
 };
 
+// The keys of a stored run config that a report shows (model, dataset, ..., timing), picked from `stored`.
+boost::json::object report_config(const boost::json::object& stored);
+// Whether an agent's facts say its runs were on a simulated board (backend "sim"): such results are marked.
+bool simulated_backend(const std::optional<boost::json::object>& facts);
+
 struct CampaignReport {
   ReportCampaign campaign;
   bool power_sensor = false;    // some epoch has an energy figure

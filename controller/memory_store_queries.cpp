@@ -4,6 +4,8 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "controller/memory_store.hpp"
 
@@ -33,6 +35,21 @@ std::string timestamp_text(double unix_s) {
 std::optional<double> column(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? v : std::nullopt;
 }
+
+// The nullable numbers of an epoch result and the report fields they fill (as the epochs table stores them).
+template <typename Message>
+using OptionalNumber = std::optional<double> Message::*;
+constexpr std::pair<OptionalNumber<proto::EpochResult>, OptionalNumber<api::ReportEpoch>> kEpochNumbers[] = {
+    {&proto::EpochResult::energy_j, &api::ReportEpoch::energy_j},
+    {&proto::EpochResult::mean_power_w, &api::ReportEpoch::mean_power_w},
+    {&proto::EpochResult::loss, &api::ReportEpoch::loss},
+    {&proto::EpochResult::read_mb_s, &api::ReportEpoch::read_mb_s},
+    {&proto::EpochResult::read_iops, &api::ReportEpoch::read_iops},
+    {&proto::EpochResult::cache_start_frac, &api::ReportEpoch::cache_start_frac},
+    {&proto::EpochResult::cache_end_frac, &api::ReportEpoch::cache_end_frac},
+    {&proto::EpochResult::t_start_s, &api::ReportEpoch::t_start_s},
+    {&proto::EpochResult::t_end_s, &api::ReportEpoch::t_end_s},
+    {&proto::EpochResult::power_coverage, &api::ReportEpoch::power_coverage}};
 
 std::optional<api::EpochClocks> epoch_clocks(const std::optional<proto::ClockReading>& c) {
   if (!c) return std::nullopt;
@@ -189,16 +206,7 @@ api::ReportEpoch MemoryStore::report_epoch(const Run& run, const proto::EpochRes
   o.stall_s = e.stall_s;
   o.compute_s = e.compute_s;
   o.minibatches = e.minibatches;
-  o.energy_j = column(e.energy_j);
-  o.mean_power_w = column(e.mean_power_w);
-  o.loss = column(e.loss);
-  o.read_mb_s = column(e.read_mb_s);
-  o.read_iops = column(e.read_iops);
-  o.cache_start_frac = column(e.cache_start_frac);
-  o.cache_end_frac = column(e.cache_end_frac);
-  o.t_start_s = column(e.t_start_s);
-  o.t_end_s = column(e.t_end_s);
-  o.power_coverage = column(e.power_coverage);
+  for (const auto& [from, to] : kEpochNumbers) o.*to = column(e.*from);
   o.clocks_start = epoch_clocks(e.clocks_start);
   o.clocks_end = epoch_clocks(e.clocks_end);
   o.throttled = e.throttled;
@@ -217,10 +225,7 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   o.status = run.status;
   if (run.agent_id)
     if (auto a = agents_.find(*run.agent_id); a != agents_.end()) o.agent = a->second.name;
-  for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
-                        "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches", "sample_hz",
-                        "max_minibatches", "accelerator", "timing"})
-    if (auto it = run.config.find(k); it != run.config.end()) o.config[k] = it->value();
+  o.config = api::report_config(run.config);
   o.error = run.error;
   o.attempts = run.attempts;
   o.wall_s = column(run.wall_s);
@@ -231,8 +236,7 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   o.storage_device = run.storage_device;
   o.page_cache_dropped = run.page_cache_dropped;
   o.compute_device = run.compute_device;
-  if (o.facts)
-    if (auto it = o.facts->find("backend"); it != o.facts->end()) o.simulated = it->value() == "sim";
+  o.simulated = api::simulated_backend(o.facts);
   for (auto it = epochs_.lower_bound({run.id, kFirstEpoch}); it != epochs_.end() && it->first.first == run.id; ++it)
     o.epochs.push_back(report_epoch(run, it->second));
   return o;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
@@ -161,6 +163,14 @@ std::optional<api::EpochClocks> epoch_clocks(const pqxx::row& e, int cores, int 
                           pg::opt_number(e[emc])};
 }
 
+// The nullable number columns of kReportEpochsSql and the fields they fill.
+constexpr std::pair<int, std::optional<double> api::ReportEpoch::*> kEpochNumberColumns[] = {
+    {6, &api::ReportEpoch::energy_j},        {7, &api::ReportEpoch::mean_power_w},
+    {8, &api::ReportEpoch::loss},            {9, &api::ReportEpoch::read_mb_s},
+    {10, &api::ReportEpoch::read_iops},      {11, &api::ReportEpoch::cache_start_frac},
+    {12, &api::ReportEpoch::cache_end_frac}, {13, &api::ReportEpoch::t_start_s},
+    {14, &api::ReportEpoch::t_end_s},        {15, &api::ReportEpoch::power_coverage}};
+
 // A row of kReportEpochsSql. Every nullable column is read as optional (loss is NULL when the model diverged).
 api::ReportEpoch report_epoch(const pqxx::row& e) {
   api::ReportEpoch o;
@@ -169,16 +179,7 @@ api::ReportEpoch report_epoch(const pqxx::row& e) {
   o.stall_s = e[3].as<double>();
   o.compute_s = e[4].as<double>();
   o.minibatches = e[5].as<int64_t>();
-  o.energy_j = pg::opt_number(e[6]);
-  o.mean_power_w = pg::opt_number(e[7]);
-  o.loss = pg::opt_number(e[8]);
-  o.read_mb_s = pg::opt_number(e[9]);
-  o.read_iops = pg::opt_number(e[10]);
-  o.cache_start_frac = pg::opt_number(e[11]);
-  o.cache_end_frac = pg::opt_number(e[12]);
-  o.t_start_s = pg::opt_number(e[13]);
-  o.t_end_s = pg::opt_number(e[14]);
-  o.power_coverage = pg::opt_number(e[15]);
+  for (const auto& [column, field] : kEpochNumberColumns) o.*field = pg::opt_number(e[column]);
   o.clocks_start = epoch_clocks(e, 16, 18, 20, 22);
   o.clocks_end = epoch_clocks(e, 17, 19, 21, 23);
   o.throttled = e[24].as<bool>();
@@ -188,25 +189,13 @@ api::ReportEpoch report_epoch(const pqxx::row& e) {
   return o;
 }
 
-// The run-config keys a report shows.
-bj::object report_config(const pqxx::field& f) {
-  bj::object config;
-  auto cfg = pg::opt_object(f);
-  if (!cfg) return config;
-  for (const char* k : {"model", "dataset", "data", "batch_size", "workers", "prefetch", "epochs", "threads", "seed",
-                        "repetition", "device", "power_mode", "pin_clocks", "fan_max", "drop_caches", "sample_hz",
-                        "max_minibatches", "accelerator", "timing"})
-    if (auto it = cfg->find(k); it != cfg->end()) config[k] = it->value();
-  return config;
-}
-
 // A row of kReportRunsSql (its epochs are added by the caller).
 api::ReportRun report_run(const pqxx::row& row) {
   api::ReportRun o;
   o.run_id = row[0].as<int64_t>();
   o.status = row[1].c_str();
   o.agent = pg::opt_text(row[2]);
-  o.config = report_config(row[3]);
+  if (auto cfg = pg::opt_object(row[3])) o.config = api::report_config(*cfg);
   o.error = row[4].c_str();
   o.attempts = row[5].as<int64_t>();
   o.wall_s = pg::opt_number(row[6]);
@@ -218,9 +207,7 @@ api::ReportRun report_run(const pqxx::row& row) {
   o.storage_device = pg::opt_text(row[11]);
   o.page_cache_dropped = pg::opt_bool(row[12]);
   o.compute_device = pg::opt_text(row[13]);   // what it trained on: "cpu", "cuda:0 (NAME)", "simulated"
-  // Results from simulated boards are marked in every report.
-  if (o.facts)
-    if (auto it = o.facts->find("backend"); it != o.facts->end()) o.simulated = it->value() == "sim";
+  o.simulated = api::simulated_backend(o.facts);   // results from simulated boards are marked in every report
   return o;
 }
 }  // namespace

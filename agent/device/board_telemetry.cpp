@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 
 #include "agent/device/fs_util.hpp"
@@ -342,27 +343,29 @@ boost::json::object to_json(const BoardSample& s) {
                                  {"power_mw", opt(r.power_mw)}});
   }
   o["rails"] = std::move(rails);
-  o["gpu_load_pct"] = opt(s.gpu_load_pct);
-  o["gpu_freq_hz"] = opt(s.gpu_freq_hz);
-  o["emc_util_pct"] = opt(s.emc_util_pct);
-  o["emc_freq_hz"] = opt(s.emc_freq_hz);
-  o["emc_activity"] = opt(s.emc_activity);
+  auto put = [&](std::initializer_list<std::pair<const char*, const std::optional<double>*>> fields) {
+    for (const auto& [key, value] : fields) o[key] = opt(*value);
+  };
+  put({{"gpu_load_pct", &s.gpu_load_pct},
+       {"gpu_freq_hz", &s.gpu_freq_hz},
+       {"emc_util_pct", &s.emc_util_pct},
+       {"emc_freq_hz", &s.emc_freq_hz},
+       {"emc_activity", &s.emc_activity}});
   json::array cores;
   for (const auto& c : s.cores) {
     cores.push_back(json::object{{"cpu", c.cpu}, {"online", c.online}, {"freq_khz", opt(c.freq_khz)}, {"util_pct", opt(c.util_pct)}});
   }
   o["cores"] = std::move(cores);
-  o["cpu_util_pct"] = opt(s.cpu_util_pct);
-  o["ram_used_mb"] = opt(s.ram_used_mb);
-  o["ram_total_mb"] = opt(s.ram_total_mb);
-  o["swap_used_mb"] = opt(s.swap_used_mb);
-  o["swap_total_mb"] = opt(s.swap_total_mb);
-  o["nvmap_mb"] = opt(s.nvmap_mb);
+  put({{"cpu_util_pct", &s.cpu_util_pct},
+       {"ram_used_mb", &s.ram_used_mb},
+       {"ram_total_mb", &s.ram_total_mb},
+       {"swap_used_mb", &s.swap_used_mb},
+       {"swap_total_mb", &s.swap_total_mb},
+       {"nvmap_mb", &s.nvmap_mb}});
   json::array temps;
   for (const auto& t : s.temps) temps.push_back(json::object{{"name", t.name}, {"celsius", t.celsius}});
   o["temps"] = std::move(temps);
-  o["fan_pwm"] = opt(s.fan_pwm);
-  o["fan_rpm"] = opt(s.fan_rpm);
+  put({{"fan_pwm", &s.fan_pwm}, {"fan_rpm", &s.fan_rpm}});
   json::array errors;
   for (const auto& e : s.errors) errors.push_back(json::value(e));
   o["errors"] = std::move(errors);

@@ -11,21 +11,15 @@ class T234Ops final : public FamilyOps {
  public:
   Family family() const override { return Family::kT234; }
 
+  // Orin keeps Xavier's BPMP debugfs EMC nodes (table, lock, rate); R36 moved the nvpmodel cap and the activity
+  // monitor, so the R36 places come first on R36 and are the fallback before it.
   EmcPaths emc_paths(const fs::path& root, int l4t_major) const override {
-    EmcPaths p;
-    p.table = under(root, "/sys/kernel/debug/bpmp/debug/emc/possible_rates");
-    p.lock = under(root, "/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked");
-    p.rate = under(root, "/sys/kernel/debug/bpmp/debug/clk/emc/rate");
-    p.current_rate = p.rate;
+    EmcPaths p = family_ops_t194().emc_paths(root, l4t_major);  // R35 cap (when present) and activity
+    const bool r36 = l4t_major >= 36;
     fs::path cap_r36 = under(root, "/sys/kernel/nvpmodel_clk_cap/emc");
-    fs::path cap_r35 = under(root, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
-    fs::path first = l4t_major >= 36 ? cap_r36 : cap_r35;
-    fs::path second = l4t_major >= 36 ? cap_r35 : cap_r36;
-    if (exists_file(first)) p.cap = first;
-    else if (exists_file(second)) p.cap = second;
+    if (exists_file(cap_r36) && (r36 || !p.cap)) p.cap = cap_r36;
     fs::path act_r36 = under(root, "/sys/kernel/debug/cactmon/mc_all");
-    fs::path act_r35 = under(root, "/sys/kernel/actmon_avg_activity/mc_all");
-    p.activity = l4t_major >= 36 ? std::vector<fs::path>{act_r36, act_r35} : std::vector<fs::path>{act_r35, act_r36};
+    p.activity.insert(r36 ? p.activity.begin() : p.activity.end(), act_r36);
     return p;
   }
 

@@ -82,6 +82,19 @@ Result<std::vector<int64_t>> read_int_list(const fs::path& path) {
   return out;
 }
 
+int write_all(int fd, std::string_view data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 Status write_raw(const fs::path& path, std::string_view value) {
   int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) {
@@ -89,16 +102,9 @@ Status write_raw(const fs::path& path, std::string_view value) {
     if (err == ENOENT) return io_error("missing file " + path.string() + " (writing '" + std::string(value) + "')");
     return io_error("cannot open " + path.string() + " to write '" + std::string(value) + "': " + errno_text(err));
   }
-  size_t done = 0;
-  while (done < value.size()) {
-    ssize_t n = ::write(fd, value.data() + done, value.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return io_error("write of '" + std::string(value) + "' to " + path.string() + " failed: " + errno_text(err));
-    }
-    done += static_cast<size_t>(n);
+  if (int err = write_all(fd, value)) {
+    ::close(fd);
+    return io_error("write of '" + std::string(value) + "' to " + path.string() + " failed: " + errno_text(err));
   }
   if (::close(fd) != 0) {
     int err = errno;
@@ -121,11 +127,6 @@ Status write_verified(const fs::path& path, std::string_view value) {
   }
   return Status::ok();
 }
-
-
-
-
-
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
   std::vector<int> out;

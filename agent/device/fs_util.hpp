@@ -28,6 +28,8 @@ Result<int64_t> read_int(const fs::path& path);
 // A whitespace-separated list of integers; ignores a trailing unit token such as "(kHz)".
 Result<std::vector<int64_t>> read_int_list(const fs::path& path);
 
+// Writes all of `data` to the open `fd` (retrying on EINTR and short writes); 0, or the errno of the failed write.
+int write_all(int fd, std::string_view data);
 // Writes `value` with one write(); kIoError names the path, the value and errno.
 Status write_raw(const fs::path& path, std::string_view value);
 // Writes `value` then reads the file back and compares trimmed text (numerically when both

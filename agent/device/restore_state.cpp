@@ -81,16 +81,9 @@ Status write_state_file(const fs::path& state_dir, const RestoreState& state) {
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return io_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return io_error("cannot write " + tmp.string() + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
+  if (int err = write_all(fd, text)) {
+    ::close(fd);
+    return io_error("cannot write " + tmp.string() + ": " + std::strerror(err));
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) return io_error("cannot flush " + tmp.string() + ": " + std::strerror(errno));
   fs::rename(tmp, final_path, ec);

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "agent/models/torchvision_init.hpp"
+
 namespace jetsweep::agent::models {
 
 int64_t make_divisible(double v, int64_t divisor) {
@@ -127,19 +129,7 @@ MobileNetV3Impl::MobileNetV3Impl(Size size, int64_t in_channels, int64_t classes
   classifier->push_back(torch::nn::Dropout(torch::nn::DropoutOptions(0.2).inplace(true)));
   classifier->push_back(torch::nn::Linear(last_channel, classes));
   classifier_ = register_module("classifier", classifier);
-  // torchvision's initialisation: kaiming-normal (fan_out) convs, BN to (1, 0), Linear N(0, 0.01).
-  for (auto& m : modules(/*include_self=*/false)) {
-    if (auto* conv = m->as<torch::nn::Conv2d>()) {
-      torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut);
-      if (conv->bias.defined()) torch::nn::init::zeros_(conv->bias);
-    } else if (auto* bn = m->as<torch::nn::BatchNorm2d>()) {
-      torch::nn::init::ones_(bn->weight);
-      torch::nn::init::zeros_(bn->bias);
-    } else if (auto* fc = m->as<torch::nn::Linear>()) {
-      torch::nn::init::normal_(fc->weight, 0.0, 0.01);
-      torch::nn::init::zeros_(fc->bias);
-    }
-  }
+  init_torchvision_classifier(*this);
 }
 
 torch::Tensor MobileNetV3Impl::forward(torch::Tensor x) {

@@ -1,5 +1,7 @@
 #include "agent/models/vgg.hpp"
 
+#include "agent/models/torchvision_init.hpp"
+
 namespace jetsweep::agent::models {
 
 Vgg11Impl::Vgg11Impl(int64_t in_channels, int64_t classes) {
@@ -25,16 +27,7 @@ Vgg11Impl::Vgg11Impl(int64_t in_channels, int64_t classes) {
   classifier->push_back(torch::nn::Dropout(0.5));
   classifier->push_back(torch::nn::Linear(4096, classes));
   classifier_ = register_module("classifier", classifier);
-  // torchvision's initialisation: kaiming-normal (fan_out, relu) convs, Linear N(0, 0.01), zero biases.
-  for (auto& m : modules(/*include_self=*/false)) {
-    if (auto* c = m->as<torch::nn::Conv2d>()) {
-      torch::nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-      torch::nn::init::zeros_(c->bias);
-    } else if (auto* fc = m->as<torch::nn::Linear>()) {
-      torch::nn::init::normal_(fc->weight, 0.0, 0.01);
-      torch::nn::init::zeros_(fc->bias);
-    }
-  }
+  init_torchvision_classifier(*this);
 }
 
 torch::Tensor Vgg11Impl::forward(torch::Tensor x) {

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tests/device/fake_board_boards.hpp"
+
 namespace jetsweep::device::testing {
 
 namespace {
@@ -17,12 +19,6 @@ std::string nul_join(const std::vector<std::string>& items) {
     out.push_back('\0');
   }
   return out;
-}
-
-std::vector<int64_t> ladder(int64_t first, int64_t step, int64_t last) {
-  std::vector<int64_t> v;
-  for (int64_t f = first; f <= last; f += step) v.push_back(f);
-  return v;
 }
 
 std::string join_sp(const std::vector<int64_t>& v, bool trailing_space) {
@@ -38,38 +34,11 @@ std::vector<int64_t> times(const std::vector<int64_t>& v, int64_t k) {
   return out;
 }
 
-// Nano, AGX Xavier, Xavier NX, AGX Orin and Orin Nano tables as a board of each would list them.
+// The Nano's tables as the board lists them (the BPMP boards' are in fake_board_boards.cpp).
 const std::vector<int64_t> kNanoCpu = {102000, 204000, 307200, 403200, 518400, 614400, 710400, 825600,
                                        921600, 1036800, 1132800, 1224000, 1326000, 1428000, 1479000};
 const std::vector<int64_t> kNanoGpu = {76800000,  153600000, 230400000, 307200000, 384000000, 460800000,
                                        537600000, 614400000, 691200000, 768000000, 844800000, 921600000};
-const std::vector<int64_t> kXavierGpu = {114750000, 216750000, 318750000, 420750000, 522750000,
-                                         624750000, 675750000, 828750000, 905250000, 1032750000,
-                                         1198500000, 1236750000, 1338750000, 1377000000};
-const std::vector<int64_t> kXavierEmcKhz = {204000, 408000, 665600, 800000, 1065600, 1331200, 1600000, 1866000, 2133000};
-const std::vector<int64_t> kNxGpu = {114750000, 204000000, 306000000, 408000000,  510000000,
-                                     599250000, 701250000, 752250000, 803250000,  854250000,
-                                     905250000, 956250000, 1007250000, 1058250000, 1109250000};
-const std::vector<int64_t> kOrinGpu = {114750000, 216750000, 318750000, 420750000, 522750000, 624750000, 726750000,
-                                       828750000, 930750000, 1032750000, 1134750000, 1236750000, 1300500000};
-const std::vector<int64_t> kOrinNanoGpu = {306000000, 408000000, 510000000, 612000000, 624750000};
-
-std::vector<int64_t> xavier_cpu() { return ladder(115200, 76800, 2265600); }
-std::vector<int64_t> nx_cpu() {
-  auto v = ladder(115200, 76800, 1881600);
-  v.push_back(1907200);
-  return v;
-}
-std::vector<int64_t> orin_cpu() {
-  auto v = ladder(115200, 76800, 2188800);
-  v.push_back(2201600);
-  return v;
-}
-std::vector<int64_t> orin_nano_cpu() {
-  auto v = ladder(115200, 76800, 1497600);
-  v.push_back(1510400);
-  return v;
-}
 
 std::string param_cpu_online(int cores) {
   std::string s = "< PARAM TYPE=FILE NAME=CPU_ONLINE >\n";
@@ -132,16 +101,6 @@ void identify(FakeSpec& spec, const char* name, const char* sim_class, Family fa
   spec.default_mode = default_mode;
 }
 
-// One POWER_MODEL of a generated nvpmodel.conf.
-struct ConfMode {
-  int id;
-  std::string name;
-  int cores_online;
-  int64_t cpu_min_khz, cpu_max_khz;   // every cluster's limits (-1: the table's maximum)
-  int64_t gpu_max_hz, emc_max_hz;     // -1 / 0: no cap
-  std::string extra;                  // lines after the EMC cap
-};
-
 // nvpmodel.conf of a t194/t234 board (cluster i's clock is read on core i x cores_per_cluster); records the
 // mode names in `spec`.
 std::string nvpmodel_conf(FakeSpec& spec, int cores, const std::vector<std::string>& clusters, int cores_per_cluster,
@@ -182,11 +141,11 @@ FakeBoard::FakeBoard(FakeKind kind) {
   spec_.kind = kind;
   switch (kind) {
     case FakeKind::kNanoR32: build_nano_r32(); break;
-    case FakeKind::kAgxXavierR32: build_agx_xavier_r32(); break;
-    case FakeKind::kXavierNxR35: build_xavier_nx_r35(); break;
-    case FakeKind::kAgxOrinR35: build_agx_orin(35); break;
-    case FakeKind::kAgxOrinR36: build_agx_orin(36); break;
-    case FakeKind::kOrinNanoR36: build_orin_nano_r36(); break;
+    case FakeKind::kAgxXavierR32:
+    case FakeKind::kXavierNxR35:
+    case FakeKind::kAgxOrinR35:
+    case FakeKind::kAgxOrinR36:
+    case FakeKind::kOrinNanoR36: build_bpmp_board(bpmp_board(kind)); break;
   }
   std::vector<std::pair<uint64_t, uint64_t>> stat;
   for (int i = 0; i < spec_.cores; ++i) stat.emplace_back(1000 + 10 * static_cast<uint64_t>(i), 9000);
@@ -478,122 +437,30 @@ void FakeBoard::build_nano_r32() {
   spec_.mode_names = {"MAXN", "5W"};
 }
 
-void FakeBoard::build_agx_xavier_r32() {
-  identify(spec_, "agx-xavier-r32", "agx-xavier", Family::kT194, Module::kAgxXavier, 32,
-           "R32.5.1", "p2972-0000", 2);
-  add_common(nul_join({"nvidia,p2972-0000", "nvidia,galen", "nvidia,tegra194"}), "Jetson-AGX",
-             "# R32 (release), REVISION: 5.1, GCID: 27362550, BOARD: t186ref, EABI: aarch64, DATE: Wed May 19 18:16:00 UTC 2021\n",
-             "4.9.201-tegra");
-  add_cpus(8, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}, xavier_cpu());
-  add_gpu("/sys/devices/17000000.gv11b", "17000000.gv11b", "gv11b", kXavierGpu, "/sys/devices/gpu.0");
-  add_bpmp_emc(kXavierEmcKhz, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "/sys/kernel/actmon_avg_activity/mc_all");
-  add_iio_rails("/sys/devices/3160000.i2c/i2c-1", "1-0040", 0,
-                {{"GPU", 19144, 60, 1155}, {"CPU", 19144, 20, 385}, {"SOC", 19144, 130, 2502}});
-  add_iio_rails("/sys/devices/3160000.i2c/i2c-1", "1-0041", 1,
-                {{"CV", 19144, 0, 0}, {"VDDRQ", 19144, 10, 192}, {"SYS5V", 4984, 540, 2692}});
-  spec_.total_power_w = (1155 + 385 + 2502 + 0 + 192 + 2692) / 1000.0;
-  spec_.total_rule = "sum(GPU+CPU+SOC+CV+VDDRQ+SYS5V)";
-  add_thermal({{"AO-therm", 26500}, {"CPU-therm", 28000}, {"GPU-therm", 28000}, {"PLL-therm", 27000},
-               {"PMIC-Die", 100000}, {"Tboard_tegra", 27000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 27450}});
-  add_fan_legacy();
-  write("/proc/meminfo", meminfo(16202660, 15000000, false));
-  write("/etc/nvpmodel.conf",
-        nvpmodel_conf(spec_, 8, {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2", "CPU_DENVER_3"}, 2,
-                      "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap",
-                      {{0, "MAXN", 8, 1190400, -1, -1, 0, ""},
-                       {1, "MODE_10W", 2, 1190400, 1190400, 520200000, 1065600000, ""},
-                       {2, "MODE_15W", 4, 1190400, 1190400, 670000000, 1331200000, ""},
-                       {3, "MODE_30W_ALL", 8, 1190400, 1190400, 900000000, 1600000000, ""}}));
-}
-
-void FakeBoard::build_xavier_nx_r35() {
-  identify(spec_, "xavier-nx-r35", "xavier-nx", Family::kT194, Module::kXavierNx, 35,
-           "R35.3.1", "p3668-0001", 2);
-  add_common(nul_join({"nvidia,p3509-0000+p3668-0001", "nvidia,p3668-0001", "nvidia,tegra194"}),
-             "NVIDIA Jetson Xavier NX Developer Kit (eMMC)",
-             "# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64, DATE: Sun Mar 19 15:19:21 UTC 2023\n",
-             "5.10.104-tegra");
-  add_cpus(6, {{0, 1}, {2, 3}, {4, 5}}, nx_cpu());
-  add_gpu("/sys/devices/17000000.gv11b", "17000000.gv11b", "gv11b", kNxGpu, "/sys/devices/gpu.0");
-  add_bpmp_emc({204000, 408000, 665600, 800000, 1065600, 1331200, 1600000, 1866000},
-               "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "/sys/kernel/actmon_avg_activity/mc_all");
-  add_hwmon_rails("/sys/devices/platform/3160000.i2c/i2c-7", "7-0040", 5,
-                  {{"VDD_IN", 5000, 960, 0}, {"VDD_CPU_GPU_CV", 5000, 150, 0}, {"VDD_SOC", 5000, 250, 0}});
-  spec_.total_power_w = 4.8;
-  spec_.total_rule = "VDD_IN";
-  add_thermal({{"AO-therm", 33000}, {"CPU-therm", 35500}, {"GPU-therm", 34000}, {"PLL-therm", 33500},
-               {"PMIC-Die", 100000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 34200}});
-  add_fan_hwmon("/sys/devices/platform/pwm-fan/hwmon/hwmon3");
-  write("/proc/meminfo", meminfo(7772000, 6500000, true));
-  write("/etc/nvpmodel.conf",
-        nvpmodel_conf(spec_, 6, {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"}, 2,
-                      "/sys/devices/17000000.gv11b/devfreq/17000000.gv11b", "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap",
-                      {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, ""},
-                       {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, ""}}));
-}
-
-void FakeBoard::build_agx_orin(int l4t_major) {
-  bool r36 = l4t_major >= 36;
-  identify(spec_, r36 ? "agx-orin-r36" : "agx-orin-r35", "agx-orin", Family::kT234, Module::kAgxOrin, l4t_major,
-           r36 ? "R36.3.0" : "R35.4.1", "p3701-0005", 2);
-  add_common(nul_join({"nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234"}), "Jetson AGX Orin",
-             r36 ? "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n"
-                 : "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023\n",
-             r36 ? "5.15.136-tegra" : "5.10.120-tegra");
-  add_cpus(12, {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}}, orin_cpu());
-  std::string devfreq;
-  if (r36) {
-    add_gpu("/sys/devices/platform/bus@0/17000000.gpu", "17000000.gpu", "gpu", kOrinGpu, "/sys/devices/platform/gpu.0");
-    devfreq = "/sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu";
-    add_bpmp_emc({204000, 665600, 2133000, 3199000}, "/sys/kernel/nvpmodel_clk_cap/emc", "/sys/kernel/debug/cactmon/mc_all");
-  } else {
-    add_gpu("/sys/devices/17000000.ga10b", "17000000.ga10b", "ga10b", kOrinGpu, "/sys/devices/gpu.0");
-    devfreq = "/sys/devices/17000000.ga10b/devfreq/17000000.ga10b";
-    add_bpmp_emc({204000, 665600, 2133000, 3199000}, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap",
-                 "/sys/kernel/actmon_avg_activity/mc_all");
+void FakeBoard::build_bpmp_board(const BpmpBoard& b) {
+  const FakeIdentity& id = b.id;
+  identify(spec_, id.name, id.sim_class, id.family, id.module, id.l4t_major, id.l4t, id.module_part, id.default_mode);
+  add_common(nul_join(b.compatible), b.model, b.release, b.kernel);
+  int cores = 0;
+  for (const auto& cluster : b.clusters) cores += static_cast<int>(cluster.size());
+  add_cpus(cores, b.clusters, b.cpu_khz);
+  add_gpu(b.gpu.device_dir, b.gpu.devfreq_name, b.gpu.of_name, b.gpu.hz, b.gpu.gpu0_link);
+  add_bpmp_emc(b.emc.khz, b.emc.cap, b.emc.activity);
+  for (const auto& bank : b.rail_banks) {
+    std::vector<RailSpec> rails;
+    for (const auto& r : bank.rails) rails.push_back({r.name, r.mv, r.ma, r.mw});
+    if (bank.hwmon) add_hwmon_rails(bank.device_dir, bank.bus_addr, bank.index, rails);
+    else add_iio_rails(bank.device_dir, bank.bus_addr, bank.index, rails);
   }
-  std::string i2c = r36 ? "/sys/devices/platform/bus@0/c240000.i2c/i2c-1" : "/sys/devices/platform/c240000.i2c/i2c-1";
-  // hwmon numbers differ between boots and releases.
-  add_hwmon_rails(i2c, "1-0040", r36 ? 1 : 4,
-                  {{"VDD_GPU_SOC", 4992, 481, 0}, {"VDD_CPU_CV", 4992, 80, 0}, {"VIN_SYS_5V0", 4984, 809, 0}});
-  add_hwmon_rails(i2c, "1-0041", r36 ? 3 : 2, {{"NC", 0, 0, 0}, {"VDDQ_VDD2_1V8AO", 1800, 167, 0}, {"NC", 0, 0, 0}});
-  spec_.total_power_w = (4992.0 * 481 + 4992.0 * 80 + 4984.0 * 809) / 1e6;
-  spec_.total_rule = "sum(VDD_GPU_SOC+VDD_CPU_CV+VIN_SYS_5V0)";
-  add_thermal({{"cpu-thermal", 42593}, {"gpu-thermal", -256000}, {"cv0-thermal", 41000}, {"cv1-thermal", 40500},
-               {"cv2-thermal", 40800}, {"soc0-thermal", 41200}, {"soc1-thermal", 41300}, {"soc2-thermal", 41100},
-               {"tj-thermal", 42593}, {"tboard-thermal", 35000}, {"tdiode-thermal", 36000}});
-  add_fan_hwmon(r36 ? "/sys/devices/platform/pwm-fan/hwmon/hwmon0" : "/sys/devices/platform/pwm-fan/hwmon/hwmon2");
-  write("/proc/meminfo", meminfo(64302132, 62000000, true));
-  write("/etc/nvpmodel.conf",
-        nvpmodel_conf(spec_, 12, {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"}, 4, devfreq, spec_.emc_cap_path,
-                      {{0, "MAXN", 12, 0, -1, -1, 0, ""},
-                       {1, "MODE_15W", 4, 0, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
-                       {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
-                       {3, "MODE_50W", 12, 0, 1497600, 816000000, 0, ""}}));
-}
-
-void FakeBoard::build_orin_nano_r36() {
-  identify(spec_, "orin-nano-r36", "orin-nano", Family::kT234, Module::kOrinNano, 36,
-           "R36.3.0", "p3767-0005", 0);
-  add_common(nul_join({"nvidia,p3768-0000+p3767-0005", "nvidia,p3767-0005", "nvidia,tegra234"}),
-             "NVIDIA Jetson Orin Nano Developer Kit",
-             "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n",
-             "5.15.136-tegra");
-  add_cpus(6, {{0, 1, 2, 3}, {4, 5}}, orin_nano_cpu());
-  add_gpu("/sys/devices/platform/bus@0/17000000.gpu", "17000000.gpu", "gpu", kOrinNanoGpu, "/sys/devices/platform/gpu.0");
-  add_bpmp_emc({204000, 665600, 2133000}, "/sys/kernel/nvpmodel_clk_cap/emc", "/sys/kernel/debug/cactmon/mc_all");
-  add_hwmon_rails("/sys/devices/platform/bus@0/c240000.i2c/i2c-1", "1-0040", 1,
-                  {{"VDD_IN", 5000, 983, 0}, {"VDD_CPU_GPU_CV", 5000, 90, 0}, {"VDD_SOC", 5000, 286, 0}});
-  spec_.total_power_w = 4.915;
-  spec_.total_rule = "VDD_IN";
-  add_thermal({{"cpu-thermal", 45500}, {"gpu-thermal", 44000}, {"cv0-thermal", -256000}, {"soc0-thermal", 43000},
-               {"tj-thermal", 45500}});
-  add_fan_hwmon("/sys/devices/platform/pwm-fan/hwmon/hwmon2");
-  write("/proc/meminfo", meminfo(7802340, 6000000, true));
-  write("/etc/nvpmodel.conf",
-        nvpmodel_conf(spec_, 6, {"CPU_A78_0", "CPU_A78_1"}, 4,
-                      "/sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu", "/sys/kernel/nvpmodel_clk_cap/emc",
-                      {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}}));
+  spec_.total_power_w = b.total_power_w;
+  spec_.total_rule = b.total_rule;
+  add_thermal(b.thermal);
+  if (b.fan_hwmon.empty()) add_fan_legacy();
+  else add_fan_hwmon(b.fan_hwmon);
+  write("/proc/meminfo", meminfo(b.memory.total_kb, b.memory.avail_kb, b.memory.nvmap));
+  const int cores_per_cluster = static_cast<int>(b.clusters.front().size());
+  write("/etc/nvpmodel.conf", nvpmodel_conf(spec_, cores, b.conf_clusters, cores_per_cluster,
+                                            b.gpu.device_dir + "/devfreq/" + b.gpu.devfreq_name, b.emc.cap, b.modes));
 }
 
 }  // namespace jetsweep::device::testing

@@ -24,6 +24,8 @@ std::vector<FakeKind> all_fake_kinds();
 // A new directory jetsweep-TAG-XXXXXX under the temp dir (the caller removes it).
 fs::path make_temp_dir(const char* tag);
 
+struct BpmpBoard;  // tests/device/fake_board_boards.hpp
+
 // What a correct reader should find on the fake board.
 struct FakeSpec {
   FakeKind kind = FakeKind::kNanoR32;
@@ -79,10 +81,7 @@ class FakeBoard {
 
  private:
   void build_nano_r32();
-  void build_agx_xavier_r32();
-  void build_xavier_nx_r35();
-  void build_agx_orin(int l4t_major);
-  void build_orin_nano_r36();
+  void build_bpmp_board(const BpmpBoard& board);  // the t194/t234 boards, from fake_board_boards.cpp
 
   void add_common(const std::string& compatible, const std::string& model, const std::string& release,
                   const std::string& kernel);

@@ -31,6 +31,14 @@ CliResult run_on(const FakeBoard& fb, const std::string& cmd, std::vector<std::s
   return run(cmd, args);
 }
 
+// `set-mode` on the fake board with explicit values, then the `extra` flags.
+CliResult set_mode_on(const FakeBoard& fb, const std::string& cores, const std::string& cpu_khz, const std::string& gpu_hz,
+                      const std::string& emc_hz, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"--cores", cores, "--cpu-khz", cpu_khz, "--gpu-hz", gpu_hz, "--emc-hz", emc_hz};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_on(fb, "set-mode", args);
+}
+
 TEST_CASE("probe --json reports identity, tables, mode count, nvpmodel modes, rails and writability") {
   for_each_fake_board([](const FakeBoard& fb, const testing::FakeSpec& spec) {
     CliResult r = run("probe", {"--root", fb.root().string(), "--json"});
@@ -77,8 +85,7 @@ TEST_CASE("probe text output and failure on a non-Jetson root") {
 TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte identical") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   auto before = fb.snapshot();
-  CliResult r = run_on(fb, "set-mode", {"--cores", "4", "--cpu-khz", "1190400", "--gpu-hz", "624750000", "--emc-hz",
-                                        "1331200000", "--pin-clocks", "--fan-max"});
+  CliResult r = set_mode_on(fb, "4", "1190400", "624750000", "1331200000", {"--pin-clocks", "--fan-max"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.out.find("scaling_max_freq = 1190400") != std::string::npos);
   CHECK(trim(fb.read("/sys/devices/system/cpu/cpu5/online")) == "0");
@@ -104,8 +111,7 @@ TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte ide
 TEST_CASE("set-mode refuses an out-of-table value with exit 2 naming the table file") {
   FakeBoard fb(FakeKind::kOrinNanoR36);
   auto before = fb.snapshot();
-  CliResult r = run_on(fb, "set-mode", {"--cores", "6", "--cpu-khz", "1500000", "--gpu-hz", "624750000", "--emc-hz",
-                                        "2133000000"});
+  CliResult r = set_mode_on(fb, "6", "1500000", "624750000", "2133000000");
   CHECK(r.rc == 2);
   CHECK(r.err.find("1500000") != std::string::npos);
   CHECK(r.err.find("scaling_available_frequencies") != std::string::npos);

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "agent/device/fs_util.hpp"
@@ -274,43 +275,49 @@ TEST_CASE("a failed write in a second apply; restore puts back the first origina
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
 }
 
+using BoardFiles = std::vector<std::pair<std::string, std::string>>;
+
+// On a fresh board of `kind`: `apply` succeeds, the files hold the values given, and a restore puts back every byte.
+void check_apply_then_restore(FakeKind kind, const std::function<Status(PowerController&)>& apply, const BoardFiles& files) {
+  FakeBoard fb(kind);
+  auto before = fb.snapshot();
+  PowerController ctl(fb.board(), fb.state_dir());
+  Status s = apply(ctl);
+  REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+  check_files(fb, files);
+  REQUIRE(ctl.restore().is_ok());
+  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+}
+
 TEST_CASE("named nvpmodel modes") {
   SUBCASE("AGX Xavier MODE_15W") {
-    FakeBoard fb(FakeKind::kAgxXavierR32);
-    auto before = fb.snapshot();
-    PowerController ctl(fb.board(), fb.state_dir());
-    Status s = ctl.apply_named("MODE_15W", ApplyOptions{});
-    REQUIRE_MESSAGE(s.is_ok(), s.to_string());
-    for (int cpu = 1; cpu < 8; ++cpu) CHECK(val(fb, cpu_path(cpu, "online")) == (cpu < 4 ? "1" : "0"));
-    check_files(fb, {{"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "1190400"},
-                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "1190400"},
-                     {"/sys/devices/system/cpu/cpufreq/policy2/scaling_max_freq", "1190400"},
-                     {"/sys/devices/system/cpu/cpufreq/policy4/scaling_max_freq", "2265600"},  // offline: untouched
-                     // 670 MHz is between table entries: rounded down as devfreq does.
-                     {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq", "624750000"},
-                     {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "114750000"},
-                     {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1331200000"},
-                     {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "0"}});
-    REQUIRE(ctl.restore().is_ok());
-    CHECK(diff_snapshots(before, fb.snapshot()) == "");
+    BoardFiles files;
+    for (int cpu = 1; cpu < 8; ++cpu) files.emplace_back(cpu_path(cpu, "online"), cpu < 4 ? "1" : "0");
+    files.insert(files.end(),
+                 {{"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "1190400"},
+                  {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "1190400"},
+                  {"/sys/devices/system/cpu/cpufreq/policy2/scaling_max_freq", "1190400"},
+                  {"/sys/devices/system/cpu/cpufreq/policy4/scaling_max_freq", "2265600"},  // offline: untouched
+                  // 670 MHz is between table entries: rounded down as devfreq does.
+                  {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/max_freq", "624750000"},
+                  {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "114750000"},
+                  {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1331200000"},
+                  {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "0"}});
+    check_apply_then_restore(
+        FakeKind::kAgxXavierR32, [](PowerController& ctl) { return ctl.apply_named("MODE_15W", ApplyOptions{}); }, files);
   }
   SUBCASE("Nano 5W by id, pinned") {
-    FakeBoard fb(FakeKind::kNanoR32);
-    auto before = fb.snapshot();
-    PowerController ctl(fb.board(), fb.state_dir());
-    Status s = ctl.apply_named("1", ApplyOptions{true, false});
-    REQUIRE_MESSAGE(s.is_ok(), s.to_string());
-    check_files(fb, {{cpu_path(2, "online"), "0"},
-                     {cpu_path(1, "online"), "1"},
-                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "825600"},
-                     {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "825600"},
-                     {"/sys/devices/gpu.0/devfreq/57000000.gpu/max_freq", "614400000"},
-                     {"/sys/devices/gpu.0/devfreq/57000000.gpu/min_freq", "614400000"},
-                     {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1600000000"},
-                     {"/sys/kernel/debug/clk/override.emc/clk_state", "1"},
-                     {"/sys/kernel/debug/clk/override.emc/clk_update_rate", "1600000000"}});
-    REQUIRE(ctl.restore().is_ok());
-    CHECK(diff_snapshots(before, fb.snapshot()) == "");
+    auto apply = [](PowerController& ctl) { return ctl.apply_named("1", ApplyOptions{true, false}); };
+    check_apply_then_restore(FakeKind::kNanoR32, apply,
+                             {{cpu_path(2, "online"), "0"},
+                              {cpu_path(1, "online"), "1"},
+                              {"/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq", "825600"},
+                              {"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq", "825600"},
+                              {"/sys/devices/gpu.0/devfreq/57000000.gpu/max_freq", "614400000"},
+                              {"/sys/devices/gpu.0/devfreq/57000000.gpu/min_freq", "614400000"},
+                              {"/sys/kernel/nvpmodel_emc_cap/emc_iso_cap", "1600000000"},
+                              {"/sys/kernel/debug/clk/override.emc/clk_state", "1"},
+                              {"/sys/kernel/debug/clk/override.emc/clk_update_rate", "1600000000"}});
   }
   SUBCASE("AGX Orin MODE_15W on R35 and R36 (cap file moved)") {
     for (FakeKind kind : {FakeKind::kAgxOrinR35, FakeKind::kAgxOrinR36}) {
@@ -345,19 +352,16 @@ TEST_CASE("named nvpmodel modes") {
 }
 
 TEST_CASE("pin current clocks (jetson_clocks) and restore") {
-  FakeBoard fb(FakeKind::kXavierNxR35);
-  auto before = fb.snapshot();
-  PowerController ctl(fb.board(), fb.state_dir());
-  auto target = plan_pin_current(ctl.board(), ApplyOptions{});
-  REQUIRE(target.is_ok());
-  REQUIRE(ctl.apply(*target).is_ok());
-  check_files(fb, {{"/sys/devices/system/cpu/cpufreq/policy2/scaling_min_freq", "1907200"},
-                   {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "1109250000"},
-                   {"/sys/kernel/debug/bpmp/debug/clk/emc/rate", "1866000000"},
-                   {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "1"},
-                   {"/sys/devices/system/cpu/cpu5/cpuidle/state1/disable", "1"}});
-  REQUIRE(ctl.restore().is_ok());
-  CHECK(diff_snapshots(before, fb.snapshot()) == "");
+  auto pin_current = [](PowerController& ctl) {
+    auto target = plan_pin_current(ctl.board(), ApplyOptions{});
+    return target.is_ok() ? ctl.apply(*target) : target.status();
+  };
+  check_apply_then_restore(FakeKind::kXavierNxR35, pin_current,
+                           {{"/sys/devices/system/cpu/cpufreq/policy2/scaling_min_freq", "1907200"},
+                            {"/sys/devices/17000000.gv11b/devfreq/17000000.gv11b/min_freq", "1109250000"},
+                            {"/sys/kernel/debug/bpmp/debug/clk/emc/rate", "1866000000"},
+                            {"/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked", "1"},
+                            {"/sys/devices/system/cpu/cpu5/cpuidle/state1/disable", "1"}});
 }
 
 TEST_CASE("EMC pin honours a non-zero nvpmodel cap") {

@@ -55,6 +55,13 @@ void add_xavier_agents(Fleet& fleet, int count) {
   REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(static_cast<size_t>(count)); }), fleet.logs());
 }
 
+// Writes the campaign file NAME.yaml into the fleet's directory and submits it; returns the campaign id.
+int64_t submit_campaign(Fleet& fleet, const std::string& name, const std::string& yaml) {
+  const auto file = fleet.dir() / (name + ".yaml");
+  write_file(file, yaml);
+  return submit(fleet, file);
+}
+
 std::string lenet_campaign(const std::string& name, const std::string& extra) {
   return "campaign: " + name + "\nmatrix:\n  device: agx-xavier\n  model: lenet5\n  dataset: mnist\n"
          "  batch_size: 16\n  workers: 4\n  epochs: 2\n  max_minibatches: 20\n  sample_hz: 10\n" + extra;
@@ -67,12 +74,10 @@ TEST_CASE("two campaigns back to back on one board: the second names no power mo
   Fleet fleet(db);
   add_xavier_agents(fleet, 1);
 
-  write_file(fleet.dir() / "first.yaml",
-             lenet_campaign("first", "  power_mode: {cores: 2, cpu_khz: 2112000}\n  pin_clocks: true\n  fan_max: true\n"));
-  const int64_t first = submit(fleet, fleet.dir() / "first.yaml");
+  const int64_t first = submit_campaign(
+      fleet, "first", lenet_campaign("first", "  power_mode: {cores: 2, cpu_khz: 2112000}\n  pin_clocks: true\n  fan_max: true\n"));
   REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(first); }), fleet.logs());
-  write_file(fleet.dir() / "second.yaml", lenet_campaign("second", ""));
-  const int64_t second = submit(fleet, fleet.dir() / "second.yaml");
+  const int64_t second = submit_campaign(fleet, "second", lenet_campaign("second", ""));
   REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(second); }), fleet.logs());
   REQUIRE(db.count("SELECT count(*) FROM runs WHERE status = 'done'") == 2);
 
@@ -121,10 +126,10 @@ TEST_CASE("analyze variability keeps two modes x two worker settings apart: four
   TestDatabase db;
   Fleet fleet(db);
   add_xavier_agents(fleet, 2);
-  write_file(fleet.dir() / "grid.yaml",
-             "campaign: grid\nmatrix:\n  device: agx-xavier/*\n  model: lenet5\n  dataset: mnist\n  batch_size: 16\n"
-             "  workers: [0, 4]\n  epochs: 3\n  max_minibatches: 20\n  sample_hz: 10\n  power_mode: [MAXN, 15W]\n");
-  const int64_t id = submit(fleet, fleet.dir() / "grid.yaml");
+  const int64_t id = submit_campaign(
+      fleet, "grid",
+      "campaign: grid\nmatrix:\n  device: agx-xavier/*\n  model: lenet5\n  dataset: mnist\n  batch_size: 16\n"
+      "  workers: [0, 4]\n  epochs: 3\n  max_minibatches: 20\n  sample_hz: 10\n  power_mode: [MAXN, 15W]\n");
   REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(id); }), fleet.logs());
   REQUIRE(db.count("SELECT count(*) FROM runs WHERE status = 'done'") == 8);
   auto v = bj::parse(run_jetsweep({"analyze", "variability", "--db", db.dsn(), "--campaign", std::to_string(id), "--json"}));
@@ -140,10 +145,10 @@ TEST_CASE("status says why queued runs cannot run") {
   TestDatabase db;
   Fleet fleet(db);
   add_xavier_agents(fleet, 1);
-  write_file(fleet.dir() / "stuck.yaml",
-             "campaign: stuck\nmatrix:\n  device: [agx-xavier, xavier-nx]\n  model: lenet5\n  dataset: mnist\n"
-             "  data: \"@ssd\"\n  batch_size: [16, 32]\n  epochs: 1\n  max_minibatches: 5\n");
-  const int64_t id = submit(fleet, fleet.dir() / "stuck.yaml");
+  const int64_t id = submit_campaign(
+      fleet, "stuck",
+      "campaign: stuck\nmatrix:\n  device: [agx-xavier, xavier-nx]\n  model: lenet5\n  dataset: mnist\n"
+      "  data: \"@ssd\"\n  batch_size: [16, 32]\n  epochs: 1\n  max_minibatches: 5\n");
   bj::object s;
   REQUIRE_MESSAGE(wait_until(60s, [&] {
                     s = fleet.status(id);

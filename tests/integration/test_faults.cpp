@@ -10,6 +10,27 @@ using namespace jetsweep;
 using namespace jetsweep::testing;
 using namespace std::chrono_literals;
 
+namespace {
+
+constexpr int kFourRunEpochs = 30;
+
+// The four-run campaign `name` (batch sizes [16, 32] x workers [0, 1], 30 epochs) on two agents `agent_prefix`-1
+// and -2, submitted and under way past `min_epochs` epoch rows; returns the campaign id.
+int64_t start_four_runs(Fleet& fleet, const TestDatabase& db, const std::string& name, const std::string& agent_prefix,
+                        int64_t min_epochs) {
+  const auto file = write_fault_campaign(fleet, name, "[16, 32]", "[0, 1]", kFourRunEpochs);
+  fleet.add_agent(agent_prefix + "-1");
+  fleet.add_agent(agent_prefix + "-2");
+  return submit_under_way(fleet, db, 2, file, min_epochs);
+}
+
+// Each of the four runs done once, with every epoch and minibatch row once.
+void check_four_runs_once(const TestDatabase& db) {
+  check_exactly_once(db, 4, kFourRunEpochs, 2 * ceil_div(kFaultSamples, 16) + 2 * ceil_div(kFaultSamples, 32));
+}
+
+}  // namespace
+
 TEST_CASE("an agent killed mid-run: its run is requeued, finished by another agent, and counted once") {
   TestDatabase db;
   Fleet fleet(db, {"--lease-s", "1"});
@@ -29,16 +50,12 @@ TEST_CASE("an agent killed mid-run: its run is requeued, finished by another age
 TEST_CASE("the controller killed with -9 and restarted: agents reconnect, resend, and nothing is lost or doubled") {
   TestDatabase db;
   Fleet fleet(db);
-  const int kEpochs = 30;
-  const auto file = write_fault_campaign(fleet, "restart", "[16, 32]", "[0, 1]", kEpochs);
-  fleet.add_agent("survivor-1");
-  fleet.add_agent("survivor-2");
-  const int64_t id = submit_under_way(fleet, db, 2, file, 3);
+  const int64_t id = start_four_runs(fleet, db, "restart", "survivor", 3);
   fleet.controller().signal(SIGKILL);
   fleet.controller().wait(10s);
   fleet.start_controller(std::to_string(fleet.port()), {});
   REQUIRE_MESSAGE(wait_until(900s, [&] { return fleet.finished(id); }), fleet.logs());
-  check_exactly_once(db, 4, kEpochs, 2 * ceil_div(kFaultSamples, 16) + 2 * ceil_div(kFaultSamples, 32));
+  check_four_runs_once(db);
 }
 
 TEST_CASE("agent connections cut mid-run (twice): agents reconnect, resend, and every row lands once") {
@@ -68,15 +85,11 @@ TEST_CASE("PostgreSQL restarted mid-campaign: the controller rides it out and no
   REQUIRE_MESSAGE(restart != nullptr, "JETSWEEP_TEST_PG_RESTART is not set: run the tests through scripts/test");
   TestDatabase db;
   Fleet fleet(db);
-  const int kEpochs = 30;
-  const auto file = write_fault_campaign(fleet, "pg", "[16, 32]", "[0, 1]", kEpochs);
-  fleet.add_agent("steady-1");
-  fleet.add_agent("steady-2");
-  const int64_t id = submit_under_way(fleet, db, 2, file, 4);
+  const int64_t id = start_four_runs(fleet, db, "pg", "steady", 4);
   std::string out, err;
   REQUIRE_MESSAGE(run_command("/bin/sh", {"-c", restart}, &out, &err) == 0, err);
   REQUIRE_MESSAGE(wait_until(900s, [&] { return fleet.finished(id); }), fleet.logs());
-  check_exactly_once(db, 4, kEpochs, 2 * ceil_div(kFaultSamples, 16) + 2 * ceil_div(kFaultSamples, 32));
+  check_four_runs_once(db);
   CHECK(fleet.controller().running());
   CHECK(fleet.logs().find("database unavailable") != std::string::npos);  // it did see the outage
 }

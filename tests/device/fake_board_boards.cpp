@@ -1,0 +1,172 @@
+#include "tests/device/fake_board_boards.hpp"
+
+#include <stdexcept>
+
+namespace jetsweep::device::testing {
+
+namespace {
+
+std::vector<int64_t> ladder(int64_t first, int64_t step, int64_t last) {
+  std::vector<int64_t> v;
+  for (int64_t f = first; f <= last; f += step) v.push_back(f);
+  return v;
+}
+
+// The ladder up to `last`, then the board's own top rate.
+std::vector<int64_t> ladder_then(int64_t last, int64_t top) {
+  auto v = ladder(115200, 76800, last);
+  v.push_back(top);
+  return v;
+}
+
+const char* const kR36Release =
+    "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n";
+const std::vector<int64_t> kOrinGpu = {114750000, 216750000, 318750000, 420750000, 522750000, 624750000, 726750000,
+                                       828750000, 930750000, 1032750000, 1134750000, 1236750000, 1300500000};
+
+BpmpBoard agx_xavier_r32() {
+  BpmpBoard b;
+  b.id = {"agx-xavier-r32", "agx-xavier", Family::kT194, Module::kAgxXavier, 32, "R32.5.1", "p2972-0000", 2};
+  b.compatible = {"nvidia,p2972-0000", "nvidia,galen", "nvidia,tegra194"};
+  b.model = "Jetson-AGX";
+  b.release = "# R32 (release), REVISION: 5.1, GCID: 27362550, BOARD: t186ref, EABI: aarch64, DATE: Wed May 19 18:16:00 UTC 2021\n";
+  b.kernel = "4.9.201-tegra";
+  b.clusters = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  b.cpu_khz = ladder(115200, 76800, 2265600);
+  b.gpu = {"/sys/devices/17000000.gv11b", "17000000.gv11b", "gv11b", "/sys/devices/gpu.0", {}};
+  b.gpu.hz = {114750000, 216750000, 318750000, 420750000,  522750000,  624750000,  675750000,
+              828750000, 905250000, 1032750000, 1198500000, 1236750000, 1338750000, 1377000000};
+  b.emc.khz = {204000, 408000, 665600, 800000, 1065600, 1331200, 1600000, 1866000, 2133000};
+  b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+  b.emc.activity = "/sys/kernel/actmon_avg_activity/mc_all";
+  b.rail_banks = {{false, "/sys/devices/3160000.i2c/i2c-1", "1-0040", 0,
+                   {{"GPU", 19144, 60, 1155}, {"CPU", 19144, 20, 385}, {"SOC", 19144, 130, 2502}}},
+                  {false, "/sys/devices/3160000.i2c/i2c-1", "1-0041", 1,
+                   {{"CV", 19144, 0, 0}, {"VDDRQ", 19144, 10, 192}, {"SYS5V", 4984, 540, 2692}}}};
+  b.total_power_w = (1155 + 385 + 2502 + 0 + 192 + 2692) / 1000.0;
+  b.total_rule = "sum(GPU+CPU+SOC+CV+VDDRQ+SYS5V)";
+  b.thermal = {{"AO-therm", 26500}, {"CPU-therm", 28000}, {"GPU-therm", 28000}, {"PLL-therm", 27000},
+               {"PMIC-Die", 100000}, {"Tboard_tegra", 27000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 27450}};
+  b.memory = {16202660, 15000000, false};
+  b.conf_clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2", "CPU_DENVER_3"};
+  b.modes = {{0, "MAXN", 8, 1190400, -1, -1, 0, ""},
+             {1, "MODE_10W", 2, 1190400, 1190400, 520200000, 1065600000, ""},
+             {2, "MODE_15W", 4, 1190400, 1190400, 670000000, 1331200000, ""},
+             {3, "MODE_30W_ALL", 8, 1190400, 1190400, 900000000, 1600000000, ""}};
+  return b;
+}
+
+BpmpBoard xavier_nx_r35() {
+  BpmpBoard b;
+  b.id = {"xavier-nx-r35", "xavier-nx", Family::kT194, Module::kXavierNx, 35, "R35.3.1", "p3668-0001", 2};
+  b.compatible = {"nvidia,p3509-0000+p3668-0001", "nvidia,p3668-0001", "nvidia,tegra194"};
+  b.model = "NVIDIA Jetson Xavier NX Developer Kit (eMMC)";
+  b.release = "# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64, DATE: Sun Mar 19 15:19:21 UTC 2023\n";
+  b.kernel = "5.10.104-tegra";
+  b.clusters = {{0, 1}, {2, 3}, {4, 5}};
+  b.cpu_khz = ladder_then(1881600, 1907200);
+  b.gpu = {"/sys/devices/17000000.gv11b", "17000000.gv11b", "gv11b", "/sys/devices/gpu.0", {}};
+  b.gpu.hz = {114750000, 204000000, 306000000, 408000000,  510000000,  599250000,  701250000, 752250000,
+              803250000, 854250000, 905250000, 956250000, 1007250000, 1058250000, 1109250000};
+  b.emc.khz = {204000, 408000, 665600, 800000, 1065600, 1331200, 1600000, 1866000};
+  b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+  b.emc.activity = "/sys/kernel/actmon_avg_activity/mc_all";
+  b.rail_banks = {{true, "/sys/devices/platform/3160000.i2c/i2c-7", "7-0040", 5,
+                   {{"VDD_IN", 5000, 960, 0}, {"VDD_CPU_GPU_CV", 5000, 150, 0}, {"VDD_SOC", 5000, 250, 0}}}};
+  b.total_power_w = 4.8;
+  b.total_rule = "VDD_IN";
+  b.thermal = {{"AO-therm", 33000}, {"CPU-therm", 35500}, {"GPU-therm", 34000}, {"PLL-therm", 33500},
+               {"PMIC-Die", 100000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 34200}};
+  b.fan_hwmon = "/sys/devices/platform/pwm-fan/hwmon/hwmon3";
+  b.memory = {7772000, 6500000, true};
+  b.conf_clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"};
+  b.modes = {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, ""},
+             {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, ""}};
+  return b;
+}
+
+BpmpBoard agx_orin(int l4t_major) {
+  const bool r36 = l4t_major >= 36;
+  BpmpBoard b;
+  b.id = {r36 ? "agx-orin-r36" : "agx-orin-r35", "agx-orin", Family::kT234, Module::kAgxOrin, l4t_major,
+          r36 ? "R36.3.0" : "R35.4.1", "p3701-0005", 2};
+  b.compatible = {"nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234"};
+  b.model = "Jetson AGX Orin";
+  b.release = r36 ? kR36Release
+                  : "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 "
+                    "19:57:35 UTC 2023\n";
+  b.kernel = r36 ? "5.15.136-tegra" : "5.10.120-tegra";
+  b.clusters = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}};
+  b.cpu_khz = ladder_then(2188800, 2201600);
+  if (r36) {
+    b.gpu = {"/sys/devices/platform/bus@0/17000000.gpu", "17000000.gpu", "gpu", "/sys/devices/platform/gpu.0", {}};
+    b.emc.cap = "/sys/kernel/nvpmodel_clk_cap/emc";
+    b.emc.activity = "/sys/kernel/debug/cactmon/mc_all";
+  } else {
+    b.gpu = {"/sys/devices/17000000.ga10b", "17000000.ga10b", "ga10b", "/sys/devices/gpu.0", {}};
+    b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+    b.emc.activity = "/sys/kernel/actmon_avg_activity/mc_all";
+  }
+  b.gpu.hz = kOrinGpu;
+  b.emc.khz = {204000, 665600, 2133000, 3199000};
+  const std::string i2c = r36 ? "/sys/devices/platform/bus@0/c240000.i2c/i2c-1" : "/sys/devices/platform/c240000.i2c/i2c-1";
+  b.rail_banks = {{true, i2c, "1-0040", r36 ? 1 : 4,
+                   {{"VDD_GPU_SOC", 4992, 481, 0}, {"VDD_CPU_CV", 4992, 80, 0}, {"VIN_SYS_5V0", 4984, 809, 0}}},
+                  {true, i2c, "1-0041", r36 ? 3 : 2, {{"NC", 0, 0, 0}, {"VDDQ_VDD2_1V8AO", 1800, 167, 0}, {"NC", 0, 0, 0}}}};
+  b.total_power_w = (4992.0 * 481 + 4992.0 * 80 + 4984.0 * 809) / 1e6;
+  b.total_rule = "sum(VDD_GPU_SOC+VDD_CPU_CV+VIN_SYS_5V0)";
+  b.thermal = {{"cpu-thermal", 42593}, {"gpu-thermal", -256000}, {"cv0-thermal", 41000}, {"cv1-thermal", 40500},
+               {"cv2-thermal", 40800}, {"soc0-thermal", 41200}, {"soc1-thermal", 41300}, {"soc2-thermal", 41100},
+               {"tj-thermal", 42593}, {"tboard-thermal", 35000}, {"tdiode-thermal", 36000}};
+  b.fan_hwmon = r36 ? "/sys/devices/platform/pwm-fan/hwmon/hwmon0" : "/sys/devices/platform/pwm-fan/hwmon/hwmon2";
+  b.memory = {64302132, 62000000, true};
+  b.conf_clusters = {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"};
+  b.modes = {{0, "MAXN", 12, 0, -1, -1, 0, ""},
+             {1, "MODE_15W", 4, 0, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
+             {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
+             {3, "MODE_50W", 12, 0, 1497600, 816000000, 0, ""}};
+  return b;
+}
+
+BpmpBoard orin_nano_r36() {
+  BpmpBoard b;
+  b.id = {"orin-nano-r36", "orin-nano", Family::kT234, Module::kOrinNano, 36, "R36.3.0", "p3767-0005", 0};
+  b.compatible = {"nvidia,p3768-0000+p3767-0005", "nvidia,p3767-0005", "nvidia,tegra234"};
+  b.model = "NVIDIA Jetson Orin Nano Developer Kit";
+  b.release = kR36Release;
+  b.kernel = "5.15.136-tegra";
+  b.clusters = {{0, 1, 2, 3}, {4, 5}};
+  b.cpu_khz = ladder_then(1497600, 1510400);
+  b.gpu = {"/sys/devices/platform/bus@0/17000000.gpu", "17000000.gpu", "gpu", "/sys/devices/platform/gpu.0", {}};
+  b.gpu.hz = {306000000, 408000000, 510000000, 612000000, 624750000};
+  b.emc.khz = {204000, 665600, 2133000};
+  b.emc.cap = "/sys/kernel/nvpmodel_clk_cap/emc";
+  b.emc.activity = "/sys/kernel/debug/cactmon/mc_all";
+  b.rail_banks = {{true, "/sys/devices/platform/bus@0/c240000.i2c/i2c-1", "1-0040", 1,
+                   {{"VDD_IN", 5000, 983, 0}, {"VDD_CPU_GPU_CV", 5000, 90, 0}, {"VDD_SOC", 5000, 286, 0}}}};
+  b.total_power_w = 4.915;
+  b.total_rule = "VDD_IN";
+  b.thermal = {{"cpu-thermal", 45500}, {"gpu-thermal", 44000}, {"cv0-thermal", -256000}, {"soc0-thermal", 43000},
+               {"tj-thermal", 45500}};
+  b.fan_hwmon = "/sys/devices/platform/pwm-fan/hwmon/hwmon2";
+  b.memory = {7802340, 6000000, true};
+  b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
+  b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}};
+  return b;
+}
+
+}  // namespace
+
+BpmpBoard bpmp_board(FakeKind kind) {
+  switch (kind) {
+    case FakeKind::kAgxXavierR32: return agx_xavier_r32();
+    case FakeKind::kXavierNxR35: return xavier_nx_r35();
+    case FakeKind::kAgxOrinR35: return agx_orin(35);
+    case FakeKind::kAgxOrinR36: return agx_orin(36);
+    case FakeKind::kOrinNanoR36: return orin_nano_r36();
+    case FakeKind::kNanoR32: break;
+  }
+  throw std::logic_error("bpmp_board: not a BPMP board kind");
+}
+
+}  // namespace jetsweep::device::testing

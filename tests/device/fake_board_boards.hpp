@@ -1,0 +1,90 @@
+// The t194/t234 fake boards (AGX Xavier, Xavier NX, AGX Orin, Orin Nano) as data: what FakeBoard writes for
+// each. Immutable values; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/device/fake_board.hpp"
+
+namespace jetsweep::device::testing {
+
+// One POWER_MODEL of a generated nvpmodel.conf.
+struct ConfMode {
+  int id;
+  std::string name;
+  int cores_online;
+  int64_t cpu_min_khz, cpu_max_khz;   // every cluster's limits (-1: the table's maximum)
+  int64_t gpu_max_hz, emc_max_hz;     // -1 / 0: no cap
+  std::string extra;                  // lines after the EMC cap
+};
+
+struct FakeRail {
+  std::string name;
+  int64_t mv;
+  int64_t ma;
+  int64_t mw;  // IIO power file (R32 only)
+};
+
+// One INA3221 of rails: IIO on R32, hwmon from R35.
+struct FakeRailBank {
+  bool hwmon;
+  std::string device_dir;
+  std::string bus_addr;
+  int index;  // iio:deviceN or hwmonN (hwmon numbers differ between boots and releases)
+  std::vector<FakeRail> rails;
+};
+
+// What detection must find: FakeSpec's identity fields.
+struct FakeIdentity {
+  const char* name;
+  const char* sim_class;
+  Family family;
+  Module module;
+  int l4t_major;
+  const char* l4t;
+  const char* module_part;
+  int default_mode;
+};
+
+struct FakeGpu {
+  std::string device_dir, devfreq_name, of_name;
+  std::string gpu0_link;  // the /sys/devices/gpu.0 style link to device_dir
+  std::vector<int64_t> hz;
+};
+
+struct FakeEmc {
+  std::vector<int64_t> khz;
+  std::string cap, activity;  // board paths of the nvpmodel cap and the actmon average
+};
+
+struct FakeMemory {
+  int64_t total_kb, avail_kb;
+  bool nvmap;  // NvMapMem lines in /proc/meminfo (R35+)
+};
+
+// A BPMP-EMC board: identity, CPU/GPU/EMC tables, rails, thermal zones, fan, memory and nvpmodel.conf.
+struct BpmpBoard {
+  FakeIdentity id;
+  std::vector<std::string> compatible;  // device-tree strings, most specific first
+  std::string model, release, kernel;
+  std::vector<std::vector<int>> clusters;  // the cores, by cluster (all clusters the same size but the last)
+  std::vector<int64_t> cpu_khz;
+  FakeGpu gpu;
+  FakeEmc emc;
+  std::vector<FakeRailBank> rail_banks;
+  double total_power_w = 0;
+  std::string total_rule;
+  std::vector<std::pair<std::string, int64_t>> thermal;  // zone type, millidegrees (-256000: powered off)
+  std::string fan_hwmon;                                 // "": the R32 pwm-fan driver
+  FakeMemory memory{};
+  std::vector<std::string> conf_clusters;  // nvpmodel.conf clock names, one per cluster
+  std::vector<ConfMode> modes;
+};
+
+// The board of `kind`; every kind but kNanoR32 (std::logic_error for that one).
+BpmpBoard bpmp_board(FakeKind kind);
+
+}  // namespace jetsweep::device::testing
