@@ -4,6 +4,7 @@
 // per-minibatch timing, no telemetry. Prints one JSON line per epoch like the agent's output.
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -12,15 +13,21 @@
 #include "agent/models/lenet.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::cerr << "usage: bench_bare_loop DATA_DIR BATCH_SIZE EPOCHS THREADS SEED\n";
-    return 2;
+  CLI::App app("The plainest LibTorch training loop (LeNet-5, Fashion-MNIST): the baseline of `jetsweep-agent run`.",
+               "bench_bare_loop");
+  std::string data_dir;
+  int64_t batch_size = 0, epochs = 0, seed = 0;
+  int threads = 0;
+  app.add_option("DATA_DIR", data_dir, "the Fashion-MNIST IDX files")->required();
+  app.add_option("BATCH_SIZE", batch_size)->required()->check(CLI::Range(1, 1000000));
+  app.add_option("EPOCHS", epochs)->required()->check(CLI::Range(1, 1000000));
+  app.add_option("THREADS", threads, "torch intra-op threads")->required()->check(CLI::Range(1, 1024));
+  app.add_option("SEED", seed)->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;   // --help: 0; a usage error (printed with the reason): 2
   }
-  const std::string data_dir = argv[1];
-  const int64_t batch_size = std::stoll(argv[2]);
-  const int64_t epochs = std::stoll(argv[3]);
-  const int threads = std::stoi(argv[4]);
-  const int64_t seed = std::stoll(argv[5]);
   auto data = jetsweep::agent::load_training_set("fashion-mnist", data_dir);
   if (!data) {
     std::cerr << data.status().to_string() << "\n";

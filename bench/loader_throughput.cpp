@@ -1,6 +1,7 @@
 // bench_loader_throughput: images/s of the data pipeline alone (fetch + decode + transforms, no training)
 // for loader workers w = 0, 1, 2, 4, on a dataset in its real format. Baseline: w = 0 in the same run.
 // Usage: bench_loader_throughput DATASET DATA_DIR [BATCH_SIZE=16] [ROUNDS=3]   (e.g. gld23k DIR from make-data)
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -12,13 +13,20 @@
 using namespace jetsweep::agent;
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::cerr << "usage: bench_loader_throughput DATASET DATA_DIR [BATCH_SIZE] [ROUNDS]\n";
-    return 2;
+  CLI::App app("Images/s of the data pipeline alone for loader workers 0, 1, 2, 4.", "bench_loader_throughput");
+  std::string dataset, data_dir;
+  int64_t batch = 16;
+  int rounds = 3;
+  app.add_option("DATASET", dataset, "e.g. gld23k")->required();
+  app.add_option("DATA_DIR", data_dir, "the dataset in its real format (jetsweep-agent make-data)")->required();
+  app.add_option("BATCH_SIZE", batch)->capture_default_str()->check(CLI::Range(1, 1000000));
+  app.add_option("ROUNDS", rounds)->capture_default_str()->check(CLI::Range(1, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;   // --help: 0; a usage error (printed with the reason): 2
   }
-  const int64_t batch = argc > 3 ? std::stoll(argv[3]) : 16;
-  const int rounds = argc > 4 ? std::stoi(argv[4]) : 3;
-  auto data = open_training_set(argv[1], argv[2]);
+  auto data = open_training_set(dataset, data_dir);
   if (!data) {
     std::cerr << data.status().to_string() << "\n";
     return 1;
@@ -51,7 +59,7 @@ int main(int argc, char** argv) {
   };
   const double base = median(rates[0]);
   for (size_t i = 0; i < workers.size(); ++i)
-    std::cout << "| " << argv[1] << " loader, batch " << batch << ", w = " << workers[i] << " (" << (*data)->size()
+    std::cout << "| " << dataset << " loader, batch " << batch << ", w = " << workers[i] << " (" << (*data)->size()
               << " images, " << rounds << " rounds), images/s | " << base << " | " << median(rates[i]) << " | "
               << median(rates[i]) / base << " |\n";
   return 0;

@@ -15,6 +15,7 @@
 // CPU shares are medians over ROUNDS interleaved rounds (this machine is noisy); jitter pools all rounds;
 // the energy error is the worst epoch over all rounds' timestamps.
 // Usage: bench_sampler_cost [SECONDS=5] [ROUNDS=3] [RATE_HZ...=10 50 100 200]   (part of bench/run; runs alone)
+#include <CLI/CLI.hpp>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,10 +217,18 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::stod(argv[1]) : 5.0;
-  const int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
+  CLI::App app("CPU cost of the telemetry sampler per rate, against a loop without it.", "bench_sampler_cost");
+  double seconds = 5.0;
+  int rounds = 3;
   std::vector<double> rates;
-  for (int i = 3; i < argc; ++i) rates.push_back(std::stod(argv[i]));
+  app.add_option("SECONDS", seconds, "length of each measurement")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  app.add_option("ROUNDS", rounds)->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("RATES", rates, "sampling rates in Hz (default 10 50 100 200)")->check(CLI::Range(1, 100000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;   // --help: 0; a usage error (printed with the reason): 2
+  }
   if (rates.empty()) rates = {10, 50, 100, 200};
   const fs::path dir = fs::temp_directory_path() / ("bench-sampler-" + std::to_string(::getpid()));
   fs::create_directories(dir);
