@@ -68,10 +68,10 @@ Result<bj::value> ApiClient::call(const std::string& method, const std::string& 
   if (r.status >= 400) {
     auto error = api::decode<api::ErrorReply>(v, "error answer");
     const std::string message = error ? error->error : r.body;
-    return Status(r.status == 404                     ? Code::kNotFound
-                  : r.status == 400 || r.status == 401 ? Code::kInvalidArgument
-                                                       : Code::kInternal,
-                  message);
+    // The request's fault (400 bad input, 401 token, 413 too large) is an input error (exit 2); 404 not found;
+    // the rest (500, 503 busy or database down) the controller's.
+    const bool input_error = r.status == 400 || r.status == 401 || r.status == 413;
+    return Status(r.status == 404 ? Code::kNotFound : input_error ? Code::kInvalidArgument : Code::kInternal, message);
   }
   return v;
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -22,12 +24,18 @@ using namespace campaign_yaml;
 
 // Whether `run` has every value the rule (a mapping of run keys to values) names.
 bool matches_rule(const std::string& file, const YAML::Node& rule, const RunConfig& run) {
+  RunConfig probe = run;   // one copy: while every value matches, applying one leaves it equal to `run`
   for (auto it = rule.begin(); it != rule.end(); ++it) {
-    RunConfig probe = run;
     apply(probe, file, scalar_text(it->first), it->second);
     if (!(probe == run)) return false;
   }
   return true;
+}
+
+// a x b, saturating at the largest uint64_t (limits compare against it; no overflow).
+uint64_t times(uint64_t a, uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
+  return a * b;
 }
 
 void check_rule(const std::string& file, const std::string& what, const YAML::Node& rule) {
@@ -47,7 +55,8 @@ void check_rule(const std::string& file, const std::string& what, const YAML::No
 // YamlError at the offending node.
 class CampaignParser {
  public:
-  CampaignParser(std::string_view text, const std::string& file) : file_(file), root_(load_yaml(text, file)) {}
+  CampaignParser(std::string_view text, const std::string& file, const CampaignLimits& limits)
+      : file_(file), limits_(limits), start_(now()), root_(load_yaml(text, file)) {}
 
   Campaign parse() {
     read_top_level();
@@ -55,7 +64,9 @@ class CampaignParser {
     read_zip();
     check_distinct_values();
     make_digits();
+    check_rule_counts();
     check_run_count();
+    check_rule_evaluations();
     expand();
     add_includes();
     repeat();
@@ -74,6 +85,22 @@ class CampaignParser {
     std::vector<size_t> axes;
     size_t size = 1;
   };
+
+  std::chrono::steady_clock::time_point now() const {
+    return limits_.clock ? limits_.clock() : std::chrono::steady_clock::now();
+  }
+
+  // Counts `units` of expansion work (combinations, candidate runs, rule evaluations); every 1024 or so the
+  // clock is read and a parse past its deadline is refused.
+  void work(uint64_t units) {
+    work_done_ += units;
+    if (work_done_ < next_clock_check_) return;
+    next_clock_check_ = work_done_ + 1024;
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now() - start_);
+    if (elapsed > limits_.deadline)
+      fail_limit(file_, matrix_, "parsing and expanding the campaign took " + std::to_string(elapsed.count()) + " ms",
+                 "deadline_ms", limits_.deadline.count());
+  }
 
   void read_top_level() {
     if (!root_.IsMap()) fail(file_, root_, "a campaign file must be a mapping with 'campaign' and 'matrix' keys");
@@ -128,7 +155,7 @@ class CampaignParser {
       }
       if (!seen.insert(key).second) fail(file_, it->first, "duplicate key '" + key + "'");
       if (key == "power_mode" && is_generator(it->second)) {
-        generator_ = parse_generator(file_, it->second);
+        generator_ = parse_generator(file_, it->second, limits_);
         continue;
       }
       axes_.push_back(read_axis(key, it->second));
@@ -145,6 +172,9 @@ class CampaignParser {
       return axis;
     }
     if (value.size() == 0) fail(file_, value, "'" + key + "' has an empty list: nothing to run");
+    if (static_cast<int64_t>(value.size()) > limits_.max_list_length)
+      fail_limit(file_, value, "'" + key + "' lists " + std::to_string(value.size()) + " values", "max_list_length",
+                 limits_.max_list_length);
     for (const auto& v : value) {
       if (key == "power_mode" && is_generator(v)) fail(file_, v, "a power_mode generator cannot be part of a list");
       RunConfig probe;
@@ -207,25 +237,69 @@ class CampaignParser {
     }
   }
 
-  [[noreturn]] void fail_too_many_runs() const {
-    fail(file_, matrix_, "the matrix expands to more than " + std::to_string(kMaxRunsPerCampaign) + " runs");
+  [[noreturn]] void fail_too_many_runs(const std::string& how_many) const {
+    fail_limit(file_, matrix_, "the matrix expands to " + how_many + " runs", "max_runs", limits_.max_runs);
+  }
+
+  void check_rule_counts() const {
+    for (const auto& [rules, what] : {std::pair{&exclude_, "exclude"}, std::pair{&include_, "include"}})
+      if (given(*rules) && rules->IsSequence() && static_cast<int64_t>(rules->size()) > limits_.max_rules)
+        fail_limit(file_, *rules, "'" + std::string(what) + "' has " + std::to_string(rules->size()) + " entries",
+                   "max_rules", limits_.max_rules);
+  }
+
+  // Combinations of the axes (zip groups advance together), before exclusion and generated modes.
+  uint64_t axis_combinations() const {
+    uint64_t product = 1;
+    for (const auto& d : digits_) product = times(product, d.size);
+    return product;
   }
 
   void check_run_count() const {
-    int64_t product = campaign_.repetitions;
-    for (const auto& d : digits_) {
-      product *= static_cast<int64_t>(d.size);
-      if (product > kMaxRunsPerCampaign) fail_too_many_runs();
+    const uint64_t runs = times(axis_combinations(), static_cast<uint64_t>(campaign_.repetitions));
+    if (runs > static_cast<uint64_t>(limits_.max_runs))
+      fail_too_many_runs(runs == std::numeric_limits<uint64_t>::max() ? "more than 2^64" : std::to_string(runs));
+  }
+
+  // Every combination before exclusion, generated modes included, is tested against every 'exclude' entry:
+  // that product is bounded before any is made. A generator counts its largest yield over the devices named.
+  void check_rule_evaluations() const {
+    if (!given(exclude_) || !exclude_.IsSequence()) return;
+    uint64_t modes = 1;
+    if (generator_) {
+      std::vector<std::string> devices{scalars_.device};
+      for (const auto& a : axes_)
+        if (a.key == "device") {
+          devices.clear();
+          for (const auto& v : a.values) devices.push_back(scalar_text(v));
+        }
+      for (const auto& d : devices) modes = std::max(modes, generated_mode_count(*generator_, d));
     }
+    const uint64_t combinations = times(axis_combinations(), modes);
+    const uint64_t evaluations = times(combinations, exclude_.size());
+    if (evaluations > static_cast<uint64_t>(limits_.max_rule_evaluations))
+      fail_limit(file_, exclude_,
+                 "'exclude' has " + std::to_string(exclude_.size()) + " entries x " + std::to_string(combinations) +
+                     " combinations = " + std::to_string(evaluations) + " rule evaluations",
+                 "max_rule_evaluations", limits_.max_rule_evaluations);
+  }
+
+  // Refuses the run that would take the campaign past max_runs (with its repetitions).
+  void check_room_for_one_more() const {
+    if (times(combos_.size() + 1, static_cast<uint64_t>(campaign_.repetitions)) > static_cast<uint64_t>(limits_.max_runs))
+      fail_too_many_runs("more than " + std::to_string(limits_.max_runs));
   }
 
   void add(RunConfig c, const YAML::Node& where) {
     if (c.data.empty()) c.data = default_data_path(c.dataset);
-    if (given(exclude_))
+    work(1);
+    if (given(exclude_)) {
+      work(exclude_.size());
       for (const auto& rule : exclude_)
         if (matches_rule(file_, rule, c)) return;
+    }
     check_fits(file_, where, c);
-    if (static_cast<int64_t>(combos_.size()) * campaign_.repetitions >= kMaxRunsPerCampaign) fail_too_many_runs();
+    check_room_for_one_more();
     combos_.push_back(std::move(c));
   }
 
@@ -237,24 +311,27 @@ class CampaignParser {
     }
     std::vector<size_t> index(digits_.size(), 0);
     do {
+      work(1);
       expand_combination(index);
     } while (advance(index));
   }
 
   void expand_combination(const std::vector<size_t>& index) {
     RunConfig c;
-    YAML::Node where = matrix_;              // errors about the combination point at its model value
-    const YAML::Node* mode_where = nullptr;  // ... and about its power mode at the power_mode value
+    // Errors about the combination point at its model value, and about its power mode at the power_mode
+    // value. Pointers: assigning one YAML::Node to another would overwrite the node it refers to.
+    const YAML::Node* where = &matrix_;
+    const YAML::Node* mode_where = nullptr;
     for (size_t d = 0; d < digits_.size(); ++d)
       for (size_t a : digits_[d].axes) {
         const YAML::Node& v = axes_[a].values[index[d]];
         apply_checked(c, file_, axes_[a].key, v);
-        if (axes_[a].key == "model") where = v;
+        if (axes_[a].key == "model") where = &v;
         if (axes_[a].key == "power_mode") mode_where = &v;
       }
-    check_named_mode(file_, mode_where ? *mode_where : where, c);
-    if (!generator_) return add(std::move(c), where);
-    for (auto& m : generate_modes(file_, *generator_, c)) add(std::move(m), where);
+    check_named_mode(file_, mode_where ? *mode_where : *where, c);
+    if (!generator_) return add(std::move(c), *where);
+    for (auto& m : generate_modes(file_, *generator_, c, limits_)) add(std::move(m), *where);
   }
 
   // Next odometer position; false after the last.
@@ -279,20 +356,32 @@ class CampaignParser {
       if (c.data.empty()) c.data = default_data_path(c.dataset);
       check_fits(file_, rule, c);
       check_named_mode(file_, rule, c);
+      check_room_for_one_more();
       combos_.push_back(std::move(c));
     }
   }
 
+  // The runs: each combination `repetitions` times, in turn. Without repetitions the combinations are the
+  // runs (no copy: the peak stays one vector of them).
   void repeat() {
+    if (campaign_.repetitions == 1) {
+      campaign_.runs = std::move(combos_);
+      return;
+    }
     campaign_.runs.reserve(combos_.size() * static_cast<size_t>(campaign_.repetitions));
     for (auto& c : combos_)
       for (int64_t r = 0; r < campaign_.repetitions; ++r) {
         c.repetition = r;
         campaign_.runs.push_back(c);
       }
+    std::vector<RunConfig>().swap(combos_);
   }
 
   const std::string file_;
+  const CampaignLimits& limits_;
+  const std::chrono::steady_clock::time_point start_;
+  uint64_t work_done_ = 0;
+  uint64_t next_clock_check_ = 1024;
   YAML::Node root_;
   YAML::Node matrix_, zip_, exclude_, include_;
   Campaign campaign_;
@@ -363,7 +452,17 @@ std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::str
   return order;
 }
 
-Result<std::string> read_text_file(const std::string& path) {
+namespace {
+Status too_many_bytes(const std::string& file, uint64_t size, int64_t limit) {
+  return invalid_argument(file + ": " + std::to_string(size) + " bytes, more than the limit max_yaml_bytes = " +
+                          std::to_string(limit) + " (docs/CAMPAIGNS.md, \"Limits\")");
+}
+}  // namespace
+
+Result<std::string> read_text_file(const std::string& path, int64_t max_bytes) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && max_bytes > 0 && size > static_cast<uint64_t>(max_bytes)) return too_many_bytes(path, size, max_bytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error(path + ": cannot open for reading");
   std::ostringstream ss;
@@ -389,12 +488,18 @@ auto parse_or_status(const std::string& file_name, Parse parse) -> Result<declty
 }  // namespace
 
 Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name) {
-  return parse_or_status(file_name, [&] { return CampaignParser(yaml_text, file_name).parse(); });
+  return parse_campaign(yaml_text, file_name, CampaignLimits{});
 }
 
-Result<Campaign> load_campaign_file(const std::string& path) {
-  JS_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
-  return parse_campaign(text, path);
+Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits) {
+  if (static_cast<int64_t>(yaml_text.size()) > limits.max_yaml_bytes)
+    return too_many_bytes(file_name, yaml_text.size(), limits.max_yaml_bytes);
+  return parse_or_status(file_name, [&] { return CampaignParser(yaml_text, file_name, limits).parse(); });
+}
+
+Result<Campaign> load_campaign_file(const std::string& path, const CampaignLimits& limits) {
+  JS_ASSIGN_OR_RETURN(std::string text, read_text_file(path, limits.max_yaml_bytes));
+  return parse_campaign(text, path, limits);
 }
 
 Result<RunConfig> parse_run_spec(std::string_view yaml_text, const std::string& file_name) {

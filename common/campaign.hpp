@@ -2,6 +2,9 @@
 // FILE:LINE:COL errors, and expands the Cartesian product into RunConfigs. Pure functions; any thread.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,17 +51,55 @@ void apply_dry_run_caps(Campaign& campaign, const DryRunCaps& caps);
 // kInvalidArgument names the bad key or value.
 Result<DryRunCaps> parse_dry_run_caps(std::string_view query);
 
-// Largest matrix accepted in one campaign.
+// Largest number of rows a store creates for one campaign, after runs on 'CLASS/*' are expanded to every
+// enrolled board of the class (controller/*store*), and the largest dry-run cap. Parsing refuses far fewer
+// runs (CampaignLimits::max_runs).
 inline constexpr int64_t kMaxRunsPerCampaign = 2'000'000;
 
-// `file_name` is used only in error messages ("demo.yaml:4:15: ...").
+// Bounds on the work and memory of parsing and expanding one campaign (docs/CAMPAIGNS.md, "Limits"), so
+// that no campaign, however small its file, can exhaust the controller or take it long. Each bound is
+// checked before the work it bounds, and a campaign over one is refused (kInvalidArgument) with an error
+// that names the limit, its value and what exceeded it: "FILE:LINE:COL: ..., more than the limit NAME = N".
+inline constexpr int64_t kMaxCampaignYamlBytes = 4 << 20;
+struct CampaignLimits {
+  // Size of the YAML text. yaml-cpp's node tree takes ~10x the text (a 50 MB file took 490 MB): 4 MiB keeps
+  // it near 40 MB; the largest shipped campaign is a few KB.
+  int64_t max_yaml_bytes = kMaxCampaignYamlBytes;
+  // Runs of one campaign (combinations x repetitions, exclusions applied; with 'include' entries). A
+  // RunConfig is 344 bytes (sizeof, x86-64) plus ~48 bytes of heap for the default data path, ~400 bytes in
+  // all: 250,000 runs are ~100 MB, ~150 MB at the expansion's peak (the vector's growth), under 200 MB. The
+  // papers' largest grid is 18,096 power modes (AGX Orin): 13 such grids fit.
+  int64_t max_runs = 250'000;
+  // Modes one power-mode generator yields for one board class (the grid, or 'count' of a sample): the
+  // largest class's full grid with room to spare.
+  int64_t max_generated_modes = 100'000;
+  // Values in one list: a matrix axis, a zipped list, the generator's 'cores'.
+  int64_t max_list_length = 10'000;
+  // Entries of 'exclude', and of 'include'.
+  int64_t max_rules = 10'000;
+  // Combinations before exclusion (axes x generated modes) x 'exclude' entries: the cost of the exclusion,
+  // ~0.5 us each (10 million took 5 s, RelWithDebInfo, x86-64), so ~2.5 s at most. The Orin grid takes up
+  // to 276 rules.
+  int64_t max_rule_evaluations = 5'000'000;
+  // Wall time of parsing and expanding, checked every 1024 combinations; a safety net behind the bounds
+  // above, which keep the worst accepted campaign to a few seconds.
+  std::chrono::milliseconds deadline{30'000};
+  // The clock the deadline is measured with (tests give a fake one); empty = std::chrono::steady_clock.
+  std::function<std::chrono::steady_clock::time_point()> clock;
+};
+
+// `file_name` is used only in error messages ("demo.yaml:4:15: ..."). Without `limits`, the defaults.
 Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name);
-Result<Campaign> load_campaign_file(const std::string& path);
+Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits);
+// Refuses a file over limits.max_yaml_bytes by its size, before reading it.
+Result<Campaign> load_campaign_file(const std::string& path, const CampaignLimits& limits = {});
 
 // A single-run spec for `jetsweep-agent run --spec`: the same keys as a campaign's matrix, all scalars.
 Result<RunConfig> parse_run_spec(std::string_view yaml_text, const std::string& file_name);
 Result<RunConfig> load_run_spec_file(const std::string& path);
 
-Result<std::string> read_text_file(const std::string& path);
+// The whole file; kInvalidArgument, by its size and before reading it, when it has more than `max_bytes`
+// (the campaign limit max_yaml_bytes by default; 0 = no limit).
+Result<std::string> read_text_file(const std::string& path, int64_t max_bytes = kMaxCampaignYamlBytes);
 
 }  // namespace jetsweep

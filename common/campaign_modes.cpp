@@ -11,7 +11,7 @@ namespace jetsweep::campaign_yaml {
 
 bool is_generator(const YAML::Node& n) { return n.IsMap() && n["generate"]; }
 
-ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
+ModeGenerator parse_generator(const std::string& file, const YAML::Node& n, const CampaignLimits& limits) {
   ModeGenerator g;
   g.node = n;
   for (auto it = n.begin(); it != n.end(); ++it) {
@@ -27,17 +27,26 @@ ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
     } else if (key == "count") {
       g.count = to_int(file, "power_mode.count", it->second);
       if (g.count < 1) fail(file, it->second, "'power_mode.count' must be >= 1");
+      if (g.count > limits.max_generated_modes)
+        fail_limit(file, it->second, "'power_mode.count' asks for " + std::to_string(g.count) + " modes",
+                   "max_generated_modes", limits.max_generated_modes);
     } else if (key == "seed") {
       g.seed = to_int(file, "power_mode.seed", it->second);
     } else if (key == "cores") {
       const YAML::Node v = it->second;   // a copy: it-> yields a temporary
+      if (v.IsSequence() && static_cast<int64_t>(v.size()) > limits.max_list_length)
+        fail_limit(file, v, "'power_mode.cores' lists " + std::to_string(v.size()) + " values", "max_list_length",
+                   limits.max_list_length);
       if (v.IsSequence()) {
         for (const auto& c : v) g.cores.push_back(to_int(file, "power_mode.cores", c));
       } else {
         g.cores.push_back(to_int(file, "power_mode.cores", v));
       }
-      for (int64_t c : g.cores)
+      std::set<int64_t> distinct;
+      for (int64_t c : g.cores) {
         if (c < 1) fail(file, v, "'power_mode.cores' must be >= 1");
+        if (!distinct.insert(c).second) fail(file, v, "'power_mode.cores' lists " + std::to_string(c) + " twice");
+      }
     } else {
       fail(file, it->first, "unknown power_mode generator key '" + key + "' (known: generate, every, count, seed, cores)");
     }
@@ -47,26 +56,55 @@ ModeGenerator parse_generator(const std::string& file, const YAML::Node& n) {
   return g;
 }
 
-// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
-std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base) {
-  auto tables = board_class_tables(device_target_class(base.device));
-  if (!tables)
-    fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
-                           "': " + tables.status().message());
-  const auto& t = tables.value();
-  std::vector<int64_t> cores = g.cores;
-  if (cores.empty())
-    for (int64_t c = 1; c <= t.cores; ++c) cores.push_back(c);
-  for (int64_t c : cores)
-    if (c > t.cores) fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) + " cores of " + t.board_class);
+namespace {
+
+// The frequency tables a generator draws from: every k-th value of each (all of them for a sample).
+struct ModeTables {
+  std::vector<int64_t> cores, cpu, gpu, emc;
+  uint64_t total() const { return cores.size() * cpu.size() * gpu.size() * emc.size(); }
+};
+
+ModeTables mode_tables(const ModeGenerator& g, const BoardClassTables& t) {
+  ModeTables m;
+  m.cores = g.cores;
+  if (m.cores.empty())
+    for (int64_t c = 1; c <= t.cores; ++c) m.cores.push_back(c);
   auto every = [&](const std::vector<int64_t>& v) {
     std::vector<int64_t> out;
     const size_t step = static_cast<size_t>(g.sample ? 1 : g.every);
     for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
     return out;
   };
-  const auto cpu = every(t.cpu_khz), gpu = every(t.gpu_hz), emc = every(t.emc_hz);
-  const uint64_t total = cores.size() * cpu.size() * gpu.size() * emc.size();
+  m.cpu = every(t.cpu_khz);
+  m.gpu = every(t.gpu_hz);
+  m.emc = every(t.emc_hz);
+  return m;
+}
+
+}  // namespace
+
+uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device) {
+  if (g.sample) return static_cast<uint64_t>(g.count);
+  auto tables = board_class_tables(device_target_class(device));
+  return tables ? mode_tables(g, tables.value()).total() : 0;
+}
+
+// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
+std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base,
+                                      const CampaignLimits& limits) {
+  auto tables = board_class_tables(device_target_class(base.device));
+  if (!tables)
+    fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
+                           "': " + tables.status().message());
+  const auto& t = tables.value();
+  for (int64_t c : g.cores)
+    if (c > t.cores) fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) + " cores of " + t.board_class);
+  const ModeTables m = mode_tables(g, t);
+  const auto& cores = m.cores;
+  const auto& cpu = m.cpu;
+  const auto& gpu = m.gpu;
+  const auto& emc = m.emc;
+  const uint64_t total = m.total();
   std::vector<uint64_t> picks;
   if (g.sample) {
     if (static_cast<uint64_t>(g.count) > total)
@@ -82,8 +120,9 @@ std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerat
     }
     picks.assign(chosen.begin(), chosen.end());
   } else {
-    if (total > static_cast<uint64_t>(kMaxRunsPerCampaign))
-      fail(file, g.node, "the generated grid has " + std::to_string(total) + " modes");
+    if (total > static_cast<uint64_t>(limits.max_generated_modes))
+      fail_limit(file, g.node, "the generated grid of " + t.board_class + " has " + std::to_string(total) + " modes",
+                 "max_generated_modes", limits.max_generated_modes);
     picks.resize(total);
     for (uint64_t i = 0; i < total; ++i) picks[i] = i;
   }

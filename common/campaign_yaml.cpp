@@ -19,6 +19,12 @@ void fail(const std::string& file, const YAML::Node& node, const std::string& wh
   throw YamlError{place(file, node.Mark()) + ": " + what};
 }
 
+void fail_limit(const std::string& file, const YAML::Node& node, const std::string& what, const char* limit_name,
+                int64_t limit) {
+  fail(file, node, what + ", more than the limit " + limit_name + " = " + std::to_string(limit) +
+                       " (docs/CAMPAIGNS.md, \"Limits\")");
+}
+
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
 
 bool given(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }

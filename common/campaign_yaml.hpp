@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/campaign.hpp"
 #include "common/run_config.hpp"
 
 namespace jetsweep::campaign_yaml {
@@ -24,6 +25,10 @@ struct YamlError {
 std::string place(const std::string& file, const YAML::Mark& mark);
 // Throws YamlError "place: what" at `node`.
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& what);
+
+// Throws YamlError "place: what, more than the limit NAME = VALUE" (CampaignLimits) at `node`.
+[[noreturn]] void fail_limit(const std::string& file, const YAML::Node& node, const std::string& what,
+                             const char* limit_name, int64_t limit);
 
 std::string scalar_text(const YAML::Node& n);
 // A default-constructed YAML::Node is "defined" and null: presence means a non-null value.
@@ -56,8 +61,14 @@ struct ModeGenerator {
   std::vector<int64_t> cores;  // restrict core counts (empty = 1..max)
 };
 bool is_generator(const YAML::Node& n);
-ModeGenerator parse_generator(const std::string& file, const YAML::Node& n);
-// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
-std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base);
+// Checks 'cores' against limits.max_list_length and 'count' against limits.max_generated_modes.
+ModeGenerator parse_generator(const std::string& file, const YAML::Node& n, const CampaignLimits& limits);
+// How many modes `g` yields for `device`'s board class, without generating them (0 when the device names
+// no known class: generation then fails with its own error).
+uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device);
+// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC); refused before
+// any is made when there are more than limits.max_generated_modes.
+std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base,
+                                      const CampaignLimits& limits);
 
 }  // namespace jetsweep::campaign_yaml

@@ -27,7 +27,16 @@ bool authorized(std::string_view header, const std::string& token) {
 }
 
 Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest)
-    : ioc_(ioc), db_(db), ingest_(std::move(ingest)), options_(options), sweep_timer_(ioc) {}
+    : ioc_(ioc),
+      db_(db),
+      ingest_(std::move(ingest)),
+      options_(options),
+      campaigns_(options_.max_campaigns_waiting),
+      sweep_timer_(ioc) {
+  campaigns_.start();
+}
+
+Controller::~Controller() { campaigns_.stop(); }
 
 void Controller::start() {
   JS_CHECK_IO_THREAD(ioc_);
@@ -38,6 +47,7 @@ void Controller::stop() {
   JS_CHECK_IO_THREAD(ioc_);
   stopped_ = true;
   sweep_timer_.cancel();
+  campaigns_.stop();
   const auto agents = agents_;   // a copy: close() calls on_agent_gone, which erases from agents_
   for (const auto& [id, weak] : agents)
     if (auto s = weak.lock()) s->close("controller shutting down");
@@ -293,58 +303,86 @@ void Controller::api_campaign_report(const ApiCall& call) {
   });
 }
 
-namespace {
 // The submission posted to /api/campaigns[/estimate]: the YAML body, the file the X-Jetsweep-Source header
 // names (for its errors), and the campaign parsed from it.
-struct Posted {
+struct Controller::Posted {
   api::CampaignSubmission submission;
   std::shared_ptr<Campaign> campaign;
 };
 
-Result<Posted> posted_campaign(const HttpRequest& req) {
-  Posted p;
-  if (auto it = req.find(api::kSourceHeader); it != req.end() && !it->value().empty())
-    p.submission.source_file = std::string(it->value());
-  p.submission.yaml = req.body();
-  JS_ASSIGN_OR_RETURN(Campaign campaign, parse_campaign(p.submission.yaml, p.submission.source_file));
-  p.campaign = std::make_shared<Campaign>(std::move(campaign));
-  // ?max_runs=N&max_epochs=E&max_minibatches=M: a dry run (docs/CAMPAIGNS.md).
-  const std::string_view target = req.target();
-  if (const size_t q = target.find('?'); q != std::string_view::npos) {
-    JS_ASSIGN_OR_RETURN(p.submission.dry_run, parse_dry_run_caps(target.substr(q + 1)));
+namespace {
+// Runs on the CampaignWorker: the campaign parsed and expanded within `limits`, then the dry-run caps of the
+// query string (?max_runs=N&max_epochs=E&max_minibatches=M, docs/CAMPAIGNS.md), applied when asked to.
+Result<Controller::Posted> parse_submission(Controller::Posted p, const std::string& query, const CampaignLimits& limits,
+                                            bool apply_dry_run) {
+  try {
+    JS_ASSIGN_OR_RETURN(Campaign campaign, parse_campaign(p.submission.yaml, p.submission.source_file, limits));
+    p.campaign = std::make_shared<Campaign>(std::move(campaign));
+    if (!query.empty()) {
+      JS_ASSIGN_OR_RETURN(p.submission.dry_run, parse_dry_run_caps(query));
+    }
+    if (apply_dry_run && p.submission.dry_run) apply_dry_run_caps(*p.campaign, *p.submission.dry_run);
+    return p;
+  } catch (const std::bad_alloc&) {
+    return Status(Code::kInternal, p.submission.source_file + ": out of memory expanding the campaign");
   }
-  return p;
 }
 }  // namespace
 
-void Controller::api_estimate(const ApiCall& call) {
-  auto posted = posted_campaign(*call.req);
-  if (!posted) return call.fail(http::status::bad_request, posted.status().message());
-  db_.post<Result<perf::EstimateInputs>>(
-      executor(), [](Store& s) { return s.estimate_inputs(); },
-      [call, c = posted->campaign](Result<perf::EstimateInputs> in) {
-        if (!in) return call.fail(in.status());
-        perf::RunTimeModel model;
-        call.reply(http::status::ok, api::to_json(perf::estimate_campaign(*c, in.value(), model)));
+void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::function<void(Posted&&)> then) {
+  Posted p;
+  HttpRequest& req = *call.req;
+  if (auto it = req.find(api::kSourceHeader); it != req.end() && !it->value().empty())
+    p.submission.source_file = std::string(it->value());
+  p.submission.yaml = std::move(req.body());
+  const std::string_view target = req.target();
+  const size_t q = target.find('?');
+  std::string query(q == std::string_view::npos ? std::string_view() : target.substr(q + 1));
+  const bool queued = campaigns_.post<Result<Posted>>(
+      executor(),
+      [p = std::move(p), query = std::move(query), limits = options_.campaign_limits, apply_dry_run]() mutable {
+        return parse_submission(std::move(p), query, limits, apply_dry_run);
+      },
+      [call, then = std::move(then)](Result<Posted> r) {
+        if (!r) return call.fail(r.status().code() == Code::kInternal ? http::status::internal_server_error
+                                                                      : http::status::bad_request,
+                                 r.status().message());
+        then(std::move(r).value());
       });
+  if (!queued)
+    call.fail(http::status::service_unavailable,
+              "busy: " + std::to_string(campaigns_.max_waiting()) +
+                  " campaigns are waiting to be parsed already (max_campaigns_waiting); try again shortly");
+}
+
+void Controller::api_estimate(const ApiCall& call) {
+  auto self = shared_from_this();
+  parse_posted(call, false, [self, call](Posted&& posted) {
+    self->db_.post<Result<perf::EstimateInputs>>(
+        self->executor(), [](Store& s) { return s.estimate_inputs(); },
+        [call, c = posted.campaign](Result<perf::EstimateInputs> in) {
+          if (!in) return call.fail(in.status());
+          perf::RunTimeModel model;
+          call.reply(http::status::ok, api::to_json(perf::estimate_campaign(*c, in.value(), model)));
+        });
+  });
 }
 
 void Controller::api_submit(const ApiCall& call) {
-  auto posted = posted_campaign(*call.req);
-  if (!posted) return call.fail(http::status::bad_request, posted.status().message());
-  std::shared_ptr<Campaign> c = posted->campaign;
-  if (posted->submission.dry_run) apply_dry_run_caps(*c, *posted->submission.dry_run);
   auto self = shared_from_this();
-  db_.post<Result<CreatedCampaign>>(
-      executor(),
-      [c, sub = std::move(posted->submission)](Store& s) { return s.create_campaign(*c, sub.source_file, sub.yaml); },
-      [self, call, c](Result<CreatedCampaign> r) {
-        if (!r) return call.fail(r.status());
-        JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
-        self->queue_changed();
-        call.reply(http::status::created, api::to_json(api::CreatedCampaignReply{r->campaign_id, c->name, r->runs}));
-        self->dispatch_all();
-      });
+  parse_posted(call, true, [self, call](Posted&& posted) {
+    std::shared_ptr<Campaign> c = posted.campaign;
+    self->db_.post<Result<CreatedCampaign>>(
+        self->executor(),
+        [c, sub = std::move(posted.submission)](Store& s) { return s.create_campaign(*c, sub.source_file, sub.yaml); },
+        [self, call, c](Result<CreatedCampaign> r) {
+          if (!r) return call.fail(r.status());
+          JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+          self->queue_changed();
+          call.reply(http::status::created, api::to_json(api::CreatedCampaignReply{r->campaign_id, c->name, r->runs}));
+          self->dispatch_all();
+        });
+  });
 }
 
 void Controller::api_campaign_action(const ApiCall& call) {

@@ -1,6 +1,7 @@
 // Controller: the fleet registry (which agent sessions are connected, idle or busy), run dispatch, the
 // periodic lease sweep, and the HTTP JSON API. Runs on the io_context's single thread; database work goes
-// to the DbWorker and comes back through asio::post.
+// to the DbWorker, parsing and expanding posted campaigns to its CampaignWorker, and both come back through
+// asio::post.
 #pragma once
 
 #include <boost/asio.hpp>
@@ -11,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/campaign.hpp"
+#include "controller/campaign_worker.hpp"
 #include "controller/db_worker.hpp"
 
 namespace jetsweep::controller {
@@ -27,6 +30,8 @@ struct ControllerOptions {
   std::string api_token;                         // API clients must present it; empty = open
   int time_sync_probes = 5;                      // clock probes right after registration ...
   int time_sync_every_heartbeats = 60;           // ... then one every N heartbeats
+  CampaignLimits campaign_limits;                // bounds on parsing and expanding a posted campaign
+  size_t max_campaigns_waiting = CampaignWorker::kDefaultMaxWaiting;   // beyond: 503 busy
 };
 
 // Constant-time comparison of a presented "Bearer <token>" Authorization header against `token`.
@@ -40,6 +45,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
   // `ingest` are the workers for agents' results (an agent's messages always go to the same one, so they
   // commit and are acknowledged in order); empty = all on `db`.
   Controller(boost::asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest = {});
+  ~Controller();
   void start();
   void stop();
 
@@ -48,6 +54,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
     return ingest_.empty() ? db_ : *ingest_[static_cast<size_t>(agent_id) % ingest_.size()];
   }
   const ControllerOptions& options() const { return options_; }
+  CampaignWorker& campaign_worker() { return campaigns_; }
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
 
   // Agent sessions report lifecycle events (io thread).
@@ -67,6 +74,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
 
   struct ApiCall;    // one request being answered (controller.cpp)
   struct ApiRoute;   // method + path pattern -> handler (controller.cpp)
+  struct Posted;     // a posted campaign, parsed (controller.cpp)
 
  private:
   void sweep();
@@ -85,11 +93,15 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void api_submit(const ApiCall& call);
   void api_campaign_action(const ApiCall& call);
   void api_cancel_run(const ApiCall& call);
+  // Parses and expands the posted campaign on the CampaignWorker, then `then(posted)` (io thread); answers
+  // 400 for a campaign refused, 503 when the worker is busy.
+  void parse_posted(const ApiCall& call, bool apply_dry_run, std::function<void(Posted&&)> then);
 
   boost::asio::io_context& ioc_;
   DbWorker& db_;
   std::vector<DbWorker*> ingest_;
   ControllerOptions options_;
+  CampaignWorker campaigns_;
   boost::asio::steady_timer sweep_timer_;
   std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id
   bool stopped_ = false;

@@ -4,6 +4,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "common/campaign.hpp"
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
 #include "controller/io_thread.hpp"
@@ -16,7 +17,10 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr size_t kMaxRequestBody = 8u << 20;   // campaign YAML files
+// The API's largest body is a campaign's YAML: the campaign limit max_yaml_bytes (common/campaign.hpp), plus
+// slack; a larger body is refused with 413 as its header announces it, before it is buffered.
+constexpr size_t kRequestBodySlack = 64u << 10;
+constexpr size_t kMaxRequestBody = static_cast<size_t>(kMaxCampaignYamlBytes) + kRequestBodySlack;
 
 // A JSON error answer that ends the connection.
 HttpResponse refusal(http::status status, unsigned version, const std::string& error) {
@@ -51,7 +55,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return self->shutdown();
       if (ec) {
         if (ec == http::error::body_limit)
-          return self->write(refusal(http::status::payload_too_large, 11, "request body exceeds the limit"));
+          return self->write(refusal(http::status::payload_too_large, 11,
+                                     "request body exceeds the limit of " + std::to_string(kMaxRequestBody) +
+                                         " bytes (a campaign's YAML: max_yaml_bytes = " +
+                                         std::to_string(kMaxCampaignYamlBytes) + ", docs/CAMPAIGNS.md)"));
         JS_LOG_DEBUG << "http read failed: " << ec.message();
         return self->shutdown();
       }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -111,7 +112,8 @@ TEST_CASE("oversized matrices are refused before expansion") {
                      "  batch_size: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]\n";
   auto c = parse_campaign(yaml, "big.yaml");
   REQUIRE_FALSE(c.is_ok());
-  CHECK(c.status().message().find("more than 2000000 runs") != std::string::npos);
+  CHECK(c.status().message() == "big.yaml:4:3: the matrix expands to 2100000 runs, more than the limit max_runs = 250000 "
+                                "(docs/CAMPAIGNS.md, \"Limits\")");
 }
 
 TEST_CASE("run specs: same keys, single values") {
@@ -372,4 +374,141 @@ TEST_CASE("dry-run caps keep a spread of runs, fewer epochs and minibatches") {
   CHECK(parse_dry_run_caps("max_runs=0").status().message() == "parameter 'max_runs': expected a positive integer, got '0'");
   CHECK(parse_dry_run_caps("runs=3").status().message() ==
         "unknown parameter 'runs' (known: max_runs, max_epochs, max_minibatches)");
+}
+
+// ---- Limits (CampaignLimits, docs/CAMPAIGNS.md "Limits"): each is checked before the work it bounds. ----
+
+namespace {
+// "[1, 2, ..., n]"
+std::string numbers(int n) {
+  std::string s = "[";
+  for (int i = 1; i <= n; ++i) s += (i > 1 ? ", " : "") + std::to_string(i);
+  return s + "]";
+}
+// `n` exclude entries that match nothing ({seed: 1000001} .. {seed: 1000000 + n}).
+std::string excludes(int n) {
+  std::string s = "exclude:\n";
+  for (int i = 1; i <= n; ++i) s += "  - {seed: " + std::to_string(1000000 + i) + "}\n";
+  return s;
+}
+std::string error_with(const std::string& yaml, const CampaignLimits& limits) {
+  auto c = parse_campaign(yaml, "big.yaml", limits);
+  REQUIRE_FALSE(c.is_ok());
+  CHECK(c.status().code() == Code::kInvalidArgument);
+  return c.status().message();
+}
+const char* const kLimitsHead = "campaign: l\nmatrix:\n  dataset: mnist\n  model: lenet5\n";
+}  // namespace
+
+TEST_CASE("limits: the issue's hostile campaigns are refused by the pre-checks, naming the limit") {
+  const CampaignLimits defaults;
+  // 1,000 seeds x 20,000 exclude rules (15.6 s of a frozen controller before): too many rules.
+  CHECK(error_with(std::string(kLimitsHead) + "  seed: " + numbers(1000) + "\n" + excludes(20000), defaults) ==
+        "big.yaml:7:3: 'exclude' has 20000 entries, more than the limit max_rules = 10000 (docs/CAMPAIGNS.md, \"Limits\")");
+  // Within max_rules, combinations x rules is bounded: 2,000 seeds x 6,000 rules.
+  CHECK(error_with(std::string(kLimitsHead) + "  seed: " + numbers(2000) + "\n" + excludes(6000), defaults)
+            .find("big.yaml:7:3: 'exclude' has 6000 entries x 2000 combinations = 12000000 rule evaluations, more than "
+                  "the limit max_rule_evaluations = 5000000") == 0);
+  // ... generated modes count as combinations: the Orin grid (18,096 modes) x 600 rules.
+  CHECK(error_with(std::string(kLimitsHead) + "  device: agx-orin\n  power_mode: {generate: grid}\n" + excludes(600),
+                   defaults)
+            .find("'exclude' has 600 entries x 18096 combinations = 10857600 rule evaluations, more than the limit "
+                  "max_rule_evaluations = 5000000") != std::string::npos);
+  // generate: sample, count: 6,000,000, cores: [1, 1, ... x 20,000] (1.7 GB and std::bad_alloc before): the
+  // count is over the limit, and so is the list.
+  std::string cores = "[1";
+  for (int i = 1; i < 20000; ++i) cores += ", 1";
+  cores += "]";
+  CHECK(error_with(std::string(kLimitsHead) + "  device: agx-orin\n  power_mode: {generate: sample, count: 6000000, cores: " +
+                       cores + "}\n", defaults) ==
+        "big.yaml:6:41: 'power_mode.count' asks for 6000000 modes, more than the limit max_generated_modes = 100000 "
+        "(docs/CAMPAIGNS.md, \"Limits\")");
+  CHECK(error_with(std::string(kLimitsHead) + "  device: agx-orin\n  power_mode: {generate: sample, count: 10, cores: " +
+                       cores + "}\n", defaults)
+            .find("big.yaml:6:52: 'power_mode.cores' lists 20000 values, more than the limit max_list_length = 10000") == 0);
+  CHECK(error_with(std::string(kLimitsHead) + "  device: agx-orin\n  power_mode: {generate: sample, count: 10, cores: [1, 2, 1]}\n",
+                   defaults)
+            .find("'power_mode.cores' lists 1 twice") != std::string::npos);
+}
+
+TEST_CASE("limits: a file over max_yaml_bytes is refused by its size, before it is read or parsed") {
+  testing::TempDir dir;
+  const auto path = dir / "huge.yaml";
+  // A valid campaign padded with a comment to one byte over the limit.
+  std::string text = std::string(kLimitsHead) + "#";
+  text += std::string(static_cast<size_t>(kMaxCampaignYamlBytes) + 1 - text.size(), 'x');
+  testing::write_file(path, text);
+  auto c = load_campaign_file(path.string());
+  REQUIRE_FALSE(c.is_ok());
+  CHECK(c.status().code() == Code::kInvalidArgument);
+  CHECK(c.status().message() == path.string() + ": 4194305 bytes, more than the limit max_yaml_bytes = 4194304 "
+                                                "(docs/CAMPAIGNS.md, \"Limits\")");
+  CHECK(read_text_file(path.string()).status().message().find("more than the limit max_yaml_bytes") != std::string::npos);
+  CHECK(read_text_file(path.string(), 0).is_ok());   // no limit
+  CampaignLimits small;
+  small.max_yaml_bytes = 40;
+  CHECK(error_with(std::string(kLimitsHead) + "  seed: 1\n", small) ==
+        "big.yaml: 63 bytes, more than the limit max_yaml_bytes = 40 (docs/CAMPAIGNS.md, \"Limits\")");
+}
+
+TEST_CASE("limits: runs, lists, generated modes and rules, at the limit accepted and one over refused") {
+  CampaignLimits l;
+  l.max_runs = 1000;
+  l.max_list_length = 500;
+  l.max_generated_modes = 1000;
+  l.max_rules = 4;
+  l.max_rule_evaluations = 2000;
+  const std::string head = kLimitsHead;
+  // Runs: 500 seeds x 2 repetitions = 1000 runs accepted; x 3 refused before expansion.
+  auto at = parse_campaign("campaign: l\nrepetitions: 2\nmatrix:\n  dataset: mnist\n  model: lenet5\n  seed: " +
+                               numbers(500) + "\n", "big.yaml", l);
+  REQUIRE_MESSAGE(at.is_ok(), at.status().to_string());
+  CHECK(at->runs.size() == 1000);
+  CHECK(error_with("campaign: l\nrepetitions: 3\nmatrix:\n  dataset: mnist\n  model: lenet5\n  seed: " + numbers(500) + "\n", l) ==
+        "big.yaml:4:3: the matrix expands to 1500 runs, more than the limit max_runs = 1000 (docs/CAMPAIGNS.md, \"Limits\")");
+  // Lists.
+  CHECK(error_with(head + "  seed: " + numbers(501) + "\n", l).find("big.yaml:5:9: 'seed' lists 501 values, more than the "
+                                                                   "limit max_list_length = 500") == 0);
+  // Generated modes: the nano grid (5,040) is over 1000; every 2nd value of its tables, cores [4] is not.
+  CHECK(error_with(head + "  device: nano\n  power_mode: {generate: grid}\n", l)
+            .find("the generated grid of nano has 5040 modes, more than the limit max_generated_modes = 1000") !=
+        std::string::npos);
+  auto some = parse_campaign(head + "  device: nano\n  power_mode: {generate: grid, every: 2, cores: [4]}\n", "big.yaml", l);
+  REQUIRE_MESSAGE(some.is_ok(), some.status().to_string());
+  const size_t per_model = some->runs.size();
+  REQUIRE(per_model < 1000);
+  REQUIRE(per_model * 10 > 1000);
+  // Runs of generated modes: counted as they are made (exclusions may remove some), refused past the limit.
+  CHECK(error_with(head + "  batch_size: " + numbers(10) + "\n  device: nano\n  power_mode: {generate: grid, every: 2, cores: [4]}\n", l)
+            .find("the matrix expands to more than 1000 runs, more than the limit max_runs = 1000") != std::string::npos);
+  // Rules: 4 entries accepted, 5 refused; 500 combinations x 4 rules = 2000 evaluations accepted.
+  auto rules = parse_campaign(head + "  seed: " + numbers(500) + "\n" + excludes(4), "big.yaml", l);
+  REQUIRE_MESSAGE(rules.is_ok(), rules.status().to_string());
+  CHECK(rules->runs.size() == 500);
+  CHECK(error_with(head + "  seed: " + numbers(10) + "\n" + excludes(5), l).find("more than the limit max_rules = 4") !=
+        std::string::npos);
+  CHECK(error_with(head + "  seed: " + numbers(501 - 1) + "\n  batch_size: [16, 32]\n" + excludes(3), l)
+            .find("'exclude' has 3 entries x 1000 combinations = 3000 rule evaluations, more than the limit "
+                  "max_rule_evaluations = 2000") != std::string::npos);
+  std::string includes = "include:\n";
+  for (int i = 1; i <= 5; ++i) includes += "  - {seed: " + std::to_string(1000 + i) + "}\n";
+  CHECK(error_with(head + includes, l).find("'include' has 5 entries, more than the limit max_rules = 4") != std::string::npos);
+}
+
+TEST_CASE("limits: the deadline is checked during expansion, on the clock it is given") {
+  using Clock = std::chrono::steady_clock;
+  CampaignLimits l;
+  l.deadline = std::chrono::seconds(10);
+  int64_t reads = 0;
+  l.clock = [&reads] { return Clock::time_point(std::chrono::seconds(reads++)); };   // one second per reading
+  // 15,000 combinations: ~30,000 units of work, a clock reading every 1024: past 10 s half way.
+  const std::string yaml = std::string(kLimitsHead) + "  seed: " + numbers(5000) + "\n  batch_size: [16, 32, 64]\n";
+  CHECK(error_with(yaml, l).find("big.yaml:3:3: parsing and expanding the campaign took 11000 ms, more than the limit "
+                                 "deadline_ms = 10000") == 0);
+  CHECK(reads == 12);   // the start, then one reading per 1024 units of work
+  // A clock that stands still: the same campaign is accepted.
+  l.clock = [] { return Clock::time_point(); };
+  auto c = parse_campaign(yaml, "big.yaml", l);
+  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  CHECK(c->runs.size() == 15000);
 }
