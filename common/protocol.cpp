@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include "common/json_fields.hpp"
 
@@ -208,6 +209,35 @@ void fill(bj::object& o, const Error& m) {
 }
 
 // ---- decoders ----
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+std::string range_text(double lo, double hi) {
+  char buf[96];
+  if (hi == kUnbounded) std::snprintf(buf, sizeof buf, "must be >= %.10g", lo);
+  else std::snprintf(buf, sizeof buf, "must be between %.10g and %.10g", lo, hi);
+  return buf;
+}
+
+// Physical bounds: a value outside [lo, hi] (NaN too) is refused, naming the field (and the element).
+void within(FieldReader& r, const char* field, double v, double lo, double hi) {
+  if (r.ok() && !(v >= lo && v <= hi)) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    r.fail(field, std::string(buf) + " is out of bounds: " + range_text(lo, hi));
+  }
+}
+void within(FieldReader& r, const char* field, const std::optional<double>& v, double lo, double hi) {
+  if (v) within(r, field, *v, lo, hi);
+}
+void within(FieldReader& r, const char* field, const std::vector<double>& v, double lo, double hi) {
+  for (size_t i = 0; r.ok() && i < v.size(); ++i) {
+    if (v[i] >= lo && v[i] <= hi) continue;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", v[i]);
+    r.fail(field, "element " + std::to_string(i) + " (" + buf + ") is out of bounds: " + range_text(lo, hi));
+  }
+}
+
 Status parse(const bj::object& o, FieldReader& r, Register& m) {
   m.name = r.string("name");
   if (r.ok() && m.name.empty()) r.fail("name", "must not be empty");
@@ -289,6 +319,9 @@ Status parse(const bj::object& o, FieldReader& r, MinibatchChunk& m) {
   if (r.ok() && m.stall_s.size() > kMaxMinibatchesPerChunk)
     r.fail("stall_s", "more than " + std::to_string(kMaxMinibatchesPerChunk) + " minibatches in one chunk");
   if (r.ok() && (m.epoch < 0 || m.first_index < 0)) r.fail(m.epoch < 0 ? "epoch" : "first_index", "must be >= 0");
+  within(r, "stall_s", m.stall_s, 0, kMaxMinibatchSeconds);
+  within(r, "compute_s", m.compute_s, 0, kMaxMinibatchSeconds);
+  within(r, "copy_s", m.copy_s, 0, kMaxMinibatchSeconds);
   return r.status();
 }
 Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
@@ -331,11 +364,21 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
     r.fail("power_coverage", "must be between 0 and 1");
   if (r.ok() && m.t_start_s && m.t_end_s && *m.t_end_s < *m.t_start_s) r.fail("t_end_s", "must not precede t_start_s");
   if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
+  const std::pair<const char*, std::optional<double>> durations[] = {
+      {"e2e_s", m.e2e_s}, {"stall_s", m.stall_s}, {"compute_s", m.compute_s}, {"copy_s", m.copy_s}};
+  for (const auto& [key, value] : durations) within(r, key, value, 0, kMaxEpochSeconds);
+  within(r, "t_start_s", m.t_start_s, 0, kMaxRunSeconds);
+  within(r, "t_end_s", m.t_end_s, 0, kMaxRunSeconds);
+  const std::pair<const char*, std::optional<double>> non_negative[] = {
+      {"energy_j", m.energy_j}, {"mean_power_w", m.mean_power_w}, {"read_mb_s", m.read_mb_s},
+      {"read_iops", m.read_iops}};
+  for (const auto& [key, value] : non_negative) within(r, key, value, 0, kUnbounded);
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
   m.run_id = r.integer("run_id");
   m.t0_unix_s = r.opt_number("t0_unix_s");
+  within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
   const auto* rows = r.array("samples");
   if (!rows) return r.status();
   if (rows->size() > kMaxSamplesPerChunk)
@@ -355,6 +398,8 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
     s.mem_used_kb = sr.integer("mem_used_kb");
     s.disk_read_bytes = sr.integer("disk_read_bytes");
     s.power_w = sr.opt_number("power_w");
+    within(sr, "t_s", s.t_s, 0, kMaxRunSeconds);
+    within(sr, "power_w", s.power_w, 0, kUnbounded);
     if (!sr.ok()) return sr.status();
     m.samples.push_back(s);
   }
@@ -368,6 +413,7 @@ Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
   m.page_cache_dropped = r.opt_boolean("page_cache_dropped").value_or(false);
   m.compute_device = r.opt_string("compute_device").value_or("");
   m.t0_unix_s = r.number("t0_unix_s");
+  within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
   if (o_has(o, "applied")) {
     if (const auto* a = r.object("applied")) {
       FieldReader ar(*a, r.where() + " field 'applied',");
@@ -393,6 +439,7 @@ Status parse(const bj::object&, FieldReader& r, RunFinished& m) {
   m.status = r.string("status");
   m.error = r.opt_string("error").value_or("");
   m.wall_s = r.opt_number("wall_s").value_or(0.0);
+  within(r, "wall_s", m.wall_s, 0, kMaxRunSeconds);
   if (r.ok() && m.status != "done" && m.status != "failed" && m.status != "cancelled")
     r.fail("status", "must be 'done', 'failed' or 'cancelled'");
   return r.status();
@@ -405,12 +452,16 @@ Status parse(const bj::object&, FieldReader& r, Ack& m) {
 }
 Status parse(const bj::object&, FieldReader& r, TimeSync& m) {
   m.t0 = r.number("t0");
+  within(r, "t0", m.t0, 0, kMaxUnixSeconds);
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, TimeSyncReply& m) {
   m.t0 = r.number("t0");
   m.t1 = r.number("t1");
   m.t2 = r.number("t2");
+  within(r, "t0", m.t0, 0, kMaxUnixSeconds);
+  within(r, "t1", m.t1, 0, kMaxUnixSeconds);
+  within(r, "t2", m.t2, 0, kMaxUnixSeconds);
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, Error& m) {

@@ -22,6 +22,18 @@ inline constexpr int kVersion = 1;
 inline constexpr size_t kMaxFrameBytes = 16u << 20;   // larger frames are rejected unread
 inline constexpr size_t kMaxMinibatchesPerChunk = 4096;
 inline constexpr size_t kMaxSamplesPerChunk = 2048;
+// Physical bounds checked by decode() (a value outside is refused, naming the message, field and index):
+// durations are finite and in [0, bound]; energy, power and rates are finite and >= 0.
+inline constexpr double kMaxMinibatchSeconds = 86400.0;          // one minibatch: 1 day
+inline constexpr double kMaxEpochSeconds = 30 * 86400.0;         // one epoch: 30 days
+inline constexpr double kMaxRunSeconds = 366 * 86400.0;          // a run's wall time, and t_s on its timeline
+// Wall-clock readings (t0_unix_s, clock probes) are Unix seconds in [0, kMaxUnixSeconds] (year 2286). A
+// probe's offset (agent minus controller) is kept only within +-kMaxClockOffsetSeconds: generous, since a
+// Jetson has no RTC battery and can boot years off before NTP; and only from a probe whose round trip is
+// in [0, kMaxClockRttSeconds] (a slower one says little about the offset).
+inline constexpr double kMaxUnixSeconds = 1e10;
+inline constexpr double kMaxClockOffsetSeconds = 10 * 366 * 86400.0;
+inline constexpr double kMaxClockRttSeconds = 60.0;
 // Energy of an epoch is reported only when valid power samples cover at least this share of its window.
 inline constexpr double kMinPowerCoverage = 0.9;
 

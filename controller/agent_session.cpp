@@ -1,5 +1,7 @@
 #include "controller/agent_session.hpp"
 
+#include <cmath>
+
 #include "common/log.hpp"
 #include "controller/io_thread.hpp"
 
@@ -149,8 +151,13 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   const double t3 = proto::unix_now_s();
   const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
   const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;
-  if (rtt < 0 || rtt > 60) {
+  if (!(rtt >= 0 && rtt <= proto::kMaxClockRttSeconds)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): implausible clock probe (round trip " << rtt << " s)";
+    return;
+  }
+  if (!(std::abs(offset) <= proto::kMaxClockOffsetSeconds)) {
+    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): clock probe refused: offset " << offset
+                << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s";
     return;
   }
   if (best_rtt_s_ && rtt >= *best_rtt_s_) return;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/board_classes.hpp"
+#include "common/log.hpp"
 
 namespace jetsweep::controller {
 namespace bj = boost::json;
@@ -70,9 +71,13 @@ MemoryStore::Agent* MemoryStore::find_agent(int64_t agent_id) {
   return it == agents_.end() ? nullptr : &it->second;
 }
 
-bool MemoryStore::owns(int64_t agent_id, int64_t run_id) const {
+bool MemoryStore::accepts_results(int64_t agent_id, int64_t run_id, const char* what) const {
   auto it = runs_.find(run_id);
-  return it != runs_.end() && it->second.agent_id == agent_id;
+  if (it == runs_.end() || it->second.agent_id != agent_id) return false;
+  if (executing(it->second.status)) return true;
+  JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is "
+              << it->second.status << " (results are append-only)";
+  return false;
 }
 
 Status MemoryStore::migrate() { return Status::ok(); }
@@ -291,8 +296,8 @@ void MemoryStore::mark_running(int64_t run_id, int64_t agent_id) {
 
 Status MemoryStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
   std::lock_guard lock(mu_);
-  Run* run = find_run(m.run_id);
-  if (run && run->agent_id == agent_id && executing(run->status)) {
+  if (!accepts_results(agent_id, m.run_id, "run_started")) return Status::ok();
+  if (Run* run = find_run(m.run_id)) {
     run->applied = m.applied;
     run->reference_state = m.reference_state;
     run->storage_device = m.storage_device;
@@ -306,7 +311,7 @@ Status MemoryStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
 
 Status MemoryStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
   std::lock_guard lock(mu_);
-  if (m.stall_s.empty() || !owns(agent_id, m.run_id)) return Status::ok();
+  if (m.stall_s.empty() || !accepts_results(agent_id, m.run_id, "minibatches")) return Status::ok();
   for (size_t i = 0; i < m.stall_s.size(); ++i)
     if (!std::isfinite(m.stall_s[i]) || !std::isfinite(m.compute_s[i]))
       return db_error("ingesting minibatches: null value in a NOT NULL column (minibatch " +
@@ -322,14 +327,15 @@ Status MemoryStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchC
 
 Status MemoryStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
   std::lock_guard lock(mu_);
-  if (owns(agent_id, m.run_id)) epochs_[{m.run_id, m.epoch}] = m;   // ON CONFLICT DO UPDATE
+  if (!accepts_results(agent_id, m.run_id, "epoch")) return Status::ok();
+  epochs_[{m.run_id, m.epoch}] = m;   // ON CONFLICT DO UPDATE
   mark_running(m.run_id, agent_id);
   return Status::ok();
 }
 
 Status MemoryStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
   std::lock_guard lock(mu_);
-  if (m.samples.empty() || !owns(agent_id, m.run_id)) return Status::ok();
+  if (m.samples.empty() || !accepts_results(agent_id, m.run_id, "samples")) return Status::ok();
   for (const auto& s : m.samples) samples_.try_emplace({m.run_id, s.t_s}, s);   // DO NOTHING
   Run& run = runs_.at(m.run_id);
   if (m.t0_unix_s && !run.agent_t0_unix_s) run.agent_t0_unix_s = m.t0_unix_s;

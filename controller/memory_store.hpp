@@ -1,6 +1,6 @@
 // MemoryStore: an in-memory Store with PgStore's semantics (sql/ migrations and controller/pg_store.cpp):
 // the fleet, campaigns, the run queue with attempts and leases, cancels, and idempotent ingest that drops
-// rows of runs the sender does not own. For tests of the controller without PostgreSQL; its clock is
+// rows of runs the sender does not own or that have ended. For tests of the controller without PostgreSQL; its clock is
 // injectable so lease expiry is tested without waiting. Owns its tables; every method locks one mutex, so
 // any thread may call it (the DbWorker's, and a test inspecting it).
 #pragma once
@@ -109,7 +109,9 @@ class MemoryStore final : public Store {
   double now() const;
   Run* find_run(int64_t run_id);
   Agent* find_agent(int64_t agent_id);
-  bool owns(int64_t agent_id, int64_t run_id) const;
+  // The agent owns the run and it is assigned or running (results are append-only: for an ended run of
+  // the agent's, nothing is stored and the drop is logged, naming `what`); as PgStore's accepts_results.
+  bool accepts_results(int64_t agent_id, int64_t run_id, const char* what) const;
   void mark_running(int64_t run_id, int64_t agent_id);
   // Sends the run back to the queue, or declares it cancelled (cancel requested) or lost (out of attempts).
   void requeue_or_lose(Run& run, const std::string& why);

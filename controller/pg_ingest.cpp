@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 
+#include "common/log.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -95,20 +96,33 @@ void mark_running(pqxx::work& w, int64_t run_id, int64_t agent_id) {
                 run_id, agent_id);
 }
 
+// Whether the agent may add results to the run now: it owns the run, which is assigned or running. Locks the
+// run's row FOR SHARE, so it cannot be reassigned or finished until the transaction ends. Results are
+// append-only per run: for a run of the agent's that has ended (done, failed, cancelled, lost) nothing is
+// written and the drop is logged; rows of runs the agent does not own are dropped silently (a requeued run
+// belongs to its new agent). Either way the message is still acknowledged, so the agent's outbox drains.
+bool accepts_results(pqxx::work& w, int64_t agent_id, int64_t run_id, const char* what) {
+  auto r = w.exec_params("SELECT status FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id, agent_id);
+  if (r.empty()) return false;
+  const std::string status = r[0][0].c_str();
+  if (status == "assigned" || status == "running") return true;
+  JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
+              << " (results are append-only)";
+  return false;
+}
+
 // Idempotent ingest of one message's rows into `table` for a run the agent owns. Rows of runs the agent does
-// not own are dropped (a requeued run belongs to its new agent). The common case, rows never seen before,
-// is one COPY straight into the table; a resend (the `present` query, with $1 = run id, finds a row of
-// the chunk) or a race caught as a unique violation goes through a staging table merged with ON CONFLICT
-// DO NOTHING. The run's row is locked FOR SHARE so it cannot be reassigned mid-ingest. `also` runs in the
-// same transaction. Marks an assigned run running.
+// not own, or of ended runs, are dropped (accepts_results). The common case, rows never seen before, is one
+// COPY straight into the table; a resend (the `present` query, with $1 = run id, finds a row of the chunk) or
+// a race caught as a unique violation goes through a staging table merged with ON CONFLICT DO NOTHING.
+// `also` runs in the same transaction. Marks an assigned run running.
 Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id, const std::string& table,
                        const std::string& present, const CopyText& rows,
                        const std::function<void(pqxx::work&)>& also) {
   for (int attempt = 0;; ++attempt) {
     try {
       pqxx::work w(conn);
-      auto owned = w.exec_params("SELECT 1 FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id, agent_id);
-      if (owned.empty()) {
+      if (!accepts_results(w, agent_id, run_id, table.c_str())) {
         w.commit();
         return Status::ok();
       }
@@ -163,6 +177,7 @@ Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk
 Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
   return guarded("recording a run's applied state", [&]() -> Status {
     pqxx::work w(*conn_);
+    if (!accepts_results(w, agent_id, m.run_id, "run_started")) return Status::ok();   // rolled back: it only read
     auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
     w.exec_params(
         "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
@@ -179,6 +194,7 @@ Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
 Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
   return guarded("ingesting an epoch", [&]() -> Status {
     pqxx::work w(*conn_);
+    if (!accepts_results(w, agent_id, m.run_id, "epoch")) return Status::ok();   // rolled back: it only read
     auto energy = nullable(m.energy_j);
     auto power = nullable(m.mean_power_w);
     auto mb_s = nullable(m.read_mb_s);
@@ -210,7 +226,7 @@ Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
         "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
         "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
         "  $25::double precision, $26, $27, $28::double precision "
-        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10 FOR SHARE) "
+        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
         "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
         "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
         "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "

@@ -206,6 +206,53 @@ TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own")
   CHECK(f.status(run) == "done");
 }
 
+TEST_CASE("results are append-only: nothing is stored for a run once it has finished, however it ended") {
+  StoreFixture f;
+  f.start(kTwoRuns);
+  const int64_t owner = f.host, run = f.runs[0].id;
+  REQUIRE(f.store.ingest_epoch(owner, epoch_of(run, 0, 2.0)).is_ok());
+  REQUIRE(f.store.ingest_minibatches(owner, {run, 0, 0, {0.1}, {1}, {}}).is_ok());
+  REQUIRE(f.store.finish_run(owner, {run, "done", "", 5.0}).is_ok());
+  // After run_finished: an epoch overwrite, a new epoch, minibatches, samples and run_started are all dropped,
+  // yet accepted (a resend after a lost ack must still be acknowledged).
+  CHECK(f.store.ingest_epoch(owner, epoch_of(run, 0, 99.0)).is_ok());
+  CHECK(f.store.ingest_epoch(owner, epoch_of(run, 1, 99.0)).is_ok());
+  CHECK(f.store.ingest_minibatches(owner, {run, 0, 1, {0.1, 0.2}, {1, 1}, {}}).is_ok());
+  proto::SampleChunk samples;
+  samples.run_id = run;
+  samples.t0_unix_s = 1234.5;
+  samples.samples.resize(1);
+  CHECK(f.store.ingest_samples(owner, samples).is_ok());
+  proto::RunStarted started;
+  started.run_id = run;
+  started.compute_device = "cuda:0 (forged)";
+  started.t0_unix_s = 1234.5;
+  CHECK(f.store.start_run(owner, started).is_ok());
+  CHECK(f.store.epoch_rows(run) == 1);
+  CHECK(f.store.minibatch_rows(run) == 1);
+  CHECK(f.store.sample_rows(run) == 0);
+  auto report = f.store.campaign_report(f.c);
+  REQUIRE(report.is_ok());
+  REQUIRE(report->runs.at(0).epochs.size() == 1);
+  CHECK(report->runs[0].epochs[0].e2e_s == 2.0);
+  CHECK_FALSE(f.store.run(run)->compute_device.has_value());
+  CHECK_FALSE(f.store.run(run)->agent_t0_unix_s.has_value());
+  // A second run_finished changes nothing either.
+  CHECK(f.store.finish_run(owner, {run, "failed", "rewritten", 1.0}).is_ok());
+  CHECK(f.status(run) == "done");
+  CHECK(f.store.run(run)->wall_s == 5.0);
+  CHECK(f.store.run(run)->error.empty());
+
+  // A cancelled run keeps what it measured, and nothing more.
+  const int64_t second = f.runs.at(1).id;
+  REQUIRE(f.claim(owner) == second);
+  REQUIRE(f.store.cancel_run(second).is_ok());
+  REQUIRE(f.store.finish_run(owner, {second, "cancelled", "stopped", 1.0}).is_ok());
+  REQUIRE(f.status(second) == "cancelled");
+  CHECK(f.store.ingest_epoch(owner, epoch_of(second, 0)).is_ok());
+  CHECK(f.store.epoch_rows(second) == 0);
+}
+
 TEST_CASE("two agents of one board take one run at a time; status and agent lists count them") {
   StoreFixture f;
   const int64_t c = f.campaign(kTwoRuns);

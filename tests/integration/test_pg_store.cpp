@@ -21,22 +21,37 @@ proto::Register host_agent(const std::string& name) {
   return reg;
 }
 
+// A fresh database with one campaign of one run, claimed by agent "a1".
+struct OneClaimedRun {
+  OneClaimedRun() {
+    REQUIRE(store.migrate().is_ok());
+    auto id = store.register_agent(host_agent("a1"));
+    REQUIRE(id.is_ok());
+    agent_id = id.value();
+    auto parsed = parse_campaign("campaign: diverge\nmatrix:\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n", "d.yaml");
+    REQUIRE(parsed.is_ok());
+    campaign = parsed.value();
+    auto created = store.create_campaign(campaign, "d.yaml", "");
+    REQUIRE(created.is_ok());
+    campaign_id = created->campaign_id;
+    auto claimed = store.claim_run(agent_id, "host");
+    REQUIRE(claimed.is_ok());
+    REQUIRE(claimed->has_value());
+    run_id = (*claimed)->run_id;
+  }
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  Campaign campaign;
+  int64_t agent_id = 0, campaign_id = 0, run_id = 0;
+};
+
 }  // namespace
 
 TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not an error") {
-  TestDatabase db;
-  controller::PgStore store(db.dsn());
-  REQUIRE(store.migrate().is_ok());
-  auto agent_id = store.register_agent(host_agent("a1"));
-  REQUIRE(agent_id.is_ok());
-  auto campaign = parse_campaign("campaign: diverge\nmatrix:\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n", "d.yaml");
-  REQUIRE(campaign.is_ok());
-  auto created = store.create_campaign(campaign.value(), "d.yaml", "");
-  REQUIRE(created.is_ok());
-  auto claimed = store.claim_run(agent_id.value(), "host");
-  REQUIRE(claimed.is_ok());
-  REQUIRE(claimed->has_value());
-  const int64_t run_id = (*claimed)->run_id;
+  OneClaimedRun f;
+  auto& db = f.db;
+  auto& store = f.store;
+  const int64_t run_id = f.run_id;
 
   proto::EpochResult e;
   e.run_id = run_id;
@@ -46,13 +61,13 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   e.compute_s = 1.5;
   e.minibatches = 10;
   e.loss = std::numeric_limits<double>::quiet_NaN();   // stored as NULL
-  REQUIRE(store.ingest_epoch(agent_id.value(), e).is_ok());
+  REQUIRE(store.ingest_epoch(f.agent_id, e).is_ok());
   e.epoch = 1;
   e.loss = 0.25;
-  REQUIRE(store.ingest_epoch(agent_id.value(), e).is_ok());
+  REQUIRE(store.ingest_epoch(f.agent_id, e).is_ok());
   CHECK(db.count("SELECT count(*) FROM epochs WHERE loss IS NULL") == 1);
 
-  auto report = store.campaign_report(created->campaign_id);
+  auto report = store.campaign_report(f.campaign_id);
   REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   REQUIRE(report->runs.size() == 1);
   const auto& run = report->runs[0];
@@ -69,7 +84,7 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   const auto wire = api::to_json(report.value());
   CHECK(wire.at("runs").as_array()[0].as_object().at("epochs").as_array()[0].as_object().at("loss").is_null());
 
-  auto status = store.campaign_status(created->campaign_id);
+  auto status = store.campaign_status(f.campaign_id);
   REQUIRE(status.is_ok());
   CHECK(status->running == 1);
   CHECK(status->epochs_done == 2);
@@ -83,5 +98,47 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(inputs.is_ok());
   REQUIRE(inputs->measured.size() == 1);
   CHECK(inputs->measured[0].epochs == 2);
-  CHECK(inputs->measured[0].power_mode == perf::power_mode_key(campaign->runs[0]));
+  CHECK(inputs->measured[0].power_mode == perf::power_mode_key(f.campaign.runs[0]));
+}
+
+TEST_CASE("results are append-only: nothing is written for a run once it has finished") {
+  OneClaimedRun f;
+  const std::string run = std::to_string(f.run_id);
+  proto::EpochResult e;
+  e.run_id = f.run_id;
+  e.epoch = 0;
+  e.e2e_s = e.compute_s = 2.0;
+  e.minibatches = 1;
+  REQUIRE(f.store.ingest_epoch(f.agent_id, e).is_ok());
+  REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1}, {1}, {}}).is_ok());
+  REQUIRE(f.store.finish_run(f.agent_id, {f.run_id, "done", "", 5.0}).is_ok());
+
+  // After run_finished: an epoch overwrite, a new epoch, minibatches (new and resent), samples and run_started
+  // are all dropped, yet succeed (a resend after a lost ack must still be acknowledged).
+  e.e2e_s = 99.0;
+  CHECK(f.store.ingest_epoch(f.agent_id, e).is_ok());
+  e.epoch = 1;
+  CHECK(f.store.ingest_epoch(f.agent_id, e).is_ok());
+  CHECK(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1, 0.2}, {1, 1}, {}}).is_ok());
+  CHECK(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 5, {0.1}, {1}, {}}).is_ok());
+  proto::SampleChunk samples;
+  samples.run_id = f.run_id;
+  samples.t0_unix_s = 1234.5;
+  samples.samples.resize(1);
+  CHECK(f.store.ingest_samples(f.agent_id, samples).is_ok());
+  proto::RunStarted started;
+  started.run_id = f.run_id;
+  started.compute_device = "cuda:0 (forged)";
+  started.t0_unix_s = 1234.5;
+  CHECK(f.store.start_run(f.agent_id, started).is_ok());
+  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run) == 1);
+  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run + " AND e2e_s = 2") == 1);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches WHERE run_id = " + run) == 1);
+  CHECK(f.db.count("SELECT count(*) FROM samples WHERE run_id = " + run) == 0);
+  CHECK(f.db.count("SELECT count(*) FROM runs WHERE id = " + run + " AND compute_device IS NULL "
+                   "AND agent_t0_unix_s IS NULL") == 1);
+  // A second run_finished changes nothing either.
+  CHECK(f.store.finish_run(f.agent_id, {f.run_id, "failed", "rewritten", 1.0}).is_ok());
+  CHECK(f.db.count("SELECT count(*) FROM runs WHERE id = " + run + " AND status = 'done' AND wall_s = 5 "
+                   "AND error = ''") == 1);
 }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <limits>
 
 #include "common/protocol.hpp"
@@ -131,4 +132,98 @@ TEST_CASE("NaN and infinity never reach the wire: optional numbers become null, 
   auto bad = decode(encode(Envelope{8, c}));
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "message 'samples' field 'samples[0]', field 'cpu_util_pct': expected a number, got null");
+}
+
+namespace {
+// Why decode() refuses `body` once encoded ("" when it accepts it).
+std::string refusal(const Body& body) {
+  auto r = decode(encode(Envelope{1, body}));
+  if (r.is_ok()) return "";
+  CHECK(r.status().code() == Code::kProtocolError);
+  return r.status().message();
+}
+EpochResult epoch_with(double e2e_s) { return EpochResult{9, 0, e2e_s, 0.25, 1.0, 10}; }
+Sample sample_at(double t_s) { return Sample{t_s, 50.0, {}, std::nullopt, 1, 0, std::nullopt}; }
+}  // namespace
+
+TEST_CASE("times outside physical bounds are refused by name; values at the bounds are accepted") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Per-minibatch times: [0, 1 day], the element named.
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {0.1, -1}, {1, 1}, {}}) ==
+        "message 'minibatches' field 'stall_s': element 1 (-1) is out of bounds: must be between 0 and 86400");
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {0.1}, {1e308}, {}}) ==
+        "message 'minibatches' field 'compute_s': element 0 (1e+308) is out of bounds: must be between 0 and 86400");
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {0.1}, {1}, {-0.5}}) ==
+        "message 'minibatches' field 'copy_s': element 0 (-0.5) is out of bounds: must be between 0 and 86400");
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {nan}, {1}, {}}) ==
+        "message 'minibatches' field 'stall_s': expected an array of numbers, found null");
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {inf}, {1}, {}}) ==
+        "message 'minibatches' field 'stall_s': expected an array of numbers, found null");
+  CHECK(refusal(MinibatchChunk{9, 0, 0, {0, kMaxMinibatchSeconds}, {kMaxMinibatchSeconds, 0}, {0, 0}}) == "");
+
+  // Epoch durations: [0, 30 days]; its window on the run's timeline: [0, kMaxRunSeconds].
+  CHECK(refusal(epoch_with(-1)) == "message 'epoch_result' field 'e2e_s': -1 is out of bounds: must be between 0 and 2592000");
+  CHECK(refusal(epoch_with(1e308)) ==
+        "message 'epoch_result' field 'e2e_s': 1e+308 is out of bounds: must be between 0 and 2592000");
+  CHECK(refusal(epoch_with(nan)) == "message 'epoch_result' field 'e2e_s': expected a number, got null");
+  CHECK(refusal(epoch_with(inf)) == "message 'epoch_result' field 'e2e_s': expected a number, got null");
+  CHECK(refusal(epoch_with(kMaxEpochSeconds)) == "");
+  // Each case: a change to a valid epoch, and why it is refused ("" = accepted).
+  const std::pair<std::function<void(EpochResult&)>, std::string> epoch_cases[] = {
+      {[](EpochResult& e) { e.stall_s = -0.1; }, "'stall_s': -0.1 is out of bounds: must be between 0 and 2592000"},
+      {[](EpochResult& e) { e.compute_s = 2 * kMaxEpochSeconds; },
+       "'compute_s': 5184000 is out of bounds: must be between 0 and 2592000"},
+      {[](EpochResult& e) { e.copy_s = -1; }, "'copy_s': -1 is out of bounds: must be between 0 and 2592000"},
+      {[](EpochResult& e) { e.t_start_s = -3, e.t_end_s = -2; },
+       "'t_start_s': -3 is out of bounds: must be between 0 and 31622400"},
+      {[](EpochResult& e) { e.t_start_s = 0, e.t_end_s = 1e308; },
+       "'t_end_s': 1e+308 is out of bounds: must be between 0 and 31622400"},
+      {[](EpochResult& e) { e.t_start_s = 0, e.t_end_s = kMaxRunSeconds; }, ""},
+      // Energy, power and IO rates: >= 0.
+      {[](EpochResult& e) { e.energy_j = -5; }, "'energy_j': -5 is out of bounds: must be >= 0"},
+      {[](EpochResult& e) { e.mean_power_w = -0.5; }, "'mean_power_w': -0.5 is out of bounds: must be >= 0"},
+      {[](EpochResult& e) { e.read_mb_s = -1; }, "'read_mb_s': -1 is out of bounds: must be >= 0"},
+      {[](EpochResult& e) { e.read_iops = -1; }, "'read_iops': -1 is out of bounds: must be >= 0"},
+      {[](EpochResult& e) { e.energy_j = e.mean_power_w = e.read_mb_s = e.read_iops = 0.0; }, ""},
+  };
+  for (const auto& [change, why] : epoch_cases) {
+    auto e = epoch_with(1);
+    change(e);
+    CHECK(refusal(e) == (why.empty() ? why : "message 'epoch_result' field " + why));
+  }
+
+  // Samples: t_s on the run's timeline, power >= 0, the sample named; the chunk's wall clock in [0, 1e10].
+  CHECK(refusal(SampleChunk{9, std::nullopt, {sample_at(0), sample_at(-1)}}) ==
+        "message 'samples' field 'samples[1]', field 't_s': -1 is out of bounds: must be between 0 and 31622400");
+  CHECK(refusal(SampleChunk{9, std::nullopt, {sample_at(1e308)}}) ==
+        "message 'samples' field 'samples[0]', field 't_s': 1e+308 is out of bounds: must be between 0 and 31622400");
+  auto negative_power = sample_at(1);
+  negative_power.power_w = -2;
+  CHECK(refusal(SampleChunk{9, std::nullopt, {negative_power}}) ==
+        "message 'samples' field 'samples[0]', field 'power_w': -2 is out of bounds: must be >= 0");
+  CHECK(refusal(SampleChunk{9, 1e300, {sample_at(1)}}) ==
+        "message 'samples' field 't0_unix_s': 1e+300 is out of bounds: must be between 0 and 1e+10");
+  CHECK(refusal(SampleChunk{9, kMaxUnixSeconds, {sample_at(0), sample_at(kMaxRunSeconds)}}) == "");
+
+  // A run's wall time: [0, kMaxRunSeconds]; its start on the agent's wall clock: [0, 1e10].
+  CHECK(refusal(RunFinished{9, "done", "", -1}) ==
+        "message 'run_finished' field 'wall_s': -1 is out of bounds: must be between 0 and 31622400");
+  CHECK(refusal(RunFinished{9, "done", "", 1e308}) ==
+        "message 'run_finished' field 'wall_s': 1e+308 is out of bounds: must be between 0 and 31622400");
+  CHECK(refusal(RunFinished{9, "done", "", kMaxRunSeconds}) == "");
+  RunStarted started;
+  started.run_id = 9;
+  started.t0_unix_s = -5;
+  CHECK(refusal(started) == "message 'run_started' field 't0_unix_s': -5 is out of bounds: must be between 0 and 1e+10");
+  started.t0_unix_s = kMaxUnixSeconds;
+  CHECK(refusal(started) == "");
+
+  // Clock probes: Unix seconds in [0, 1e10] (the offset they imply is bounded by the controller).
+  CHECK(refusal(TimeSyncReply{1763770000.25, 1e300, 1e300}) ==
+        "message 'time_sync_reply' field 't1': 1e+300 is out of bounds: must be between 0 and 1e+10");
+  CHECK(refusal(TimeSyncReply{1763770000.25, 0, -1}) ==
+        "message 'time_sync_reply' field 't2': -1 is out of bounds: must be between 0 and 1e+10");
+  CHECK(refusal(TimeSyncReply{1763770000.25, 0, kMaxUnixSeconds}) == "");
+  CHECK(refusal(TimeSync{-1}) == "message 'time_sync' field 't0': -1 is out of bounds: must be between 0 and 1e+10");
 }
