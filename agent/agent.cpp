@@ -5,7 +5,10 @@
 #include <boost/beast/websocket.hpp>
 #include <set>
 
+#include "agent/credential_file.hpp"
 #include "common/log.hpp"
+#include "net/tls.hpp"
+#include "net/ws_stream.hpp"
 
 namespace jetsweep::agent {
 namespace asio = boost::asio;
@@ -29,9 +32,10 @@ const char* state_name(AgentState s) {
 
 // One WebSocket connection attempt; callbacks check they still belong to the current connection.
 struct Agent::Connection {
-  explicit Connection(asio::io_context& ioc) : resolver(ioc), ws(ioc) {}
+  Connection(asio::io_context& ioc, asio::ssl::context* tls)
+      : resolver(ioc), ws(tls ? net::WsStream(ioc, *tls) : net::WsStream(ioc)) {}
   tcp::resolver resolver;
-  websocket::stream<beast::tcp_stream> ws;
+  net::WsStream ws;   // ws:// or wss://
   beast::flat_buffer buffer;
   websocket::response_type upgrade_response;   // the controller's answer to the upgrade request
   bool open = false;
@@ -63,6 +67,7 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       idle_timer_(ioc),
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
+      credential_(options_.credential),
       executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {
   if (options_.journal) {
     // Messages left unacknowledged by a previous process become the outbox, replayed after registration.
@@ -91,44 +96,73 @@ void Agent::start() {
 void Agent::connect() {
   if (shutting_down_) return;
   set_state(AgentState::kConnecting);
-  auto c = std::make_shared<Connection>(ioc_);
+  auto c = std::make_shared<Connection>(ioc_, options_.tls.get());
   conn_ = c;
   auto self = shared_from_this();
   c->resolver.async_resolve(options_.host, options_.port, [self, c](beast::error_code ec, tcp::resolver::results_type r) {
     if (ec) return self->conn_ == c ? self->drop_connection("resolve: " + ec.message()) : void();
     if (self->conn_ != c) return;
-    beast::get_lowest_layer(c->ws).expires_after(std::chrono::seconds(10));
-    beast::get_lowest_layer(c->ws).async_connect(r, [self, c](beast::error_code ec, const tcp::endpoint&) {
+    c->ws.tcp().expires_after(std::chrono::seconds(10));
+    c->ws.tcp().async_connect(r, [self, c](beast::error_code ec, const tcp::endpoint&) {
       if (self->conn_ != c) return;
       if (ec) return self->drop_connection("connect: " + ec.message());
-      beast::get_lowest_layer(c->ws).expires_never();
-      c->ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10), websocket::stream_base::none(), false});
-      c->ws.read_message_max(proto::kMaxFrameBytes);
-      if (!self->options_.enroll_secret.empty())
-        c->ws.set_option(websocket::stream_base::decorator(
-            [secret = self->options_.enroll_secret](websocket::request_type& req) {
-              req.set(http::field::authorization, "Bearer " + secret);
-            }));
-      const std::string host = self->options_.host + ":" + self->options_.port;
-      c->ws.async_handshake(c->upgrade_response, host, self->options_.target, [self, c](beast::error_code ec) {
-        if (self->conn_ != c) return;
-        if (ec == websocket::error::upgrade_declined && c->upgrade_response.result() == http::status::unauthorized) {
-          JS_LOG_ERROR << "agent " << self->options_.name << ": controller refused the enrollment secret (HTTP 401 from "
-                       << self->options_.host << ":" << self->options_.port << self->options_.target << "; "
-                       << (self->options_.enroll_secret.empty() ? "none was given: pass --enroll-secret or set "
-                                                                  "JETSWEEP_ENROLL_SECRET"
-                                                                : "check --enroll-secret / JETSWEEP_ENROLL_SECRET")
-                       << "); retrying";
-          return self->drop_connection("enrollment secret refused");
-        }
-        if (ec)
-          return self->drop_connection("websocket handshake: " + ec.message() +
-                                       (ec == websocket::error::upgrade_declined
-                                            ? " (HTTP " + std::to_string(c->upgrade_response.result_int()) + ")"
-                                            : std::string()));
-        self->on_connected(c);
-      });
+      if (c->ws.is_tls()) return self->tls_handshake(c);
+      c->ws.tcp().expires_never();
+      self->ws_handshake(c);
     });
+  });
+}
+
+// wss://: SNI (for a host name), the controller's certificate checked against the CA and the host name.
+void Agent::tls_handshake(std::shared_ptr<Connection> c) {
+  auto& tls = c->ws.tls_layer();
+  boost::system::error_code not_an_address;
+  (void)asio::ip::make_address(options_.host, not_an_address);   // SNI carries host names only
+  if (not_an_address) SSL_set_tlsext_host_name(tls.native_handle(), options_.host.c_str());
+  tls.set_verify_callback(asio::ssl::host_name_verification(options_.host));
+  auto self = shared_from_this();
+  tls.async_handshake(asio::ssl::stream_base::client, [self, c](beast::error_code ec) {
+    if (self->conn_ != c) return;
+    if (ec) {
+      JS_LOG_ERROR << "agent " << self->options_.name << ": TLS handshake with controller " << self->options_.host << ":"
+                   << self->options_.port << " failed: " << net::describe_tls_failure(ec, self->options_.ca_file)
+                   << "; retrying";
+      return self->drop_connection("TLS handshake failed");
+    }
+    c->ws.tcp().expires_never();
+    self->ws_handshake(c);
+  });
+}
+
+void Agent::ws_handshake(std::shared_ptr<Connection> c) {
+  auto self = shared_from_this();
+  c->ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10), websocket::stream_base::none(), false});
+  c->ws.read_message_max(proto::kMaxFrameBytes);
+  // The enrollment secret (when given) and, once enrolled, the credential, which admits this agent without it.
+  c->ws.set_option(websocket::stream_base::decorator(
+      [secret = self->options_.enroll_secret, credential = self->credential_](websocket::request_type& req) {
+        if (!secret.empty()) req.set(http::field::authorization, "Bearer " + secret);
+        if (credential) req.set(proto::kCredentialHeader, *credential);
+      }));
+  const std::string host = self->options_.host + ":" + self->options_.port;
+  c->ws.async_handshake(c->upgrade_response, host, self->options_.target, [self, c](beast::error_code ec) {
+    if (self->conn_ != c) return;
+    if (ec == websocket::error::upgrade_declined && c->upgrade_response.result() == http::status::unauthorized) {
+      JS_LOG_ERROR << "agent " << self->options_.name << ": controller refused the enrollment secret (HTTP 401 from "
+                   << self->options_.host << ":" << self->options_.port << self->options_.target << "; "
+                   << (self->options_.enroll_secret.empty() ? "none was given: pass --enroll-secret or set "
+                                                              "JETSWEEP_ENROLL_SECRET"
+                                                            : "check --enroll-secret / JETSWEEP_ENROLL_SECRET")
+                   << "); retrying";
+      return self->drop_connection("enrollment secret refused");
+    }
+    if (ec)
+      return self->drop_connection("websocket handshake: " + ec.message() +
+                                   (ec == websocket::error::upgrade_declined
+                                        ? " (HTTP " + std::to_string(c->upgrade_response.result_int()) + ": " +
+                                              c->upgrade_response.body().substr(0, 300) + ")"
+                                        : std::string()));
+    self->on_connected(c);
   });
 }
 
@@ -140,6 +174,7 @@ void Agent::on_connected(std::shared_ptr<Connection> c) {
   reg.name = options_.name;
   reg.facts = options_.facts;
   reg.current_run = current_run_;
+  reg.credential = credential_;
   if (options_.journal) {
     std::set<int64_t> runs;
     for (const auto& e : unacked_) runs.insert(e.run_id);
@@ -175,6 +210,7 @@ void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame, do
 
 void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s) {
   if (const auto* m = std::get_if<proto::Registered>(&env.body)) {
+    if (m->credential) keep_credential(*m->credential);
     agent_id_ = m->agent_id;
     heartbeat_interval_ = std::chrono::milliseconds(m->heartbeat_interval_ms);
     backoff_ = options_.backoff_initial;
@@ -216,13 +252,34 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
   } else if (std::holds_alternative<proto::Heartbeat>(env.body)) {
     // last_rx_ already updated.
   } else if (const auto* m = std::get_if<proto::Error>(&env.body)) {
-    JS_LOG_WARN << "agent " << options_.name << ": controller reported " << m->code << ": " << m->message;
+    if (m->code == "credential_refused")
+      JS_LOG_ERROR << "agent " << options_.name << ": the controller refused this agent's registration: " << m->message
+                   << (options_.credential_file.empty() ? "" : " (credential file: " + options_.credential_file + ")")
+                   << "; retrying";
+    else
+      JS_LOG_WARN << "agent " << options_.name << ": controller reported " << m->code << ": " << m->message;
   } else {
     JS_LOG_WARN << "agent " << options_.name << ": unexpected message '" << proto::type_name(env.body)
                 << "' from controller";
     send_now(proto::Error{"protocol_error", "unexpected message type '" + std::string(proto::type_name(env.body)) + "'",
                           env.id});
   }
+}
+
+void Agent::keep_credential(const std::string& credential) {
+  credential_ = credential;
+  if (options_.credential_file.empty()) {
+    JS_LOG_WARN << "agent " << options_.name << ": enrolled; the credential is kept in memory only (no journal "
+                << "directory), so after a restart this name must be revoked (jetsweep agents revoke "
+                << options_.name << ") before it can register again";
+    return;
+  }
+  Status s = save_credential(options_.credential_file, credential);
+  if (s.is_ok())
+    JS_LOG_INFO << "agent " << options_.name << ": enrolled; credential kept in " << options_.credential_file;
+  else
+    JS_LOG_ERROR << "agent " << options_.name << ": enrolled, but the credential could not be kept: " << s.to_string()
+                 << "; after a restart this name must be revoked (jetsweep agents revoke " << options_.name << ")";
 }
 
 void Agent::drop_connection(const std::string& why) {
@@ -235,8 +292,8 @@ void Agent::drop_connection(const std::string& why) {
   if (c->open) {
     c->open = false;
     beast::error_code ignored;
-    beast::get_lowest_layer(c->ws).socket().shutdown(tcp::socket::shutdown_both, ignored);
-    beast::get_lowest_layer(c->ws).socket().close(ignored);
+    c->ws.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    c->ws.socket().close(ignored);
   }
   if (shutting_down_ && state_ == AgentState::kStopped) return;
   JS_LOG_WARN << "agent " << options_.name << ": connection lost (" << why << "); " << unacked_.size()

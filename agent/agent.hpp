@@ -22,6 +22,10 @@
 #include "agent/run_executor.hpp"
 #include "common/protocol.hpp"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace jetsweep::agent {
 
 enum class AgentState { kDisconnected, kConnecting, kRegistering, kIdle, kRunning, kDraining, kStopped };
@@ -45,6 +49,14 @@ struct AgentOptions {
   std::shared_ptr<Journal> journal;
   // Sent as "Authorization: Bearer <secret>" in the WebSocket upgrade request when not empty.
   std::string enroll_secret;
+  // wss://: the client TLS context (net/tls.hpp) that verifies the controller; null = ws://. ca_file names the
+  // trust in log lines (empty: the system's default CA paths).
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  std::string ca_file;
+  // The credential this agent enrolled with (agent/credential_file.hpp), presented in every registration; a
+  // credential the controller issues is written to credential_file (empty: kept in memory only).
+  std::optional<std::string> credential;
+  std::string credential_file;
 };
 
 class Agent : public std::enable_shared_from_this<Agent> {
@@ -65,6 +77,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
 
   void set_state(AgentState s);
   void connect();
+  void tls_handshake(std::shared_ptr<Connection> c);
+  void ws_handshake(std::shared_ptr<Connection> c);
   void on_connected(std::shared_ptr<Connection> c);
   void read_next(std::shared_ptr<Connection> c);
   // rx_unix_s: the wall clock when the frame was read (TimeSyncReply.t1).
@@ -82,6 +96,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void maybe_finish_drain();
   void stop_now();
   void schedule_idle_restore();
+  void keep_credential(const std::string& credential);   // issued in `registered`: kept in memory and on disk
 
   boost::asio::io_context& ioc_;
   AgentOptions options_;
@@ -96,6 +111,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   std::chrono::milliseconds heartbeat_interval_{1000};
   std::chrono::steady_clock::time_point last_rx_;
   int64_t agent_id_ = 0;
+  std::optional<std::string> credential_;   // presented in Register; set from options, replaced when issued
 
   uint64_t next_id_ = 1;
   std::deque<JournalEntry> unacked_;   // result frames not yet committed by the controller (in id order)

@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "agent/storage/storage_map.hpp"
+#include "common/protocol.hpp"
 #include "common/text.hpp"
+#include "net/secret_file.hpp"
 
 namespace jetsweep::agent {
 
@@ -27,6 +29,8 @@ struct RawFlags {
   CLI::Option* systemctl_opt = nullptr;
   CLI::Option* journal_dir_opt = nullptr;
   CLI::Option* enroll_secret_opt = nullptr;
+  CLI::Option* enroll_secret_file_opt = nullptr;
+  CLI::Option* ca_opt = nullptr;
 };
 
 CLI::Option* text_option(CLI::App& app, const std::string& name, std::string& into, const std::string& help,
@@ -56,7 +60,11 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                  "reads DIR/REL (simulated boards model sd, ssd and hdd)")
       ->type_name("NAME=DIR")
       ->allow_extra_args(false);
-  text_option(app, "--controller", c.controller_url, "the controller to dial out to", "ws://HOST:PORT");
+  text_option(app, "--controller", c.controller_url, "the controller to dial out to (wss:// verifies it: --ca)",
+              "ws[s]://HOST:PORT");
+  raw.ca_opt = text_option(app, "--ca", c.ca_file,
+                           "wss: the PEM CA that signed the controller's certificate (default: the system's CAs)",
+                           "FILE");
   text_option(app, "--name", c.name, "this agent's name", "NAME");
   text_option(app, "--spec", c.spec_path, "run, profile: the run or campaign YAML", "FILE.yaml");
   text_option(app, "--out", c.out_path, "run: JSON lines out; profile: the CSV corpus out", "FILE");
@@ -66,7 +74,11 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                                     "DIR");
   app.add_flag("--no-journal", c.no_journal, "keep results in memory only (lost if the agent dies)");
   raw.enroll_secret_opt = text_option(app, "--enroll-secret", c.enroll_secret,
-                                      "sent as 'Authorization: Bearer S' (default: $JETSWEEP_ENROLL_SECRET)", "S");
+                                      "sent as 'Authorization: Bearer S' (default: $JETSWEEP_ENROLL_SECRET; "
+                                      "visible in the process list: prefer --enroll-secret-file)",
+                                      "S");
+  raw.enroll_secret_file_opt = text_option(app, "--enroll-secret-file", c.enroll_secret_file,
+                                           "the enrollment secret read from FILE (one line; chmod 600)", "FILE");
   app.add_flag("-v,--verbose", c.verbose, "debug logging");
 }
 
@@ -174,6 +186,10 @@ Status check_values(AgentConfig& c, const RawFlags& raw) {
     return invalid_argument("--journal-dir: must not be empty");
   if (raw.enroll_secret_opt->count() > 0 && c.enroll_secret.empty())
     return invalid_argument("--enroll-secret: must not be empty");
+  JS_ASSIGN_OR_RETURN(c.enroll_secret, net::resolve_secret("--enroll-secret", c.enroll_secret,
+                                                           raw.enroll_secret_opt->count() > 0, "--enroll-secret-file",
+                                                           c.enroll_secret_file, raw.enroll_secret_file_opt->count() > 0));
+  if (raw.ca_opt->count() > 0 && c.ca_file.empty()) return invalid_argument("--ca: must not be empty");
   if (!raw.minibatches.empty()) {
     JS_ASSIGN_OR_RETURN(c.profile_minibatches, integer("--minibatches", raw.minibatches, 2, 1000000));
   }
@@ -215,7 +231,11 @@ Status check_combination(AgentConfig& c, const RawFlags& raw) {
   if (c.mode == Mode::kDoctor) return Status::ok();
   if (c.controller_url.empty()) return invalid_argument("--controller ws://HOST:PORT is required");
   if (c.name.empty()) return invalid_argument("--name NAME is required");
-  return parse_ws_url(c.controller_url, c.host, c.port, c.target);
+  if (auto bad = proto::agent_name_problem(c.name)) return invalid_argument("--name '" + c.name + "': " + *bad);
+  JS_RETURN_IF_ERROR(parse_ws_url(c.controller_url, c.host, c.port, c.target, &c.tls));
+  if (!c.tls && !c.ca_file.empty())
+    return invalid_argument("--ca applies to a wss:// controller, not '" + c.controller_url + "'");
+  return Status::ok();
 }
 
 // The mode named by the first argument (consumed: *first_flag = 1), else serve.
@@ -289,18 +309,19 @@ std::string agent_usage() {
   return app.help("", CLI::AppFormatMode::All);
 }
 
-Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target) {
-
-  const std::string scheme = "ws://";
-  if (url.rfind(scheme, 0) != 0) return invalid_argument("--controller '" + url + "': must start with ws://");
-  std::string rest = url.substr(scheme.size());
+Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target, bool* tls) {
+  const bool secure = url.rfind("wss://", 0) == 0;
+  if (!secure && url.rfind("ws://", 0) != 0)
+    return invalid_argument("--controller '" + url + "': must start with ws:// or wss://");
+  if (tls) *tls = secure;
+  std::string rest = url.substr(secure ? 6 : 5);
   auto slash = rest.find('/');
   std::string hostport = rest.substr(0, slash);
   target = slash == std::string::npos ? "/agent" : rest.substr(slash);
   if (target == "/") target = "/agent";
   auto colon = hostport.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == hostport.size())
-    return invalid_argument("--controller '" + url + "': expected ws://HOST:PORT");
+    return invalid_argument("--controller '" + url + "': expected ws://HOST:PORT or wss://HOST:PORT");
   host = hostport.substr(0, colon);
   port = hostport.substr(colon + 1);
   for (char ch : port)

@@ -12,7 +12,9 @@ namespace jetsweep::agent {
 struct AgentConfig {
   enum class Mode { kServe, kRun, kDevice, kHelp, kModels, kMakeData, kProfile, kDoctor } mode = Mode::kServe;
   // serve
-  std::string controller_url;   // ws://HOST:PORT[/path]
+  std::string controller_url;   // ws://HOST:PORT[/path] or wss://HOST:PORT[/path]
+  bool tls = false;             // wss://
+  std::string ca_file;          // --ca: the CA that signed the controller's certificate (wss; empty: system's)
   std::string host, port, target = "/agent";
   std::string name;
   std::string backend = "host";        // --backend host|jetson|sim (--sim implies sim)
@@ -47,8 +49,9 @@ struct AgentConfig {
   // serve: --journal-dir DIR (default: default_journal_dir(name)), --no-journal (results in memory only)
   std::string journal_dir;
   bool no_journal = false;
-  // serve: --enroll-secret S (main falls back to $JETSWEEP_ENROLL_SECRET when absent)
+  // serve: --enroll-secret S or --enroll-secret-file FILE (main falls back to $JETSWEEP_ENROLL_SECRET when absent)
   std::string enroll_secret;
+  std::string enroll_secret_file;
   // shared
   std::string root = "/";
   bool verbose = false;
@@ -58,8 +61,9 @@ struct AgentConfig {
 };
 
 Result<AgentConfig> parse_agent_args(const std::vector<std::string>& args);
-// Splits "ws://host:port/path" into parts; errors name the URL.
-Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target);
+// Splits "ws://host:port/path" or "wss://..." into parts (*tls: whether it is wss://); errors name the URL.
+Status parse_ws_url(const std::string& url, std::string& host, std::string& port, std::string& target,
+                    bool* tls = nullptr);
 std::string agent_usage();
 // Where the journal of agent `name` lives without --journal-dir: /var/lib/jetsweep/journal/NAME when running
 // as root, else $XDG_STATE_HOME/jetsweep/NAME or ~/.local/state/jetsweep/NAME. Errors when the name cannot

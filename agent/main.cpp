@@ -9,6 +9,7 @@
 
 #include "agent/agent.hpp"
 #include "agent/config.hpp"
+#include "agent/credential_file.hpp"
 #include "agent/profile.hpp"
 #include "agent/device/device_cli.hpp"
 #include "agent/doctor.hpp"
@@ -19,6 +20,7 @@
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
 #include "common/log.hpp"
+#include "net/tls.hpp"
 
 
 using namespace jetsweep;
@@ -220,6 +222,23 @@ int serve(const agent::AgentConfig& cfg) {
   options.executor = shared_executor;
   options.journal = journal;
   options.enroll_secret = secret;
+  if (cfg.tls) {
+    auto tls = net::make_client_tls_context(cfg.ca_file);
+    if (!tls) return fail(tls.status().message(), 2);
+    options.tls = std::move(tls).value();
+    options.ca_file = cfg.ca_file;
+  } else if (!net::is_loopback_host(cfg.host)) {
+    JS_LOG_WARN << "agent " << cfg.name << ": " << cfg.controller_url
+                << " is not encrypted: the enrollment secret and all results travel in clear; use wss:// with --ca "
+                   "(docs/SECURITY.md)";
+  }
+  if (!journal_dir.empty()) {
+    // The credential lives with the journal: both belong to this agent name on this board.
+    options.credential_file = journal_dir + "/credential";
+    auto credential = agent::load_credential(options.credential_file);
+    if (!credential) return fail(credential.status().message(), 1);
+    options.credential = credential.value();
+  }
   options.idle_restore = std::chrono::milliseconds(static_cast<int64_t>(cfg.idle_restore_s * 1000.0));
   JS_LOG_INFO << "agent " << cfg.name << ": backend " << options.facts.backend << ", device class "
               << options.facts.device_class << " (" << options.facts.kernel << ")";

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "common/text.hpp"
@@ -191,8 +193,17 @@ Result<RowNumbers> read_numbers(CsvRow& row, bool named, const char* epoch_s_col
   if (!row.status().is_ok()) return row.status();
   if (n.cores && (*n.cores != std::floor(*n.cores) || *n.cores > 1024))
     return invalid_argument(row.where() + ": column 'cores': expected a whole number of cores, got '" + row.text("cores") + "'");
-  if (n.epoch && *n.epoch != std::floor(*n.epoch))
-    return invalid_argument(row.where() + ": column 'epoch': expected a whole number, got '" + row.text("epoch") + "'");
+  // Counts, stored as int (run ids as int64_t): whole numbers within range, or the conversion is undefined
+  // (found by fuzz_csv: fuzz/regressions/csv/count-out-of-int-range).
+  const std::pair<const char*, std::optional<double>*> counts[] = {
+      {"epoch", &n.epoch}, {"minibatches", &n.minibatches}, {"runs", &n.runs}, {"epochs", &n.epochs},
+      {"repetition", &n.repetition}, {"run_id", &n.run_id}};
+  for (const auto& [column, value] : counts) {
+    const double max = std::string_view(column) == "run_id" ? 9e15 : std::numeric_limits<int>::max();
+    if (*value && (**value != std::floor(**value) || **value > max))
+      return invalid_argument(row.where() + ": column '" + column + "': expected a whole number" +
+                              (**value > max ? " up to " + num(max) : std::string()) + ", got '" + row.text(column) + "'");
+  }
   return n;
 }
 
@@ -353,9 +364,11 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
   out << '\n';
   for (const auto& e : corpus.epochs) {
     out << quote(e.device) << ',' << quote(e.workload) << ',' << mode_cells(e.mode);
-    double mb_ms = corpus.epoch_times ? (e.minibatches > 0 ? 1000.0 * e.time / e.minibatches : 0) : e.time;
-    if (e.minibatch_ms) mb_ms = *e.minibatch_ms;
-    out << ',' << num(mb_ms) << ',' << (e.power_w ? num(*e.power_w * 1000.0) : "") << ',' << quote(e.instance) << ','
+    // Unknown (no minibatch rows, no minibatches counted: NULL in analysis_epochs) is an empty cell, never 0.
+    std::optional<double> mb_ms = e.minibatch_ms;
+    if (!mb_ms && !corpus.epoch_times) mb_ms = e.time;
+    if (!mb_ms && e.minibatches > 0) mb_ms = 1000.0 * e.time / e.minibatches;
+    out << ',' << opt_num(mb_ms) << ',' << (e.power_w ? num(*e.power_w * 1000.0) : "") << ',' << quote(e.instance) << ','
         << axis_cell(e.axes, "mode") << ',' << quote(e.mode_name);
     for (const char* a : {"pin_clocks", "fan", "workers", "prefetch", "batch_size", "threads", "seed"})
       out << ',' << axis_cell(e.axes, a);
@@ -363,7 +376,8 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
         << ',' << quote(e.storage_device) << ',' << axis_cell(e.axes, "max_minibatches") << ','
         << axis_cell(e.axes, "drop_caches") << ',' << opt_bool(e.page_cache_dropped) << ','
         << opt_bool(e.reference_state) << ',' << (e.simulated ? "true" : "false") << ',' << e.run_id << ','
-        << e.repetition << ',' << e.epoch << ',' << (e.epoch == 0 ? "true" : "false") << ','
+        << e.repetition << ',' << (e.epoch < 0 ? "" : std::to_string(e.epoch)) << ','   // < 0: not known (a mode row)
+        << (e.epoch < 0 ? "" : e.epoch == 0 ? "true" : "false") << ','
         << (corpus.epoch_times ? num(e.time) : "") << ',' << opt_num(e.stall_s) << ',' << opt_num(e.compute_s) << ','
         << e.minibatches << ',' << (corpus.epoch_times ? opt_num(e.energy) : "") << ','
         << (e.power_w ? num(*e.power_w) : "") << ',' << opt_num(e.power_coverage) << ',' << opt_bool(e.throttled)

@@ -45,6 +45,9 @@ struct Options {
   int heartbeat_ms = 1000;
   int connect_batch = 200;
   std::string secret;
+  // Agent names are PREFIX<index>. A name registers once per database: the controller enrolls it with a credential
+  // this tool does not keep, so a second load on the same database needs another prefix.
+  std::string name_prefix = "load-";
   int64_t samples_per_run = 0;
   int64_t sample_chunk = 2048;
   int sample_cores = 8;
@@ -64,7 +67,7 @@ struct Stats {
 class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
  public:
   LoadAgent(asio::io_context& ioc, const Options& o, Stats& st, int index)
-      : ioc_(ioc), o_(o), st_(st), ws_(ioc), hb_(ioc), run_timer_(ioc), name_("load-" + std::to_string(index)) {}
+      : ioc_(ioc), o_(o), st_(st), ws_(ioc), hb_(ioc), run_timer_(ioc), name_(o.name_prefix + std::to_string(index)) {}
 
   void start(const tcp::resolver::results_type& endpoints, std::function<void()> on_connected) {
     ++st_.connecting;
@@ -227,6 +230,8 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval")->type_name("N");
   app.add_option("--connect-batch", o.connect_batch, "connections opening at once")->type_name("N");
   app.add_option("--secret", o.secret, "the enroll secret")->type_name("S");
+  app.add_option("--name-prefix", o.name_prefix, "agent names are PREFIX0, PREFIX1, ... (default load-; one load per "
+                                                 "prefix and database: names enroll once)")->type_name("PREFIX");
   app.add_option("--samples-per-run", o.samples_per_run, "telemetry samples each run streams")->type_name("N");
   app.add_option("--sample-chunk", o.sample_chunk, "samples per chunk")->type_name("N")->check(CLI::PositiveNumber);
   app.add_option("--sample-cores", o.sample_cores, "per-core values in each sample")->type_name("N");

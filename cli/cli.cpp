@@ -12,7 +12,9 @@
 #include "cli/client.hpp"
 #include "cli/validate.hpp"
 #include "common/campaign.hpp"
+#include "common/protocol.hpp"
 #include "common/text.hpp"
+#include "net/secret_file.hpp"
 
 namespace jetsweep::cli {
 namespace bj = boost::json;
@@ -21,7 +23,8 @@ namespace {
 
 const char* const kDescription =
     "The jetsweep client: campaigns, their progress and results, and the fleet, through the controller's HTTP "
-    "API.\nThe controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420; --token T (default "
+    "API.\nThe controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420 (https:// verifies it against "
+    "--ca FILE, default $JETSWEEP_CA, else the system's CAs); --token T or --token-file FILE (default "
     "$JETSWEEP_API_TOKEN) is sent as the API token.\nanalyze METHOD [...] (variability | pareto | predict | optimize "
     "| epochs | synth) and export [...] work from the database (docs/ANALYSIS.md).";
 
@@ -29,6 +32,10 @@ const char* const kDescription =
 struct Invocation {
   std::string controller = "http://127.0.0.1:8420";
   std::string token;
+  std::string token_file;              // --token-file: the token read from a file
+  std::string ca_file;                 // --ca (default $JETSWEEP_CA): https:// trusts this CA
+  CLI::Option* token_opt = nullptr;
+  CLI::Option* token_file_opt = nullptr;
   bool as_json = false;
   bool estimate = false;
   std::string dry_run;                 // RUNS[:EPOCHS[:MINIBATCHES]] as given
@@ -53,7 +60,9 @@ const CommandDecl kCommands[] = {
      "EPOCHS epochs, MINIBATCHES per epoch"},
     {"status", "CAMPAIGN", 0, 1, "progress of one campaign (id or name) or of all"},
     {"report", "CAMPAIGN", 1, 1, "per-run, per-epoch results"},
-    {"agents", "", 0, 0, "the fleet"},
+    {"agents", "revoke NAME", 0, 2,
+     "the fleet; 'agents revoke NAME' revokes the credential agent NAME enrolled with and disconnects it (its next "
+     "registration enrolls it again: docs/SECURITY.md)"},
     {"pause", "CAMPAIGN", 1, 1, "stop handing out its runs"},
     {"resume", "CAMPAIGN", 1, 1, "carry on handing out its runs"},
     {"cancel", "CAMPAIGN", 1, 1,
@@ -69,10 +78,18 @@ std::unique_ptr<CLI::App> make_app(Invocation& inv) {
   app->fallthrough();   // --controller / --token also after the command
   app->get_formatter()->column_width(34);
   app->add_option("--controller", inv.controller, "the controller's API (default $JETSWEEP_CONTROLLER)")
-      ->type_name("http://HOST:PORT")
+      ->type_name("http[s]://HOST:PORT")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app->add_option("--token", inv.token, "API token (default $JETSWEEP_API_TOKEN)")
-      ->type_name("T")
+  inv.token_opt = app->add_option("--token", inv.token,
+                                  "API token (default $JETSWEEP_API_TOKEN; visible in the process list: prefer "
+                                  "--token-file)")
+                      ->type_name("T")
+                      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  inv.token_file_opt = app->add_option("--token-file", inv.token_file, "the API token read from FILE (one line)")
+                           ->type_name("FILE")
+                           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app->add_option("--ca", inv.ca_file, "https: the PEM CA that signed the controller's certificate (default $JETSWEEP_CA)")
+      ->type_name("FILE")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   for (const auto& c : kCommands) {
     CLI::App* sub = app->add_subcommand(c.name, c.summary);
@@ -120,7 +137,7 @@ Result<std::string> dry_run_query(const std::string& spec) {
 class Commands {
  public:
   Commands(const Invocation& inv, std::ostream& out, std::ostream& err, bool out_is_tty)
-      : inv_(inv), out_(out), err_(err), tty_(out_is_tty), client_(inv.controller, inv.token) {}
+      : inv_(inv), out_(out), err_(err), tty_(out_is_tty), client_(inv.controller, inv.token, inv.ca_file) {}
 
   int run() {
     const std::string& cmd = inv_.command;
@@ -230,6 +247,7 @@ class Commands {
   }
 
   int agents() {
+    if (!inv_.args.empty()) return revoke_agent();
     return show<std::vector<api::AgentInfo>>("GET", "/api/agents", "agent list", [](const auto& all) {
       return join(all, "", [](const api::AgentInfo& a) {
         std::string line = std::to_string(a.agent_id) + "  " + a.name + "  " + a.device_class + "  " +
@@ -241,6 +259,21 @@ class Commands {
         for (const auto& why : a.not_ready) line += "    NOT READY: " + why + "\n";
         return line;
       });
+    });
+  }
+
+  int revoke_agent() {
+    if (inv_.args.size() != 2 || inv_.args[0] != "revoke") {
+      err_ << "jetsweep agents: expected no arguments, or 'revoke NAME'\n";
+      return 2;
+    }
+    if (auto bad = proto::agent_name_problem(inv_.args[1])) {
+      err_ << "jetsweep agents revoke: agent name '" << inv_.args[1] << "' " << *bad << "\n";
+      return 2;
+    }
+    return show<api::AgentRevoked>("POST", api::agent_revoke_path(inv_.args[1]), "revocation", [](const api::AgentRevoked& r) {
+      return "agent " + r.name + ": " + (r.had_credential ? "credential revoked" : "had no credential") +
+             (r.disconnected ? "; disconnected" : "") + "; its next registration enrolls it again\n";
     });
   }
 
@@ -278,6 +311,13 @@ std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, 
     return 2;
   }
   inv.command = sub->get_name();
+  auto token = net::resolve_secret("--token", inv.token, inv.token_opt->count() > 0, "--token-file", inv.token_file,
+                                   inv.token_file_opt->count() > 0);
+  if (!token) {
+    err << "jetsweep: " << token.status().message() << "\n";
+    return 2;
+  }
+  inv.token = token.value();
   if (inv.command == "help") {
     app->clear();   // help() would describe the selected subcommand
     out << app->help();
@@ -303,6 +343,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   Invocation inv;
   if (const char* c = std::getenv("JETSWEEP_CONTROLLER")) inv.controller = c;
   if (const char* t = std::getenv("JETSWEEP_API_TOKEN")) inv.token = t;
+  if (const char* ca = std::getenv("JETSWEEP_CA")) inv.ca_file = ca;
   if (auto code = parse(args, inv, out, err)) return *code;
   return Commands(inv, out, err, out_is_tty).run();
 }

@@ -17,9 +17,12 @@ struct HttpResult {
   std::string body;
 };
 using Headers = std::vector<std::pair<std::string, std::string>>;
-// Blocking HTTP/1.1 request to http://HOST:PORT; kUnavailable when the controller cannot be reached.
+// Blocking HTTP/1.1 request to http://HOST:PORT or https://HOST:PORT (the controller's certificate verified
+// against the PEM CA `ca_file`, else the system's default CA paths, and its host name); kUnavailable when the
+// controller cannot be reached or the TLS handshake fails (the message says why and which CA was trusted).
 Result<HttpResult> http_request(const std::string& base_url, const std::string& method, const std::string& target,
-                                const std::string& body = "", const Headers& headers = {});
+                                const std::string& body = "", const Headers& headers = {},
+                                const std::string& ca_file = "");
 
 // An API answer: the decoded struct and the JSON it came as (printed unchanged by --json).
 template <class T>
@@ -30,7 +33,8 @@ struct Answer {
 
 class ApiClient {
  public:
-  ApiClient(std::string base_url, std::string token) : base_url_(std::move(base_url)), token_(std::move(token)) {}
+  ApiClient(std::string base_url, std::string token, std::string ca_file = "")
+      : base_url_(std::move(base_url)), token_(std::move(token)), ca_file_(std::move(ca_file)) {}
 
   // The answer's JSON; an error answer becomes its Status (404 kNotFound, 400/401 kInvalidArgument, else
   // kInternal) with the controller's message.
@@ -48,6 +52,7 @@ class ApiClient {
  private:
   std::string base_url_;
   std::string token_;
+  std::string ca_file_;   // https: the CA that signed the controller's certificate (empty: the system's)
 };
 
 }  // namespace jetsweep::cli

@@ -18,6 +18,7 @@ std::string campaign_path(const std::string& ref) { return "/api/campaigns/" + r
 std::string campaign_report_path(const std::string& ref) { return campaign_path(ref) + "/report"; }
 std::string campaign_action_path(const CampaignStateChange& c) { return campaign_path(c.ref) + "/" + c.action; }
 std::string run_cancel_path(const std::string& run_ref) { return "/api/runs/" + run_ref + "/cancel"; }
+std::string agent_revoke_path(const std::string& name) { return "/api/agents/" + name + "/revoke"; }
 
 namespace {
 
@@ -110,11 +111,16 @@ Status finish(const ObjectReader& r, const Status& nested_status) {
 
 // ---- ErrorReply, Health ----
 
-bj::object to_json(const ErrorReply& v) { return {{"error", v.error}}; }
+bj::object to_json(const ErrorReply& v) {
+  bj::object o{{"error", v.error}};
+  if (v.error_id) o["error_id"] = *v.error_id;
+  return o;
+}
 
 Status from_json(const bj::value& v, const std::string& where, ErrorReply& out) {
   ObjectReader r(v, where);
   out.error = r->string("error");
+  out.error_id = r->opt_string("error_id");
   return r.status();
 }
 
@@ -254,6 +260,18 @@ Status from_json(const bj::value& v, const std::string& where, CreatedCampaignRe
   out.campaign_id = r->integer("campaign_id");
   out.name = r->string("name");
   out.runs = r->integer("runs");
+  return r.status();
+}
+
+bj::object to_json(const AgentRevoked& v) {
+  return {{"name", v.name}, {"had_credential", v.had_credential}, {"disconnected", v.disconnected}};
+}
+
+Status from_json(const bj::value& v, const std::string& where, AgentRevoked& out) {
+  ObjectReader r(v, where);
+  out.name = r->string("name");
+  out.had_credential = r->boolean("had_credential");
+  out.disconnected = r->boolean("disconnected");
   return r.status();
 }
 

@@ -14,7 +14,8 @@
 //   GET  /api/campaigns/REF/report                -> CampaignReport
 //   POST /api/campaigns/REF/{pause,resume,cancel} -> CampaignStatus                      request: CampaignStateChange
 //   POST /api/runs/ID/cancel                      -> RunCancelled                        request: RunCancelRequest
-//   any error                                     -> ErrorReply (HTTP 400 / 401 / 404 / 500 / 503)
+//   POST /api/agents/NAME/revoke                  -> AgentRevoked
+//   any error                                     -> ErrorReply (HTTP 400 / 401 / 403 / 404 / 413 / 500 / 503)
 #pragma once
 
 #include <boost/json.hpp>
@@ -57,11 +58,15 @@ std::string campaign_path(const std::string& ref);                 // /api/campa
 std::string campaign_report_path(const std::string& ref);          // /api/campaigns/REF/report
 std::string campaign_action_path(const CampaignStateChange& c);    // /api/campaigns/REF/ACTION
 std::string run_cancel_path(const std::string& run_ref);           // /api/runs/ID/cancel
+std::string agent_revoke_path(const std::string& name);           // /api/agents/NAME/revoke
 
 // ---- responses ----
 
+// Every error answer. error_id is set (and only then present in the JSON) when the controller logged the detail
+// of a server-side failure under that id instead of answering with it.
 struct ErrorReply {
   std::string error;
+  std::optional<std::string> error_id;
 };
 
 struct Health {
@@ -125,6 +130,13 @@ struct CreatedCampaignReply {
   int64_t campaign_id = 0;
   std::string name;
   int64_t runs = 0;
+};
+
+// The answer to revoking an agent's credential (`jetsweep agents revoke NAME`).
+struct AgentRevoked {
+  std::string name;
+  bool had_credential = false;   // false: it was not enrolled with one (nothing changed)
+  bool disconnected = false;     // it was connected and its connection was closed
 };
 
 struct RunCancelled {
@@ -248,6 +260,7 @@ boost::json::object to_json(const Unrunnable& v);
 boost::json::object to_json(const CampaignStatus& v);
 boost::json::object to_json(const CreatedCampaignReply& v);
 boost::json::object to_json(const RunCancelled& v);
+boost::json::object to_json(const AgentRevoked& v);
 boost::json::object to_json(const EstimateTarget& v);
 boost::json::object to_json(const EstimateSources& v);
 boost::json::object to_json(const CampaignEstimate& v);
@@ -271,6 +284,7 @@ Status from_json(const boost::json::value& v, const std::string& where, Unrunnab
 Status from_json(const boost::json::value& v, const std::string& where, CampaignStatus& out);
 Status from_json(const boost::json::value& v, const std::string& where, CreatedCampaignReply& out);
 Status from_json(const boost::json::value& v, const std::string& where, RunCancelled& out);
+Status from_json(const boost::json::value& v, const std::string& where, AgentRevoked& out);
 Status from_json(const boost::json::value& v, const std::string& where, EstimateTarget& out);
 Status from_json(const boost::json::value& v, const std::string& where, EstimateSources& out);
 Status from_json(const boost::json::value& v, const std::string& where, CampaignEstimate& out);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "common/board_classes.hpp"
 #include "common/campaign_yaml.hpp"
 #include "common/perf/sim_board.hpp"
+#include "common/text.hpp"
 
 namespace jetsweep {
 namespace {
@@ -485,6 +487,26 @@ auto parse_or_status(const std::string& file_name, Parse parse) -> Result<declty
   }
 }
 
+// YAML files are UTF-8 text (yaml-cpp does not check, and PostgreSQL refuses a name that is not): the first
+// ill-formed byte is refused as FILE:LINE:COL.
+Status require_utf8(std::string_view text, const std::string& file_name) {
+  const auto bad = invalid_utf8_at(text);
+  if (!bad) return Status::ok();
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < *bad; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[*bad]));
+  return invalid_argument(file_name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": byte " + byte +
+                          " is not valid UTF-8 (campaign and run files are UTF-8 text)");
+}
+
 }  // namespace
 
 Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name) {
@@ -494,6 +516,7 @@ Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& f
 Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits) {
   if (static_cast<int64_t>(yaml_text.size()) > limits.max_yaml_bytes)
     return too_many_bytes(file_name, yaml_text.size(), limits.max_yaml_bytes);
+  JS_RETURN_IF_ERROR(require_utf8(yaml_text, file_name));
   return parse_or_status(file_name, [&] { return CampaignParser(yaml_text, file_name, limits).parse(); });
 }
 
@@ -503,6 +526,7 @@ Result<Campaign> load_campaign_file(const std::string& path, const CampaignLimit
 }
 
 Result<RunConfig> parse_run_spec(std::string_view yaml_text, const std::string& file_name) {
+  JS_RETURN_IF_ERROR(require_utf8(yaml_text, file_name));
   return parse_or_status(file_name, [&] { return parse_run_spec_or_throw(yaml_text, file_name); });
 }
 

@@ -1,6 +1,7 @@
 #include "common/campaign_yaml.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <utility>
 
@@ -15,8 +16,25 @@ std::string place(const std::string& file, const YAML::Mark& mark) {
   return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+namespace {
+// `text` with every byte that is not well-formed UTF-8 written as \xNN. Errors travel in JSON error replies,
+// which must be UTF-8, but yaml-cpp quotes single bytes of the input ("unknown escape character: " and the
+// first byte of a multi-byte character) and turns a NUL in a scalar into a lone 0xA0 byte, which the
+// messages quote (found by fuzz_api and fuzz_campaign: fuzz/regressions/{api,campaign}/).
+std::string utf8_message(std::string_view text) {
+  std::string out;
+  while (auto bad = invalid_utf8_at(text)) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(text[*bad]));
+    out.append(text.substr(0, *bad)).append(hex);
+    text.remove_prefix(*bad + 1);
+  }
+  return out.append(text);
+}
+}  // namespace
+
 void fail(const std::string& file, const YAML::Node& node, const std::string& what) {
-  throw YamlError{place(file, node.Mark()) + ": " + what};
+  throw YamlError{utf8_message(place(file, node.Mark()) + ": " + what)};
 }
 
 void fail_limit(const std::string& file, const YAML::Node& node, const std::string& what, const char* limit_name,
@@ -197,9 +215,9 @@ YAML::Node load_yaml(std::string_view text, const std::string& file) {
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
-    throw YamlError{place(file, e.mark) + ": YAML syntax error: " + e.msg};
+    throw YamlError{utf8_message(place(file, e.mark) + ": YAML syntax error: " + e.msg)};
   } catch (const YAML::Exception& e) {
-    throw YamlError{file + ": YAML error: " + e.what()};
+    throw YamlError{utf8_message(file + ": YAML error: " + e.what())};
   }
 }
 

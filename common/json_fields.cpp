@@ -165,6 +165,27 @@ std::vector<double> FieldReader::number_array(const char* name) {
   return out;
 }
 
+std::vector<int64_t> FieldReader::integer_array(const char* name) {
+  std::vector<int64_t> out;
+  const auto* v = find(name, true);
+  if (!v) return out;
+  if (!v->is_array()) {
+    fail(name, std::string("expected an array, got ") + kind_name(*v));
+    return out;
+  }
+  out.reserve(v->get_array().size());
+  for (const auto& e : v->get_array()) {
+    auto i = as_integer(e);
+    if (!i) {
+      fail(name, e.is_number() ? std::string("expected an array of integers, found ") + boost::json::serialize(e)
+                               : std::string("expected an array of integers, found ") + kind_name(e));
+      return {};
+    }
+    out.push_back(*i);
+  }
+  return out;
+}
+
 const boost::json::object* FieldReader::object(const char* name) {
   const auto* v = find(name, true);
   if (!v) return nullptr;

@@ -31,6 +31,9 @@ class FieldReader {
   bool boolean(const char* name);
   std::optional<bool> opt_boolean(const char* name);
   std::vector<double> number_array(const char* name);
+  // Integral numbers only (as_integer: int64, uint64 within int64, or an integral double below 9e15); a
+  // fraction or an out-of-range value fails naming the field.
+  std::vector<int64_t> integer_array(const char* name);
   const boost::json::object* object(const char* name);
   const boost::json::array* array(const char* name);
 

@@ -22,6 +22,32 @@ const char* level_name(Level level) {
   }
   return "?";
 }
+
+// `text` with control characters escaped, cut at the line limit.
+void append_escaped(std::string& line, std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  const size_t limit = line.size() + kMaxLineBytes;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (line.size() >= limit) {
+      line += "... (line cut: " + std::to_string(text.size() - i) + " more bytes)";
+      return;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != 0x7f) {
+      line.push_back(static_cast<char>(c));
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else {
+      line += "\\x";
+      line.push_back(kHex[c >> 4]);
+      line.push_back(kHex[c & 0xf]);
+    }
+  }
+}
 }  // namespace
 
 void set_min_level(Level level) { g_min_level = static_cast<int>(level); }
@@ -46,7 +72,7 @@ void write(Level level, std::string_view text) {
     std::lock_guard lock(g_component_mutex);
     line = std::string(stamp) + " " + level_name(level) + " " + g_component + ": ";
   }
-  line.append(text);
+  append_escaped(line, text);
   line.push_back('\n');
   const char* p = line.data();
   size_t left = line.size();
@@ -56,6 +82,26 @@ void write(Level level, std::string_view text) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+std::string excerpt(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  return std::string(text.substr(0, max_bytes)) + "... (" + std::to_string(text.size() - max_bytes) + " more bytes)";
+}
+
+bool RateLimit::allow(std::chrono::steady_clock::time_point now, int64_t& suppressed) {
+  if (in_window_ == 0 || now - window_start_ >= window_) {
+    window_start_ = now;
+    in_window_ = 0;
+  }
+  if (in_window_ >= burst_) {
+    ++suppressed_;
+    return false;
+  }
+  ++in_window_;
+  suppressed = suppressed_;
+  suppressed_ = 0;
+  return true;
 }
 
 }  // namespace jetsweep::log

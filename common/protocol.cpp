@@ -86,10 +86,12 @@ void fill(bj::object& o, const Register& m) {
   bj::array runs;
   for (int64_t r : m.journal_runs) runs.emplace_back(r);
   o["journal_runs"] = std::move(runs);
+  if (m.credential) o["credential"] = *m.credential;
 }
 void fill(bj::object& o, const Registered& m) {
   o["agent_id"] = m.agent_id;
   o["heartbeat_interval_ms"] = m.heartbeat_interval_ms;
+  if (m.credential) o["credential"] = *m.credential;
 }
 void fill(bj::object& o, const Heartbeat& m) {
   o["state"] = m.state;
@@ -240,10 +242,16 @@ void within(FieldReader& r, const char* field, const std::vector<double>& v, dou
 
 Status parse(const bj::object& o, FieldReader& r, Register& m) {
   m.name = r.string("name");
-  if (r.ok() && m.name.empty()) r.fail("name", "must not be empty");
+  if (r.ok()) {
+    if (auto bad = agent_name_problem(m.name)) r.fail("name", *bad);
+  }
   m.current_run = r.opt_integer("current_run");
+  m.credential = r.opt_string("credential");
+  if (r.ok() && m.credential && !is_credential_text(*m.credential))
+    r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
+                             " hexadecimal digits)");
   if (o_has(o, "journal_runs")) {
-    for (double d : r.number_array("journal_runs")) m.journal_runs.push_back(static_cast<int64_t>(d));
+    m.journal_runs = r.integer_array("journal_runs");   // integers in int64 range (a double cast was UB)
   }
   if (const auto* f = r.object("facts")) {
     FieldReader fr(*f, r.where() + " field 'facts',");
@@ -282,6 +290,10 @@ Status parse(const bj::object&, FieldReader& r, Registered& m) {
   m.agent_id = r.integer("agent_id");
   m.heartbeat_interval_ms = r.integer("heartbeat_interval_ms");
   if (r.ok() && m.heartbeat_interval_ms <= 0) r.fail("heartbeat_interval_ms", "must be positive");
+  m.credential = r.opt_string("credential");
+  if (r.ok() && m.credential && !is_credential_text(*m.credential))
+    r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
+                             " hexadecimal digits)");
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
@@ -494,6 +506,27 @@ Decoder decoder_for(std::string_view type) {
 }
 
 }  // namespace
+
+std::optional<std::string> agent_name_problem(std::string_view name) {
+  if (name.empty()) return std::string("must not be empty");
+  if (name.size() > kMaxAgentNameChars)
+    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxAgentNameChars);
+  auto alnum = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (!alnum(static_cast<unsigned char>(name[0]))) return std::string("must start with a letter or a digit");
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (!alnum(c) && c != '.' && c != '_' && c != '-')
+      return "has a character outside [A-Za-z0-9._-] at position " + std::to_string(i);
+  }
+  return std::nullopt;
+}
+
+bool is_credential_text(std::string_view text) {
+  if (text.size() != kCredentialChars) return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
 
 std::string_view type_name(const Body& body) {
   return std::visit([](const auto& m) -> std::string_view { return Tag<std::decay_t<decltype(m)>>::kName; }, body);

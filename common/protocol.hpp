@@ -34,6 +34,14 @@ inline constexpr double kMaxRunSeconds = 366 * 86400.0;          // a run's wall
 inline constexpr double kMaxUnixSeconds = 1e10;
 inline constexpr double kMaxClockOffsetSeconds = 10 * 366 * 86400.0;
 inline constexpr double kMaxClockRttSeconds = 60.0;
+// Agent names: 1..kMaxAgentNameChars of [A-Za-z0-9._-], starting with a letter or digit (names appear in
+// logs, file names and URLs; a newline in one forged log lines).
+inline constexpr size_t kMaxAgentNameChars = 64;
+// Agent credentials (issued by the controller at enrollment): kCredentialChars lower-case hex digits. An enrolled
+// agent also sends its credential in this header of the WebSocket upgrade request, which admits it without the
+// enrollment secret (the secret is needed only to enroll).
+inline constexpr size_t kCredentialChars = 64;
+inline constexpr const char* kCredentialHeader = "X-Jetsweep-Agent-Credential";
 // Energy of an epoch is reported only when valid power samples cover at least this share of its window.
 inline constexpr double kMinPowerCoverage = 0.9;
 
@@ -67,6 +75,9 @@ struct Register {
   // Runs with results still unacknowledged in the agent's on-disk journal (replayed after registration);
   // the controller keeps them assigned to this agent instead of requeueing them.
   std::vector<int64_t> journal_runs;
+  // The credential the controller issued this agent when it enrolled (kept in its state directory); absent on
+  // first contact. A name enrolled with a credential is only accepted with it (docs/SECURITY.md).
+  std::optional<std::string> credential;
   bool operator==(const Register& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
@@ -74,6 +85,9 @@ struct Register {
 struct Registered {
   int64_t agent_id = 0;
   int64_t heartbeat_interval_ms = 1000;
+  // Issued when this registration enrolled the name (first contact, or after `jetsweep agents revoke`): the
+  // agent keeps it and presents it in every later Register. Absent when the agent presented a valid one.
+  std::optional<std::string> credential;
   bool operator==(const Registered& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
@@ -254,6 +268,10 @@ struct Envelope {
 };
 
 std::string_view type_name(const Body& body);
+// Why `name` is not an acceptable agent name (see kMaxAgentNameChars), or nothing when it is.
+std::optional<std::string> agent_name_problem(std::string_view name);
+// Whether `text` has the form of an issued credential (kCredentialChars lower-case hex digits).
+bool is_credential_text(std::string_view text);
 std::string encode(const Envelope& envelope);
 // Rejects oversized, malformed, unknown-type and wrong-version frames with a message naming the
 // message type and field.

@@ -13,6 +13,7 @@ std::string_view code_name(Code code) {
     case Code::kProtocolError: return "protocol_error";
     case Code::kUnavailable: return "unavailable";
     case Code::kCancelled: return "cancelled";
+    case Code::kPermissionDenied: return "permission_denied";
     case Code::kInternal: return "internal";
   }
   return "unknown";

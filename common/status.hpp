@@ -20,6 +20,7 @@ enum class Code {
   kProtocolError,    // malformed or unexpected wire messages
   kUnavailable,      // peer or service not reachable right now; retry may succeed
   kCancelled,
+  kPermissionDenied,  // authenticated but not allowed: a wrong or missing agent credential
   kInternal,
 };
 
@@ -53,6 +54,7 @@ inline Status io_error(std::string m) { return {Code::kIoError, std::move(m)}; }
 inline Status db_error(std::string m) { return {Code::kDbError, std::move(m)}; }
 inline Status protocol_error(std::string m) { return {Code::kProtocolError, std::move(m)}; }
 inline Status unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
+inline Status permission_denied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 inline Status internal_error(std::string m) { return {Code::kInternal, std::move(m)}; }
 
 // Either a T or a non-ok Status.

@@ -26,6 +26,10 @@ std::optional<double> parse_double(std::string_view text);
 // is out of range.
 const char* from_chars_double(const char* first, const char* last, double& value);
 
+// The byte offset of the first byte of `text` that does not belong to well-formed UTF-8 (overlong forms,
+// surrogates and code points above U+10FFFF are not well formed), or nullopt when all of it is.
+std::optional<size_t> invalid_utf8_at(std::string_view text);
+
 // The elements of `items` formatted by `format` (anything returning a string) with `sep` between them.
 template <class Items, class Format>
 std::string join(const Items& items, std::string_view sep, Format format) {

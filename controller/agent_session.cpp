@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "common/log.hpp"
+#include "controller/client_error.hpp"
+#include "controller/credentials.hpp"
 #include "controller/io_thread.hpp"
 
 namespace jetsweep::controller {
@@ -11,13 +13,15 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
 namespace {
-constexpr int kMaxBadFrames = 20;  // consecutive rejected frames before the connection is closed
+// Rejected frames a connection may send in all before it is closed (never reset: a valid frame in between does
+// not buy more).
+constexpr int kMaxBadFrames = 20;
 }
 
-AgentSession::AgentSession(asio::ip::tcp::socket&& socket, std::shared_ptr<Controller> controller)
-    : ws_(std::move(socket)), controller_(std::move(controller)), heartbeat_timer_(ws_.get_executor()) {
+AgentSession::AgentSession(net::WsStream&& ws, std::shared_ptr<Controller> controller)
+    : ws_(std::move(ws)), controller_(std::move(controller)), heartbeat_timer_(ws_.get_executor()) {
   beast::error_code ec;
-  auto ep = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
+  auto ep = ws_.socket().remote_endpoint(ec);
   peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
@@ -25,6 +29,9 @@ void AgentSession::check_io_thread(const char* where) { check_io_thread_of(ws_.g
 
 void AgentSession::run(HttpRequest req) {
   check_io_thread("AgentSession::run");
+  // Admitted by the enrollment secret (or none is set): it may enroll a name; admitted by a credential header only:
+  // it may only register a name enrolled with that credential (Store::register_agent).
+  may_enroll_ = authorized(req[beast::http::field::authorization], controller_->options().enroll_secret);
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   // Frames a little over the protocol limit still reach decode() and get an error message back;
   // anything far larger is refused by the WebSocket layer itself (and logged on the read error).
@@ -68,16 +75,18 @@ void AgentSession::read_next() {
 }
 
 void AgentSession::reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref) {
-  JS_LOG_WARN << "agent " << agent_id_ << " (" << (name_.empty() ? "unregistered" : name_) << ", " << peer_
-              << "): rejected frame: " << message;
-  send(proto::Error{code, message, ref});
+  int64_t held_back = 0;
+  if (rejections_logged_.allow(std::chrono::steady_clock::now(), held_back))
+    JS_LOG_WARN << "agent " << agent_id_ << " (" << (name_.empty() ? "unregistered" : name_) << ", " << peer_
+                << "): rejected frame " << bad_frames_ + 1 << ": " << log::excerpt(message)
+                << (held_back ? " (" + std::to_string(held_back) + " rejections not logged before this one)" : "");
+  send(proto::Error{code, log::excerpt(message, 1024), ref});
   if (++bad_frames_ >= kMaxBadFrames) close("too many rejected frames");
 }
 
 void AgentSession::on_frame(std::string frame) {
   auto env = proto::decode(frame);
   if (!env) return reject("protocol_error", env.status().message(), std::nullopt);
-  bad_frames_ = 0;
   const uint64_t id = env->id;
   auto& body = env->body;
   if (const auto* reg = std::get_if<proto::Register>(&body)) return on_register(id, *reg);
@@ -108,43 +117,49 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
   name_ = reg.name;
   device_class_ = reg.facts.device_class;
   auto self = shared_from_this();
-  struct Outcome {
-    Status status;
-    int64_t agent_id = 0;
-    int64_t requeued = 0;
-  };
   controller_->db().post<Result<Outcome>>(
       controller_->executor(),
-      [reg](Store& s) -> Result<Outcome> {
-        auto id = s.register_agent(reg);
-        if (!id) return id.status();
+      [reg, may_enroll = may_enroll_](Store& s) -> Result<Outcome> {
+        JS_ASSIGN_OR_RETURN(std::string fresh, new_agent_credential());
+        AgentProof proof;
+        proof.may_enroll = may_enroll;
+        if (reg.credential) proof.presented_sha256 = credential_sha256(*reg.credential);
+        proof.issue_sha256 = credential_sha256(fresh);
+        JS_ASSIGN_OR_RETURN(AgentRegistration registration, s.register_agent(reg, proof));
         // Runs it held before but no longer executes go back to the queue.
         std::vector<int64_t> keep = reg.journal_runs;
         if (reg.current_run) keep.push_back(*reg.current_run);
-        auto n = s.requeue_agent_runs(id.value(), keep, "agent " + reg.name + " re-registered without it");
-        if (!n) return n.status();
-        return Outcome{Status::ok(), id.value(), n.value()};
+        JS_ASSIGN_OR_RETURN(int64_t requeued, s.requeue_agent_runs(registration.agent_id, keep,
+                                                                   "agent " + reg.name + " re-registered without it"));
+        Outcome out{registration.agent_id, requeued, std::nullopt};
+        if (registration.enrolled) out.issued_credential = std::move(fresh);
+        return out;
       },
-      [self, reg](Result<Outcome> r) {
-        self->check_io_thread("AgentSession registration done");
-        self->registering_ = false;
-        if (!r) {
-          JS_LOG_ERROR << "agent " << reg.name << ": registration failed: " << r.status().to_string();
-          self->send(proto::Error{"registration_failed", r.status().message(), std::nullopt});
-          return self->close("registration failed");
-        }
-        if (!self->open_) return;
-        self->agent_id_ = r->agent_id;
-        self->current_run = reg.current_run;
-        JS_LOG_INFO << "agent " << self->agent_id_ << " (" << reg.name << ", " << reg.facts.device_class << ", "
-                    << reg.facts.hostname << ") registered"
-                    << (reg.current_run ? ", still running run " + std::to_string(*reg.current_run) : std::string())
-                    << (r->requeued ? ", requeued " + std::to_string(r->requeued) + " of its runs" : std::string());
-        if (r->requeued > 0) self->controller_->queue_changed();
-        self->send(proto::Registered{self->agent_id_, self->controller_->options().heartbeat_interval.count()});
-        self->start_heartbeat();
-        self->controller_->on_agent_registered(self);
-      });
+      [self, reg](Result<Outcome> r) { self->on_registered(reg, std::move(r)); });
+}
+
+void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) {
+  check_io_thread("AgentSession registration done");
+  registering_ = false;
+  if (!r) {
+    const bool refused = r.status().code() == Code::kPermissionDenied;
+    const ClientError e = client_error(r.status(), "registering agent " + reg.name + " from " + peer_);
+    if (refused) JS_LOG_WARN << "agent " << reg.name << " from " << peer_ << ": registration refused: " << e.status.message();
+    send(proto::Error{refused ? "credential_refused" : "registration_failed", e.status.message(), std::nullopt});
+    return close(refused ? "registration refused: wrong or missing credential" : "registration failed");
+  }
+  if (!open_) return;
+  agent_id_ = r->agent_id;
+  current_run = reg.current_run;
+  JS_LOG_INFO << "agent " << agent_id_ << " (" << reg.name << ", " << reg.facts.device_class << ", "
+              << reg.facts.hostname << ") registered" << (r->issued_credential ? " and enrolled (credential issued)" : "")
+              << (reg.current_run ? ", still running run " + std::to_string(*reg.current_run) : std::string())
+              << (r->requeued ? ", requeued " + std::to_string(r->requeued) + " of its runs" : std::string());
+  if (r->requeued > 0) controller_->queue_changed();
+  proto::Registered answer{agent_id_, controller_->options().heartbeat_interval.count(), r->issued_credential};
+  send(std::move(answer));
+  start_heartbeat();
+  controller_->on_agent_registered(shared_from_this());
 }
 
 void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
@@ -274,8 +289,8 @@ void AgentSession::close(const std::string& why) {
   JS_LOG_INFO << "agent " << agent_id_ << " (" << (name_.empty() ? "unregistered" : name_) << ", " << peer_
               << ") disconnected: " << why;
   beast::error_code ignored;
-  beast::get_lowest_layer(ws_).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  beast::get_lowest_layer(ws_).socket().close(ignored);
+  ws_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  ws_.socket().close(ignored);
   controller_->on_agent_gone(shared_from_this());
 }
 

@@ -12,14 +12,17 @@
 #include <optional>
 #include <string>
 
+#include "common/log.hpp"
 #include "common/protocol.hpp"
 #include "controller/controller.hpp"
+#include "net/ws_stream.hpp"
 
 namespace jetsweep::controller {
 
 class AgentSession : public std::enable_shared_from_this<AgentSession> {
  public:
-  AgentSession(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<Controller> controller);
+  // `ws`: an accepted plain socket (converts implicitly) or a TLS stream after its handshake (net/ws_stream.hpp).
+  AgentSession(net::WsStream&& ws, std::shared_ptr<Controller> controller);
   void run(HttpRequest req);
   void send(proto::Body body);
   void close(const std::string& why);
@@ -44,6 +47,13 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void read_next();
   void on_frame(std::string frame);
   void on_register(uint64_t id, const proto::Register& reg);
+  // The outcome of a registration: the agent id, runs requeued, and the credential issued if it enrolled.
+  struct Outcome {
+    int64_t agent_id = 0;
+    int64_t requeued = 0;
+    std::optional<std::string> issued_credential;
+  };
+  void on_registered(const proto::Register& reg, Result<Outcome> r);
   void ingest(uint64_t id, proto::Body body);
   void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run);
   void write_next();
@@ -52,7 +62,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void on_time_sync_reply(const proto::TimeSyncReply& m);
   void check_io_thread(const char* where);
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  net::WsStream ws_;
   std::shared_ptr<Controller> controller_;
   boost::beast::flat_buffer buffer_;
   boost::asio::steady_timer heartbeat_timer_;
@@ -62,8 +72,10 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   bool open_ = false;
   bool reading_ = false;
   bool registering_ = false;
+  bool may_enroll_ = true;   // the upgrade presented the enrollment secret (or none is set)
   size_t in_flight_ = 0;
-  int bad_frames_ = 0;
+  int bad_frames_ = 0;   // rejected frames on this connection, in all
+  log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
   std::optional<double> best_rtt_s_;
   int64_t agent_id_ = 0;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/text.hpp"
+#include "net/secret_file.hpp"
 
 namespace jetsweep::controller {
 namespace {
@@ -13,6 +14,9 @@ namespace {
 // The flags as given (text), converted and checked after parsing so that errors name the flag.
 struct FlagText {
   std::optional<std::string> listen, heartbeat_ms, lease_s, max_attempts, ingest_connections;
+  std::optional<std::string> api_token_file, enroll_secret_file;
+  CLI::Option* api_token = nullptr;
+  CLI::Option* enroll_secret = nullptr;
 };
 
 void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
@@ -32,10 +36,22 @@ void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
   number("--ingest-connections", t.ingest_connections, "N",
          "database connections for agents' results, each agent's on one of them so its acknowledgements stay "
          "in order (default 2)");
-  text("--enroll-secret", c.options.enroll_secret, "S",
-       "agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check)");
-  text("--api-token", c.options.api_token, "T",
-       "API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check)");
+  t.enroll_secret = app.add_option("--enroll-secret", c.options.enroll_secret,
+                                   "agents must present S (default $JETSWEEP_ENROLL_SECRET; unset = no check; "
+                                   "visible in the process list: prefer --enroll-secret-file)")
+                        ->type_name("S")
+                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  number("--enroll-secret-file", t.enroll_secret_file, "FILE",
+         "the enrollment secret read from FILE (one line; chmod 600)");
+  t.api_token = app.add_option("--api-token", c.options.api_token,
+                               "API clients must present T (default $JETSWEEP_API_TOKEN; unset = no check; visible "
+                               "in the process list: prefer --api-token-file)")
+                    ->type_name("T")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  number("--api-token-file", t.api_token_file, "FILE", "the API token read from FILE (one line; chmod 600)");
+  text("--tls-cert", c.tls_cert, "FILE",
+       "PEM certificate chain: serve https:// and wss:// on the port (plain http/ws then only from loopback)");
+  text("--tls-key", c.tls_key, "FILE", "PEM private key of --tls-cert");
   app.add_flag("-v,--verbose", c.verbose, "debug logging");
 }
 
@@ -85,6 +101,22 @@ Status apply(const FlagText& t, ControllerConfig& c) {
   return Status::ok();
 }
 
+// The secrets from their flags, files or environment, and the TLS files (both or neither).
+Status apply_secrets_and_tls(const FlagText& t, ControllerConfig& c) {
+  JS_ASSIGN_OR_RETURN(c.options.enroll_secret,
+                      net::resolve_secret("--enroll-secret", c.options.enroll_secret, t.enroll_secret->count() > 0,
+                                          "--enroll-secret-file", t.enroll_secret_file.value_or(""),
+                                          t.enroll_secret_file.has_value()));
+  JS_ASSIGN_OR_RETURN(c.options.api_token,
+                      net::resolve_secret("--api-token", c.options.api_token, t.api_token->count() > 0,
+                                          "--api-token-file", t.api_token_file.value_or(""),
+                                          t.api_token_file.has_value()));
+  if (c.tls_cert.empty() != c.tls_key.empty())
+    return invalid_argument(c.tls_cert.empty() ? "--tls-key needs --tls-cert FILE (give both or neither)"
+                                               : "--tls-cert needs --tls-key FILE (give both or neither)");
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string controller_usage() {
@@ -115,6 +147,7 @@ Result<ControllerConfig> parse_controller_args(const std::vector<std::string>& a
   }
   if (const auto extra = app->remaining(); !extra.empty()) return invalid_argument("unknown argument '" + extra[0] + "'");
   JS_RETURN_IF_ERROR(apply(t, c));
+  JS_RETURN_IF_ERROR(apply_secrets_and_tls(t, c));
   if (c.db_dsn.empty()) return invalid_argument("--db DSN is required");
   return c;
 }

@@ -14,6 +14,7 @@ struct ControllerConfig {
   std::string listen_host = "127.0.0.1";
   unsigned short listen_port = 8420;
   std::string port_file;          // written with the bound port once listening (useful with port 0)
+  std::string tls_cert, tls_key;  // PEM files: serve https/wss (plain only from loopback); both or neither
   ControllerOptions options;
   int max_attempts = 3;
   int ingest_connections = 2;     // DbWorkers (PostgreSQL connections) for agents' results

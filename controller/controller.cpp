@@ -9,6 +9,7 @@
 #include "common/text.hpp"
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
+#include "controller/client_error.hpp"
 #include "controller/io_thread.hpp"
 
 namespace jetsweep::controller {
@@ -184,6 +185,7 @@ http::status status_for(const Status& s) {
   switch (s.code()) {
     case Code::kInvalidArgument: return http::status::bad_request;
     case Code::kNotFound: return http::status::not_found;
+    case Code::kPermissionDenied: return http::status::forbidden;
     case Code::kUnavailable: return http::status::service_unavailable;
     default: return http::status::internal_server_error;
   }
@@ -206,7 +208,12 @@ struct Controller::ApiCall {
 
   void reply(http::status status, const bj::value& body) const { respond(json_response(*req, status, body)); }
   void fail(http::status status, const std::string& message) const { reply(status, api::to_json(api::ErrorReply{message})); }
-  void fail(const Status& s) const { fail(status_for(s), s.message()); }
+  // Server-side failures (database, internal) are answered with a short message and an error id; the detail
+  // goes to the log (controller/client_error.hpp).
+  void fail(const Status& s) const {
+    const ClientError e = client_error(s, std::string(to_string(req->method())) + " " + std::string(req->target()));
+    reply(status_for(e.status), api::to_json(api::ErrorReply{e.status.message(), e.error_id}));
+  }
   template <class T>
   void reply(const Result<T>& r) const {
     if (!r) return fail(r.status());
@@ -248,6 +255,7 @@ const std::vector<Controller::ApiRoute>& Controller::api_routes() {
       {http::verb::get, {"api", "campaigns", "*", "report"}, &C::api_campaign_report},
       {http::verb::post, {"api", "campaigns", "*", "*"}, &C::api_campaign_action},
       {http::verb::post, {"api", "runs", "*", "cancel"}, &C::api_cancel_run},
+      {http::verb::post, {"api", "agents", "*", "revoke"}, &C::api_revoke_agent},
   };
   return routes;
 }
@@ -255,6 +263,9 @@ const std::vector<Controller::ApiRoute>& Controller::api_routes() {
 void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond) {
   JS_CHECK_IO_THREAD(ioc_);
   ApiCall call{std::make_shared<HttpRequest>(std::move(req)), {}, std::move(respond)};
+  if (auto bad = invalid_utf8_at(call.req->target()))
+    return call.fail(http::status::bad_request,
+                     "request target: byte " + std::to_string(*bad) + " is not valid UTF-8 (percent-encode it)");
   call.parts = split_path(call.req->target());
   if (call.parts.empty() || call.parts[0] != "api")
     return call.fail(http::status::not_found, "no such endpoint: " + std::string(call.req->target()));
@@ -334,6 +345,9 @@ void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::func
   HttpRequest& req = *call.req;
   if (auto it = req.find(api::kSourceHeader); it != req.end() && !it->value().empty())
     p.submission.source_file = std::string(it->value());
+  if (auto bad = invalid_utf8_at(p.submission.source_file))
+    return call.fail(http::status::bad_request, "header " + std::string(api::kSourceHeader) + ": byte " +
+                                                    std::to_string(*bad) + " is not valid UTF-8");
   p.submission.yaml = std::move(req.body());
   const std::string_view target = req.target();
   const size_t q = target.find('?');
@@ -420,6 +434,28 @@ void Controller::api_cancel_run(const ApiCall& call) {
         if (r) JS_LOG_INFO << "run " << id << " cancel requested: " << bj::serialize(api::to_json(r.value()));
         call.reply(r);
         self->stop_cancelled_runs();
+      });
+}
+
+void Controller::api_revoke_agent(const ApiCall& call) {
+  const std::string name = call.parts[2];
+  if (auto bad = proto::agent_name_problem(name)) return call.fail(http::status::bad_request, "agent name " + *bad);
+  auto self = shared_from_this();
+  db_.post<Result<bool>>(
+      executor(), [name](Store& s) { return s.revoke_agent_credential(name); },
+      [self, call, name](Result<bool> r) {
+        if (!r) return call.fail(r.status());
+        api::AgentRevoked out{name, r.value(), false};
+        // Whoever holds the revoked credential is disconnected now; the name enrolls again on its next registration.
+        // Collected first: closing a session may erase it from agents_.
+        std::vector<std::shared_ptr<AgentSession>> holders;
+        for (auto& [id, weak] : self->agents_)
+          if (auto session = weak.lock(); session && session->name() == name) holders.push_back(std::move(session));
+        for (auto& session : holders) session->close("its credential was revoked");
+        out.disconnected = !holders.empty();
+        JS_LOG_WARN << "agent " << name << ": credential revoked by an API client"
+                    << (out.had_credential ? "" : " (it had none)") << (out.disconnected ? "; disconnected it" : "");
+        call.reply(http::status::ok, api::to_json(out));
       });
 }
 

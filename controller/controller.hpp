@@ -93,6 +93,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void api_submit(const ApiCall& call);
   void api_campaign_action(const ApiCall& call);
   void api_cancel_run(const ApiCall& call);
+  void api_revoke_agent(const ApiCall& call);
   // Parses and expands the posted campaign on the CampaignWorker, then `then(posted)` (io thread); answers
   // 400 for a campaign refused, 503 when the worker is busy.
   void parse_posted(const ApiCall& call, bool apply_dry_run, std::function<void(Posted&&)> then);

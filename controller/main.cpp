@@ -11,6 +11,7 @@
 #include "controller/io_thread.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/server.hpp"
+#include "net/tls.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::controller;
@@ -27,6 +28,15 @@ int main(int argc, char** argv) {
   }
   log::set_component("controller");
   if (cfg->verbose) log::set_min_level(log::Level::kDebug);
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (!cfg->tls_cert.empty()) {
+    auto made = net::make_server_tls_context(cfg->tls_cert, cfg->tls_key);
+    if (!made) {
+      std::cerr << "jetsweep-controller: " << made.status().message() << "\n";
+      return 2;
+    }
+    tls = std::move(made).value();
+  }
 
   auto store = std::make_unique<PgStore>(cfg->db_dsn, cfg->max_attempts);
   // The database may still be starting: retry for a while before giving up.
@@ -58,7 +68,7 @@ int main(int argc, char** argv) {
     ingest.push_back(ingest_workers.back().get());
   }
   auto controller = std::make_shared<Controller>(ioc, db, cfg->options, ingest);
-  auto listener = std::make_shared<Listener>(ioc, controller);
+  auto listener = std::make_shared<Listener>(ioc, controller, tls);
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(cfg->listen_host, ec);
   if (ec) {
@@ -72,7 +82,12 @@ int main(int argc, char** argv) {
   }
   const auto bound = listener->local_endpoint();
   JS_LOG_INFO << "listening on " << bound.address().to_string() << ":" << bound.port()
-              << " (agents: ws://.../agent, API: http://.../api)";
+              << (tls ? " (agents: wss://.../agent, API: https://.../api; plain ws/http from loopback only)"
+                      : " (agents: ws://.../agent, API: http://.../api)");
+  if (!tls && !net::is_loopback(bound.address()))
+    JS_LOG_WARN << "listening on " << bound.address().to_string()
+                << " without TLS: the enrollment secret, the API token and all results travel in clear; pass "
+                   "--tls-cert FILE --tls-key FILE (docs/SECURITY.md)";
   if (!cfg->port_file.empty()) {
     const std::string tmp = cfg->port_file + ".tmp";
     std::ofstream(tmp) << bound.port() << "\n";

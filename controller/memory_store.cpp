@@ -7,6 +7,7 @@
 
 #include "common/board_classes.hpp"
 #include "common/log.hpp"
+#include "controller/credentials.hpp"
 
 namespace jetsweep::controller {
 namespace bj = boost::json;
@@ -92,9 +93,14 @@ Status MemoryStore::reset_connections() {
   return Status::ok();
 }
 
-Result<int64_t> MemoryStore::register_agent(const proto::Register& reg) {
+Result<AgentRegistration> MemoryStore::register_agent(const proto::Register& reg, const AgentProof& proof) {
   std::lock_guard lock(mu_);
   auto it = std::find_if(agents_.begin(), agents_.end(), [&](const auto& kv) { return kv.second.name == reg.name; });
+  if (it != agents_.end() && it->second.credential_sha256 &&
+      *it->second.credential_sha256 != proof.presented_sha256.value_or(""))
+    return permission_denied(credential_refusal(reg.name, proof.presented_sha256.has_value()));
+  if ((it == agents_.end() || !it->second.credential_sha256) && !proof.may_enroll)
+    return permission_denied(enrollment_refusal(reg.name));
   if (it == agents_.end()) {
     Agent a;
     a.id = next_agent_id_++;
@@ -106,7 +112,18 @@ Result<int64_t> MemoryStore::register_agent(const proto::Register& reg) {
   a.facts = reg.facts;
   a.connected = true;
   a.last_seen = now();
-  return a.id;
+  AgentRegistration out{a.id, !a.credential_sha256};
+  if (out.enrolled) a.credential_sha256 = proof.issue_sha256;
+  return out;
+}
+
+Result<bool> MemoryStore::revoke_agent_credential(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(agents_.begin(), agents_.end(), [&](const auto& kv) { return kv.second.name == name; });
+  if (it == agents_.end()) return not_found("no agent named '" + name + "'");
+  const bool had = it->second.credential_sha256.has_value();
+  it->second.credential_sha256.reset();
+  return had;
 }
 
 Status MemoryStore::set_agent_connected(int64_t agent_id, bool connected) {

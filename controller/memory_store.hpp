@@ -29,6 +29,7 @@ class MemoryStore final : public Store {
     bool connected = false;
     double first_seen = 0, last_seen = 0;
     std::optional<double> clock_offset_s, clock_rtt_s, clock_measured_at;
+    std::optional<std::string> credential_sha256;   // agent_credentials
   };
   struct CampaignRow {
     int64_t id = 0;
@@ -71,7 +72,8 @@ class MemoryStore final : public Store {
 
   Status migrate() override;
   Status reset_connections() override;
-  Result<int64_t> register_agent(const proto::Register& reg) override;
+  Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) override;
+  Result<bool> revoke_agent_credential(const std::string& name) override;
   Status set_agent_connected(int64_t agent_id, bool connected) override;
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                      const std::string& why) override;

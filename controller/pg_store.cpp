@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "controller/pg_util.hpp"
+#include "controller/credentials.hpp"
 
 namespace jetsweep::controller {
 namespace bj = boost::json;
@@ -155,9 +156,17 @@ Status PgStore::reset_connections() {
   });
 }
 
-Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
-  return guarded("registering agent", [&]() -> Result<int64_t> {
+Result<AgentRegistration> PgStore::register_agent(const proto::Register& reg, const AgentProof& proof) {
+  return guarded("registering agent", [&]() -> Result<AgentRegistration> {
     pqxx::work w(*conn_);
+    // The name's credential, locked for this transaction (registrations of one name are serialised).
+    auto held = w.exec_params(
+        "SELECT c.credential_sha256 FROM agents a JOIN agent_credentials c ON c.agent_id = a.id WHERE a.name = $1 "
+        "FOR UPDATE OF c",
+        reg.name);
+    if (!held.empty() && held[0][0].c_str() != proof.presented_sha256.value_or(""))
+      return permission_denied(credential_refusal(reg.name, proof.presented_sha256.has_value()));
+    if (held.empty() && !proof.may_enroll) return permission_denied(enrollment_refusal(reg.name));
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
@@ -171,8 +180,26 @@ Result<int64_t> PgStore::register_agent(const proto::Register& reg) {
         "last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
         f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready));
+    AgentRegistration out;
+    out.agent_id = r[0][0].as<int64_t>();
+    if (held.empty()) {
+      w.exec_params("INSERT INTO agent_credentials (agent_id, credential_sha256) VALUES ($1, $2)", out.agent_id,
+                    proof.issue_sha256);
+      out.enrolled = true;
+    }
     w.commit();
-    return r[0][0].as<int64_t>();
+    return out;
+  });
+}
+
+Result<bool> PgStore::revoke_agent_credential(const std::string& name) {
+  return guarded("revoking an agent credential", [&]() -> Result<bool> {
+    pqxx::work w(*conn_);
+    auto agent = w.exec_params("SELECT id FROM agents WHERE name = $1", name);
+    if (agent.empty()) return not_found("no agent named '" + name + "'");
+    auto r = w.exec_params("DELETE FROM agent_credentials WHERE agent_id = $1", agent[0][0].as<int64_t>());
+    w.commit();
+    return r.affected_rows() > 0;
   });
 }
 
@@ -190,7 +217,7 @@ Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
   return guarded("recording the clock offset", [&]() -> Status {
     pqxx::work w(*conn_);
     w.exec_params("UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
-                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR $3 <= clock_rtt_s "
+                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR $3 <= clock_rtt_s "
                   "  OR clock_measured_at < now() - interval '10 minutes')",
                   agent_id, offset_s, rtt_s);
     w.commit();

@@ -29,7 +29,8 @@ class PgStore final : public Store {
 
   Status migrate() override;
   Status reset_connections() override;
-  Result<int64_t> register_agent(const proto::Register& reg) override;
+  Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) override;
+  Result<bool> revoke_agent_credential(const std::string& name) override;
   Status set_agent_connected(int64_t agent_id, bool connected) override;
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                      const std::string& why) override;

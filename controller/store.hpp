@@ -31,6 +31,17 @@ struct CreatedCampaign {
   int64_t runs = 0;
 };
 
+// How a registration proves its name (controller/credentials.hpp makes the hashes; docs/SECURITY.md).
+struct AgentProof {
+  std::optional<std::string> presented_sha256;   // SHA-256 of the credential the agent presented, if any
+  std::string issue_sha256;                      // SHA-256 of a fresh credential, kept if this registration enrolls
+  bool may_enroll = true;   // the connection presented the enrollment secret (or none is set): it may enroll names
+};
+struct AgentRegistration {
+  int64_t agent_id = 0;
+  bool enrolled = false;   // the name had no credential: issue_sha256 is now its credential, send it to the agent
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -39,7 +50,13 @@ class Store {
   // Marks every agent disconnected (controller start: nobody is connected yet).
   virtual Status reset_connections() = 0;
 
-  virtual Result<int64_t> register_agent(const proto::Register& reg) = 0;
+  // Records the agent and its facts. A name enrolled with a credential is accepted only when presented_sha256
+  // matches it (else kPermissionDenied, and nothing changes); a name without one (new, or revoked) is enrolled
+  // with issue_sha256 when proof.may_enroll (else kPermissionDenied).
+  virtual Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) = 0;
+  // Forgets the credential of agent `name` (`jetsweep agents revoke`): its next registration enrolls it again.
+  // kNotFound when there is no such agent; false when it had no credential.
+  virtual Result<bool> revoke_agent_credential(const std::string& name) = 0;
   virtual Status set_agent_connected(int64_t agent_id, bool connected) = 0;
   // Requeues runs assigned to the agent except `keep_runs` (still executing, or with results waiting in its
   // journal). A run that has used up its attempts becomes 'lost' instead, with the reason kept.

@@ -3,6 +3,12 @@
 
 #include "agent/config.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 using namespace jetsweep;
 
 TEST_CASE("--sim selects the sim backend; the instance defaults to the agent name") {
@@ -44,4 +50,34 @@ TEST_CASE("bad backend flags name the flag") {
   CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--sim", "nano", "--time-scale", "-1"}) ==
         "--time-scale: must be between 0 and 1000");
   CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--sim", "nano/"}) == "--sim 'nano/': expected CLASS or CLASS/INSTANCE");
+}
+
+TEST_CASE("wss:// with --ca; the enrollment secret from a file") {
+  auto c = agent::parse_agent_args({"--controller", "wss://ctl.lab:8420", "--name", "a", "--ca", "/etc/ca.pem"});
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->tls);
+  CHECK(c->host == "ctl.lab");
+  CHECK(c->port == "8420");
+  CHECK(c->target == "/agent");
+  CHECK(c->ca_file == "/etc/ca.pem");
+  CHECK_FALSE(agent::parse_agent_args({"--controller", "ws://h:1", "--name", "a"})->tls);
+  auto msg = [](std::vector<std::string> a) { return agent::parse_agent_args(a).status().message(); };
+  CHECK(msg({"--controller", "ws://h:1", "--name", "a", "--ca", "x.pem"}) ==
+        "--ca applies to a wss:// controller, not 'ws://h:1'");
+  CHECK(msg({"--controller", "https://h:1", "--name", "a"}) == "--controller 'https://h:1': must start with ws:// or wss://");
+
+  const auto dir = std::filesystem::temp_directory_path() / ("jetsweep-agent-config-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string secret = (dir / "secret").string(), empty = (dir / "empty").string();
+  std::ofstream(secret) << "s3cret\n";
+  std::ofstream(empty) << "";
+  ::chmod(secret.c_str(), 0600);
+  auto s = agent::parse_agent_args({"--controller", "ws://h:1", "--name", "a", "--enroll-secret-file", secret});
+  REQUIRE_MESSAGE(s.is_ok(), s.status().message());
+  CHECK(s->enroll_secret == "s3cret");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "a", "--enroll-secret", "x", "--enroll-secret-file", secret}) ==
+        "--enroll-secret and --enroll-secret-file exclude each other; give one");
+  CHECK(msg({"--controller", "ws://h:1", "--name", "a", "--enroll-secret-file", empty}) ==
+        "--enroll-secret-file " + empty + ": the file is empty");
+  std::filesystem::remove_all(dir);
 }

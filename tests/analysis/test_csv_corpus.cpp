@@ -249,3 +249,30 @@ TEST_CASE("split_record: RFC 4180 quoting, as export --json reads its own CSV ba
   REQUIRE_FALSE(open.is_ok());
   CHECK(open.status().message() == "file.csv:3: unterminated quoted field");
 }
+
+TEST_CASE("csv: a corpus of mode rows (no epoch column) written per epoch reads back (found by fuzz_csv)") {
+  // Rows without an epoch are epoch samples of unknown epoch (-1): written as an empty cell, not "-1",
+  // which the reader refuses (fuzz/regressions/csv/epochs-written-as-minus-one).
+  const Corpus c = parsed("device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw\n"
+                          "orin,resnet,12,2201.6,1300.5,3199,150,1\n");
+  REQUIRE(c.epochs.size() == 1);
+  CHECK(c.epochs[0].epoch == -1);
+  std::ostringstream out;
+  write_epochs_csv(out, c);
+  const Corpus back = parsed(out.str());
+  REQUIRE(back.epochs.size() == 1);
+  CHECK(back.epochs[0].epoch == -1);
+  CHECK(back.rows.size() == 1);
+}
+
+TEST_CASE("csv: counts are whole numbers within range (found by fuzz_csv)") {
+  // 4e87 epochs converted to int was undefined behaviour (fuzz/regressions/csv/count-out-of-int-range).
+  const std::string header = "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,epochs,run_id\n";
+  CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,4e87,1\n") ==
+        "c.csv:2: column 'epochs': expected a whole number up to 2147483647, got '4e87'");
+  CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,2.5,1\n") ==
+        "c.csv:2: column 'epochs': expected a whole number, got '2.5'");
+  CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,2,1e300\n") ==
+        "c.csv:2: column 'run_id': expected a whole number up to 9e+15, got '1e300'");
+  CHECK(parsed(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,2,123456789012\n").epochs.at(0).run_id == 123456789012);
+}

@@ -111,8 +111,12 @@ TEST_CASE("an agent that re-registers without its run gets it requeued; with it,
   auto before = f.connect_agent(test_register("host-1"));
   const int64_t run_id = assign_one_run(f, *before);
 
+  auto again = test_register("host-1");   // the same agent: it presents the credential it enrolled with
+  REQUIRE(before->count<proto::Registered>() == 1);
+  again.credential = before->all<proto::Registered>()[0].credential;
+  REQUIRE(again.credential);
   SUBCASE("without it: requeued, and assigned again to the new connection") {
-    auto after = f.connect_agent(test_register("host-1"));
+    auto after = f.connect_agent(again);
     REQUIRE(f.drain_until([&] { return after->count<proto::AssignRun>() == 1 && before->closed(); }));
     CHECK(after->all<proto::AssignRun>()[0].run_id == run_id);
     CHECK(ControllerFixture::registered_id(*after) == ControllerFixture::registered_id(*before));
@@ -124,7 +128,7 @@ TEST_CASE("an agent that re-registers without its run gets it requeued; with it,
     CHECK(f.store->agent(ControllerFixture::registered_id(*after))->connected);   // the old connection's end is not ours
   }
   SUBCASE("still running it: kept, and nothing new assigned") {
-    auto reg = test_register("host-1");
+    auto reg = again;
     reg.current_run = run_id;
     auto after = f.connect_agent(reg);
     REQUIRE(f.round_trip(*after));

@@ -13,14 +13,17 @@ using jetsweep::testing::test_register;
 
 namespace {
 
+// A registration presenting no credential (its fresh one is all 'a').
+const controller::AgentProof kFirstContact{std::nullopt, std::string(64, 'a')};
+
 struct StoreFixture {
   ManualClock clock;
   MemoryStore store{2, [this] { return clock.now(); }};   // two attempts per run
 
   int64_t agent(const std::string& name, const std::string& cls = "host") {
-    auto id = store.register_agent(test_register(name, cls));
+    auto id = store.register_agent(test_register(name, cls), kFirstContact);
     REQUIRE(id.is_ok());
-    return id.value();
+    return id->agent_id;
   }
   int64_t campaign(const std::string& yaml) {
     auto c = parse_campaign(yaml, "test.yaml");
@@ -258,8 +261,8 @@ TEST_CASE("two agents of one board take one run at a time; status and agent list
   const int64_t c = f.campaign(kTwoRuns);
   auto a = test_register("a"), b = test_register("b");
   a.facts.board_id = b.facts.board_id = "board-7";
-  const int64_t ida = f.store.register_agent(a).value();
-  const int64_t idb = f.store.register_agent(b).value();
+  const int64_t ida = f.store.register_agent(a, kFirstContact)->agent_id;
+  const int64_t idb = f.store.register_agent(b, kFirstContact)->agent_id;
   const auto first = f.claim(ida);
   REQUIRE(first);
   CHECK(f.claim(idb) == std::nullopt);

@@ -25,9 +25,9 @@ proto::Register host_agent(const std::string& name) {
 struct OneClaimedRun {
   OneClaimedRun() {
     REQUIRE(store.migrate().is_ok());
-    auto id = store.register_agent(host_agent("a1"));
+    auto id = store.register_agent(host_agent("a1"), controller::AgentProof{std::nullopt, std::string(64, 'a')});
     REQUIRE(id.is_ok());
-    agent_id = id.value();
+    agent_id = id->agent_id;
     auto parsed = parse_campaign("campaign: diverge\nmatrix:\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n", "d.yaml");
     REQUIRE(parsed.is_ok());
     campaign = parsed.value();

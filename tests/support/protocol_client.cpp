@@ -23,17 +23,18 @@ std::shared_ptr<ProtocolClient> ProtocolClient::create(asio::io_context& ioc) {
 
 ProtocolClient::ProtocolClient(asio::io_context& ioc) : ws_(ioc) {}
 
-void ProtocolClient::connect(uint16_t port, const std::string& secret) {
+void ProtocolClient::connect(uint16_t port, const std::string& secret, const std::string& credential) {
   auto self = shared_from_this();
   const asio::ip::tcp::endpoint endpoint(asio::ip::address_v4::loopback(), port);
-  beast::get_lowest_layer(ws_).async_connect(endpoint, [self, secret, port](beast::error_code ec) {
+  beast::get_lowest_layer(ws_).async_connect(endpoint, [self, secret, credential, port](beast::error_code ec) {
     if (ec) {
       self->closed_ = true;
       return;
     }
-    if (!secret.empty())
-      self->ws_.set_option(websocket::stream_base::decorator(
-          [secret](websocket::request_type& r) { r.set(beast::http::field::authorization, "Bearer " + secret); }));
+    self->ws_.set_option(websocket::stream_base::decorator([secret, credential](websocket::request_type& r) {
+      if (!secret.empty()) r.set(beast::http::field::authorization, "Bearer " + secret);
+      if (!credential.empty()) r.set(proto::kCredentialHeader, credential);
+    }));
     self->ws_.async_handshake("127.0.0.1:" + std::to_string(port), "/agent", [self](beast::error_code ec2) {
       if (ec2) {
         self->closed_ = true;
@@ -51,6 +52,11 @@ uint64_t ProtocolClient::send(proto::Body body) {
   queue_.push_back(proto::encode(proto::Envelope{id, std::move(body)}));
   if (connected_ && queue_.size() == 1) write_next();
   return id;
+}
+
+void ProtocolClient::send_raw(std::string frame) {
+  queue_.push_back(std::move(frame));
+  if (connected_ && queue_.size() == 1) write_next();
 }
 
 void ProtocolClient::write_next() {

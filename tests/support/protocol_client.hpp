@@ -24,12 +24,14 @@ class ProtocolClient : public std::enable_shared_from_this<ProtocolClient> {
  public:
   static std::shared_ptr<ProtocolClient> create(boost::asio::io_context& ioc);
 
-  // Connects to ws://127.0.0.1:PORT/agent (with `secret` as the bearer token when not empty); asynchronous:
-  // connected() or closed() tells how it went.
-  void connect(uint16_t port, const std::string& secret = "");
+  // Connects to ws://127.0.0.1:PORT/agent (with `secret` as the bearer token and `credential` in the credential
+  // header when not empty); asynchronous: connected() or closed() tells how it went.
+  void connect(uint16_t port, const std::string& secret = "", const std::string& credential = "");
   // Sends one message; messages the controller acknowledges get the next sequence id, which is returned
   // (0 for the others).
   uint64_t send(proto::Body body);
+  // Sends `frame` as it is (malformed input: the controller's decoder must refuse it).
+  void send_raw(std::string frame);
   void close();   // closes the TCP connection at once (an agent that vanished)
 
   bool connected() const { return connected_; }

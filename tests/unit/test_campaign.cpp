@@ -9,6 +9,7 @@
 #include "common/campaign.hpp"
 #include "common/perf/estimate.hpp"
 #include "common/perf/sim_board.hpp"
+#include "common/text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
@@ -511,4 +512,22 @@ TEST_CASE("limits: the deadline is checked during expansion, on the clock it is 
   auto c = parse_campaign(yaml, "big.yaml", l);
   REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
   CHECK(c->runs.size() == 15000);
+}
+
+TEST_CASE("a YAML syntax error quoting part of a multi-byte character is still UTF-8 (found by fuzz_api)") {
+  // yaml-cpp's "unknown escape character" quotes one byte: the first of the two of 'é' (0xC3 0xA9). The message
+  // travels in JSON error replies (fuzz/regressions/api/yaml-escape-error-not-utf8).
+  const std::string message = error_of("campaign: \"\\\xC3\xA9\"\nmatrix: {model: lenet5, dataset: mnist}\n");
+  CHECK(message.find("bad.yaml:1:") == 0);
+  CHECK(message.find("unknown escape character: \\xC3") != std::string::npos);
+  CHECK_FALSE(invalid_utf8_at(message).has_value());
+}
+
+TEST_CASE("an error quoting a scalar with a NUL byte is still UTF-8 (found by fuzz_campaign)") {
+  // yaml-cpp reads the NUL of a plain scalar as a lone byte that is not UTF-8 (fuzz/regressions/campaign/).
+  const char yaml[] = "campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  power_mode: {cores: 8, gpu\x02\0_hz: 1}\n";
+  const std::string message = error_of(std::string(yaml, sizeof yaml - 1));
+  CHECK(message.find("bad.yaml:5:") == 0);
+  CHECK(message.find("unknown power_mode key 'gpu") != std::string::npos);
+  CHECK_FALSE(invalid_utf8_at(message).has_value());
 }

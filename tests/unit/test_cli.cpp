@@ -108,3 +108,28 @@ TEST_CASE("status line with a progress bar") {
   s.paused = true;
   CHECK(cli::format_status(s, false).find("[paused]; ETA paused") != std::string::npos);
 }
+
+TEST_CASE("the API token from --token-file; https:// with --ca; bad combinations are usage errors") {
+  testing::TempDir dir;
+  testing::write_file(dir / "token", "t0k\n");
+  testing::write_file(dir / "empty", "");
+  const std::string token = (dir / "token").string();
+  std::ostringstream out, err;
+  CHECK(cli::run_cli({"--token", "x", "--token-file", token, "status"}, out, err, false) == 2);
+  CHECK(err.str() == "jetsweep: --token and --token-file exclude each other; give one\n");
+  std::ostringstream out2, err2;
+  CHECK(cli::run_cli({"--token-file", (dir / "empty").string(), "status"}, out2, err2, false) == 2);
+  CHECK(err2.str() == "jetsweep: --token-file " + (dir / "empty").string() + ": the file is empty\n");
+  // https:// is accepted; a CA file that does not exist is named (nothing listens on port 1 anyway).
+  std::ostringstream out3, err3;
+  CHECK(cli::run_cli({"--controller", "https://127.0.0.1:1", "--ca", (dir / "no-ca.pem").string(), "--token-file", token,
+                      "status"},
+                     out3, err3, false) == 1);
+  CHECK(err3.str().find("--ca " + (dir / "no-ca.pem").string()) != std::string::npos);
+  std::ostringstream out4, err4;
+  CHECK(cli::run_cli({"--controller", "https://127.0.0.1:1", "status"}, out4, err4, false) == 1);
+  CHECK(err4.str().find("not reachable") != std::string::npos);
+  std::ostringstream out5, err5;
+  CHECK(cli::run_cli({"--controller", "ftp://h:1", "status"}, out5, err5, false) == 2);
+  CHECK(err5.str().find("must start with http:// or https://") != std::string::npos);
+}

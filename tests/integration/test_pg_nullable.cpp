@@ -1,0 +1,599 @@
+// Every nullable column read safely (issue 12): one doctest SUBCASE per nullable column of sql/001..013 (and per
+// view column that is NULL through an expression), each storing NULL there and reading it back through every
+// read path: the Store queries behind the HTTP API (report, status, campaign list, agents, estimate inputs,
+// cancel-run, runs to stop), their JSON as the CLI reads it (api::from_json) and renders it (`jetsweep report`,
+// `status`), and the analysis database source (`jetsweep analyze --db`, `export --db`, `export --per-epoch`).
+// The check: no error, and the value comes back absent (empty optional / JSON null / empty CSV cell), or as the
+// documented fallback of a view (named below), never as 0 or garbage.
+//
+// Nullable columns (after sql/013) and the code that reads them:
+//   agents.clock_offset_s     pg_queries.cpp kReportEpochsSql (coalesce 0: start/end_unix_s), views analysis_epochs
+//                             and samples_aligned (coalesce 0) -> analysis/db_source.cpp start_unix_s
+//   agents.clock_rtt_s        pg_store.cpp record_clock (WHERE clock_rtt_s IS NULL OR ...)
+//   agents.clock_measured_at  pg_store.cpp record_clock (WHERE ... OR clock_measured_at < now() - 10 min)
+//   runs.agent_id             pg_queries.cpp report (LEFT JOIN agents: agent), pg_dispatch.cpp cancel_run (agent),
+//                             runs_to_stop (IS NOT NULL), pg_store.cpp list_agents (current_run), pg_campaigns.cpp
+//                             estimate_inputs (JOIN: unowned epochs not counted), views (instance, clock offset)
+//   runs.facts                pg_queries.cpp report (facts, simulated), analysis_runs (device_class, backend,
+//                             simulated, instance, software) -> db_source.cpp
+//   runs.assigned_at          read by no code
+//   runs.started_at           pg_queries.cpp kStatusSql (wall seconds per epoch -> eta_s)
+//   runs.finished_at          pg_queries.cpp kStatusSql (coalesce(finished_at, now()))
+//   runs.wall_s               pg_queries.cpp report
+//   runs.agent_t0_unix_s      pg_queries.cpp report (start/end_unix_s), analysis_epochs -> db_source.cpp
+//   runs.storage              pg_queries.cpp report (storage_medium) and unrunnable(), pg_dispatch.cpp claim_run,
+//                             analysis_runs (coalesce with config data, 'default') -> db_source.cpp
+//   runs.applied              pg_queries.cpp report (applied; CLI label), analysis_runs (mode columns, pin_clocks,
+//                             fan from the config instead) -> db_source.cpp
+//   runs.reference_state      pg_queries.cpp report, analysis_runs (coalesce: no power mode in the config)
+//   runs.storage_device       pg_queries.cpp report, analysis_runs (coalesce '') -> db_source.cpp
+//   runs.page_cache_dropped   pg_queries.cpp report, analysis_runs -> db_source.cpp
+//   runs.compute_device       pg_queries.cpp report (CLI "trained on"), analysis_runs (compute, compute_device)
+//   epochs.energy_j           pg_queries.cpp report (+ power_sensor), analysis_epochs/_run_profile/_mode_profile
+//   epochs.mean_power_w       pg_queries.cpp report, analysis_epochs power_w (fallback energy_j / e2e_s)
+//   epochs.loss               pg_queries.cpp report (finding 2 of the issue)
+//   epochs.read_mb_s, read_iops, cache_start_frac, cache_end_frac     pg_queries.cpp report
+//   epochs.t_start_s, t_end_s, power_coverage   pg_queries.cpp report (+ start/end_unix_s), analysis_epochs
+//   epochs.cores_, cpu_khz_, gpu_hz_, emc_hz_ start/end   pg_queries.cpp report (clocks_start / clocks_end)
+//   epochs.copy_s             analysis_epochs -> db_source.cpp
+//   minibatches.copy_s, samples.cpu_freq_mhz, samples.power_w   read by no code (nor is view samples_aligned)
+// View columns NULL through expressions, read by analysis/db_source.cpp: analysis_runs.dataset, batch_size, workers,
+// prefetch (config keys absent), mode_name/cores/cpu_mhz/gpu_mhz/emc_mhz (runs.applied), analysis_epochs.minibatch_ms
+// (no minibatch rows, 0 minibatches), power_w, analysis_mode_profile.power_mw, energy_j (no energy, no power). Config
+// text read by pg_campaigns.cpp estimate_inputs (model, dataset, batch_size) uses c_str(): NULL reads as "" (absent).
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <pqxx/pqxx>
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "analysis/analyze_cli.hpp"
+#include "analysis/csv_corpus.hpp"
+#include "analysis/db_source.hpp"
+#include "cli/cli.hpp"
+#include "controller/pg_store.hpp"
+#include "support/test_database.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+namespace bj = boost::json;
+
+namespace {
+
+using CsvRows = std::vector<std::map<std::string, std::string>>;
+
+constexpr double kT0 = 1.7e9;          // the agent's clock at t_s = 0 of the run
+constexpr double kClockOffset = 0.25;  // agent minus controller
+
+const char* const kCampaignYaml =
+    "campaign: nullable\nmatrix:\n  device: agx-orin\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n"
+    "  batch_size: 32\n  workers: 2\n  prefetch: 2\n  data: [\"@ssd\", \"@nvme\"]\n  power_mode: MAXN\n";
+
+// An epoch as an agent sends it without any optional figure (no sensor, no clocks, a diverged loss).
+proto::EpochResult sparse_epoch(int64_t run_id, int64_t epoch) {
+  proto::EpochResult e;
+  e.run_id = run_id;
+  e.epoch = epoch;
+  e.e2e_s = 10.0 + static_cast<double>(epoch);
+  e.stall_s = 2.0;
+  e.compute_s = 7.0;
+  e.minibatches = 2;
+  e.loss = std::numeric_limits<double>::quiet_NaN();
+  return e;
+}
+
+// The same epoch with every optional figure.
+proto::EpochResult full_epoch(int64_t run_id, int64_t epoch) {
+  proto::EpochResult e = sparse_epoch(run_id, epoch);
+  e.copy_s = 0.5;
+  e.energy_j = 50.0;
+  e.mean_power_w = 5.0;
+  e.loss = 0.5;
+  e.read_mb_s = 80.0;
+  e.read_iops = 300.0;
+  e.cache_start_frac = 0.1;
+  e.cache_end_frac = 0.9;
+  e.t_start_s = 20.0 * static_cast<double>(epoch);
+  e.t_end_s = *e.t_start_s + e.e2e_s;
+  e.power_coverage = 0.95;
+  e.clocks_start = e.clocks_end = proto::ClockReading{12, 2201600.0, 1300500000.0, 3199000000.0};
+  return e;
+}
+
+// A fresh database holding one finished run ("@ssd") on agent orin-1, and one queued run ("@nvme") that no agent
+// can take. Full: every nullable column set through the Store API; sparse: every optional figure left out of the
+// agent's messages (what the protocol itself stores as NULL).
+struct Populated {
+  explicit Populated(bool sparse = false) : sparse_(sparse) {
+    REQUIRE(store.migrate().is_ok());
+    proto::Register reg;
+    reg.name = "orin-1";
+    reg.facts.hostname = "orin-host";
+    reg.facts.cpus = 12;
+    reg.facts.mem_bytes = int64_t{32} << 30;
+    reg.facts.backend = "jetson";
+    reg.facts.device_class = "agx-orin";
+    reg.facts.kernel = "5.10";   // facts also carry torch_version, compiler, git_sha (empty here)
+    reg.facts.storage = {"ssd"};
+    reg.facts.accelerator = "cuda:0 (Orin)";
+    auto registered = store.register_agent(reg, controller::AgentProof{std::nullopt, std::string(64, 'a')});
+    REQUIRE_MESSAGE(registered.is_ok(), registered.status().to_string());
+    agent_id = registered->agent_id;
+    REQUIRE(store.record_clock(agent_id, kClockOffset, 0.01).is_ok());
+    auto parsed = parse_campaign(kCampaignYaml, "nullable.yaml");
+    REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
+    auto created = store.create_campaign(parsed.value(), "nullable.yaml", kCampaignYaml);
+    REQUIRE(created.is_ok());
+    campaign_id = created->campaign_id;
+    auto claimed = store.claim_run(agent_id, "agx-orin");
+    REQUIRE((claimed.is_ok() && claimed->has_value()));
+    run_id = (*claimed)->run_id;
+    run_results();
+  }
+  void run_results() {
+    proto::RunStarted started;
+    started.run_id = run_id;
+    if (!sparse_) started.applied = proto::BoardState{"MAXN", 0, 12, 2201600, 1300500000, 3199000000, true, "max"};
+    started.storage_medium = "ssd";
+    started.storage_device = "nvme0n1";
+    started.page_cache_dropped = true;
+    started.compute_device = "cuda:0 (Orin)";
+    started.t0_unix_s = kT0;
+    REQUIRE(store.start_run(agent_id, started).is_ok());
+    for (int64_t epoch = 0; epoch < 2; ++epoch) {
+      const std::vector<double> copy_s = sparse_ ? std::vector<double>{} : std::vector<double>{0.25, 0.25};
+      REQUIRE(store.ingest_minibatches(agent_id, {run_id, epoch, 0, {1.0, 1.0}, {3.5, 3.5}, copy_s}).is_ok());
+      REQUIRE(store.ingest_epoch(agent_id, sparse_ ? sparse_epoch(run_id, epoch) : full_epoch(run_id, epoch)).is_ok());
+    }
+    proto::SampleChunk samples;
+    samples.run_id = run_id;
+    samples.samples.push_back({0.5, 50.0, {50.0, 50.0}, 2201.6, 1000, 0, 5.0});
+    if (sparse_) samples.samples.back().cpu_freq_mhz = samples.samples.back().power_w = std::nullopt;
+    REQUIRE(store.ingest_samples(agent_id, samples).is_ok());
+    REQUIRE(store.finish_run(agent_id, {run_id, "done", "", 25.0}).is_ok());
+  }
+  void exec(const std::string& sql) const {
+    pqxx::connection c(db.dsn());
+    pqxx::nontransaction(c).exec(sql);
+  }
+  bool sparse_;
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  int64_t agent_id = 0, campaign_id = 0, run_id = 0;
+};
+
+// What every read path gives back.
+struct Reads {
+  api::CampaignReport report;       // Store::campaign_report (GET /api/campaigns/ID/report)
+  bj::object report_wire;           // its JSON as the controller sends it
+  api::CampaignReport report_cli;   // that JSON read back by the CLI
+  std::string report_text;          // `jetsweep report`
+  api::CampaignStatus status;       // campaign_status, read back by the CLI
+  std::string status_text;          // `jetsweep status`
+  std::vector<api::CampaignStatus> campaigns;
+  std::vector<api::AgentInfo> agents;
+  perf::EstimateInputs estimate;
+  api::RunCancelled cancelled;      // cancel_run of the finished run (changes nothing, reads the run back)
+  std::vector<controller::RunOnAgent> to_stop;
+  analysis::Corpus corpus;          // `jetsweep analyze --db`
+  CsvRows mode_csv, epoch_csv;      // `jetsweep export --db`, `export --db --per-epoch`
+};
+
+template <class T>
+T round_trip(const T& value, const std::string& what) {
+  T out;
+  const bj::value wire = bj::parse(bj::serialize(api::to_json(value)));
+  const Status s = api::from_json(wire, what, out);
+  REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+  return out;
+}
+
+CsvRows exported(const std::string& dsn, bool per_epoch) {
+  std::vector<std::string> args = {"--db", dsn};
+  if (per_epoch) args.push_back("--per-epoch");
+  std::ostringstream out, err;
+  REQUIRE_MESSAGE(analysis::export_main(args, out, err) == 0, err.str());
+  std::istringstream in(out.str());
+  std::string line;
+  auto header = analysis::split_record(std::getline(in, line) ? line : "", "header");
+  REQUIRE(header.is_ok());
+  CsvRows rows;
+  while (std::getline(in, line)) {
+    auto cells = analysis::split_record(line, "row");
+    REQUIRE(cells.is_ok());
+    REQUIRE(cells->size() == header->size());
+    rows.emplace_back();
+    for (size_t i = 0; i < cells->size(); ++i) rows.back()[header.value()[i]] = cells.value()[i];
+  }
+  return rows;
+}
+
+#define JS_READ(var, expr)                                              \
+  auto var = (expr);                                                    \
+  REQUIRE_MESSAGE(var.is_ok(), #expr << ": " << var.status().to_string())
+
+Reads read_everything(Populated& f) {
+  Reads r;
+  JS_READ(report, f.store.campaign_report(f.campaign_id));
+  r.report = report.value();
+  r.report_wire = api::to_json(r.report);
+  r.report_cli = round_trip(r.report, "report");
+  r.report_text = cli::format_report(r.report_cli);
+  JS_READ(status, f.store.campaign_status(f.campaign_id));
+  r.status = round_trip(status.value(), "status");
+  r.status_text = cli::format_status(r.status, true);
+  JS_READ(campaigns, f.store.list_campaigns());
+  r.campaigns = campaigns.value();
+  JS_READ(agents, f.store.list_agents());
+  for (const auto& a : agents.value()) r.agents.push_back(round_trip(a, "agent"));
+  JS_READ(estimate, f.store.estimate_inputs());
+  r.estimate = estimate.value();
+  JS_READ(cancelled, f.store.cancel_run(f.run_id));
+  r.cancelled = round_trip(cancelled.value(), "cancelled");
+  JS_READ(to_stop, f.store.runs_to_stop());
+  r.to_stop = to_stop.value();
+  JS_READ(corpus, analysis::load_corpus_from_db(f.db.dsn(), {}));
+  r.corpus = corpus.value();
+  r.mode_csv = exported(f.db.dsn(), false);
+  r.epoch_csv = exported(f.db.dsn(), true);
+  REQUIRE(r.report.runs.size() == 2);
+  REQUIRE(r.report.runs[0].epochs.size() == 2);
+  REQUIRE(r.corpus.epochs.size() == 2);
+  REQUIRE(r.epoch_csv.size() == 2);
+  return r;
+}
+
+// The finished run's epochs, as the Store gave them and as the CLI read them from the JSON.
+std::vector<api::ReportEpoch> epochs_of(const Reads& r) {
+  auto out = r.report.runs[0].epochs;
+  for (const auto& e : r.report_cli.runs[0].epochs) out.push_back(e);
+  return out;
+}
+const bj::object& wire_run(const Reads& r) { return r.report_wire.at("runs").as_array()[0].as_object(); }
+const bj::object& wire_epoch(const Reads& r) { return wire_run(r).at("epochs").as_array()[0].as_object(); }
+bool absent(const bj::object& o, const char* key) { return !o.contains(key) || o.at(key).is_null(); }
+bool csv_empty(const CsvRows& rows, const char* column) {
+  for (const auto& row : rows)
+    if (row.at(column) != "") return false;
+  return !rows.empty();
+}
+
+// One nullable column: the statement that stores NULL there and what every read path must give back.
+struct NullableColumn {
+  const char* name;
+  const char* null_sql;
+  std::function<void(const Reads&, Populated&)> check;
+};
+
+// An epochs column the report carries as an optional number (`field`), and the per-epoch export (`csv`, or null).
+NullableColumn report_epoch_column(const char* name, const char* sql, std::optional<double> api::ReportEpoch::*field,
+                                   const char* wire_key, const char* csv) {
+  return {name, sql, [=](const Reads& r, Populated&) {
+            for (const auto& e : epochs_of(r)) CHECK_FALSE((e.*field).has_value());
+            CHECK(absent(wire_epoch(r), wire_key));
+            if (csv) CHECK(csv_empty(r.epoch_csv, csv));
+          }};
+}
+
+// An epochs window column (t_start_s or t_end_s): absent, and so is its time on the controller's clock.
+NullableColumn window_column(const char* name, const char* sql, bool start) {
+  return {name, sql, [=](const Reads& r, Populated&) {
+            for (const auto& e : epochs_of(r)) CHECK_FALSE((start ? e.t_start_s || e.start_unix_s : e.t_end_s || e.end_unix_s));
+            CHECK(absent(wire_epoch(r), start ? "t_start_s" : "t_end_s"));
+            for (const auto& e : r.corpus.epochs)
+              CHECK_FALSE((start ? e.t_start_s || e.start_unix_s : e.t_end_s || e.end_unix_s));
+            CHECK(csv_empty(r.epoch_csv, start ? "t_start_s" : "t_end_s"));
+            CHECK(csv_empty(r.epoch_csv, start ? "start_unix_s" : "end_unix_s"));
+          }};
+}
+
+// An epochs clock column: the epoch's clocks are still reported (the others were read), this one absent.
+NullableColumn clock_column(const char* name, const char* sql, bool start, std::optional<double> api::EpochClocks::*field) {
+  return {name, sql, [=](const Reads& r, Populated&) {
+            for (const auto& e : epochs_of(r)) {
+              const auto& clocks = start ? e.clocks_start : e.clocks_end;
+              REQUIRE(clocks.has_value());
+              CHECK_FALSE(((*clocks).*field).has_value());
+              CHECK((*clocks).emc_hz.has_value() != (field == &api::EpochClocks::emc_hz));
+            }
+          }};
+}
+
+const api::ReportEpoch& first_epoch(const Reads& r) { return r.report.runs[0].epochs[0]; }
+const analysis::EpochSample& first_sample(const Reads& r) { return r.corpus.epochs[0]; }
+
+// The agents columns and the runs columns of dispatch and timing.
+std::vector<NullableColumn> run_columns() {
+  return {
+      {"agents.clock_offset_s", "UPDATE agents SET clock_offset_s = NULL",
+       [](const Reads& r, Populated&) {   // no offset measured: the agent's clock as it is (sql/005)
+         CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0));
+         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0));
+       }},
+      {"agents.clock_rtt_s", "UPDATE agents SET clock_rtt_s = NULL",
+       [](const Reads&, Populated& f) {   // an estimate without a round trip is replaced by the next one
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 1.0).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM agents WHERE clock_offset_s = 0.5 AND clock_rtt_s = 1") == 1);
+       }},
+      {"agents.clock_measured_at", "UPDATE agents SET clock_measured_at = NULL",
+       [](const Reads&, Populated& f) {
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM agents WHERE clock_offset_s = 0.5 AND clock_measured_at IS NOT NULL") == 1);
+       }},
+      {"runs.agent_id", "UPDATE runs SET agent_id = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].agent.has_value());
+         CHECK_FALSE(r.report_cli.runs[0].agent.has_value());
+         CHECK(absent(wire_run(r), "agent"));
+         CHECK_FALSE(r.cancelled.agent.has_value());
+         CHECK_FALSE(r.agents.at(0).current_run.has_value());
+         CHECK(r.estimate.measured.empty());   // epochs of no agent's class are not an estimate's
+         CHECK(r.to_stop.empty());
+         CHECK(first_sample(r).instance == "orin-1");   // from the run's facts
+         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0));
+       }},
+      {"runs.facts", "UPDATE runs SET facts = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].facts.has_value());
+         CHECK_FALSE(r.report.runs[0].simulated);
+         CHECK(absent(wire_run(r), "facts"));
+         CHECK(first_sample(r).device == "agx-orin");   // the class the run asked for
+         CHECK(first_sample(r).software.empty());
+         CHECK_FALSE(first_sample(r).simulated);
+       }},
+      {"runs.assigned_at", "UPDATE runs SET assigned_at = NULL",
+       [](const Reads& r, Populated&) { CHECK(r.report.runs[0].status == "done"); }},   // read by no code
+      {"runs.started_at", "UPDATE runs SET started_at = NULL",
+       [](const Reads& r, Populated&) {   // no run has started: no wall time per epoch, no ETA
+         CHECK_FALSE(r.status.eta_s.has_value());
+         CHECK(r.status_text.find("ETA") == std::string::npos);
+       }},
+      {"runs.finished_at", "UPDATE runs SET finished_at = NULL",
+       [](const Reads& r, Populated&) {   // still running as far as the ETA knows: measured until now
+         REQUIRE(r.status.eta_s.has_value());
+         CHECK(*r.status.eta_s >= 0.0);
+       }},
+      {"runs.wall_s", "UPDATE runs SET wall_s = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].wall_s.has_value());
+         CHECK_FALSE(r.report_cli.runs[0].wall_s.has_value());
+         CHECK(absent(wire_run(r), "wall_s"));
+       }},
+      {"runs.agent_t0_unix_s", "UPDATE runs SET agent_t0_unix_s = NULL",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : epochs_of(r)) CHECK_FALSE((e.start_unix_s || e.end_unix_s));
+         CHECK(absent(wire_epoch(r), "start_unix_s"));
+         CHECK_FALSE((first_sample(r).start_unix_s || first_sample(r).end_unix_s));
+         CHECK(csv_empty(r.epoch_csv, "start_unix_s"));
+         CHECK(csv_empty(r.epoch_csv, "end_unix_s"));
+       }},
+  };
+}
+
+// The columns of the state a run executed in, and view columns NULL through expressions.
+std::vector<NullableColumn> state_columns() {
+  return {
+      {"runs.storage", "UPDATE runs SET storage = NULL",
+       [](const Reads& r, Populated& f) {
+         CHECK_FALSE(r.report.runs[0].storage_medium.has_value());
+         CHECK(r.status.unrunnable.empty());   // no medium needed: any agent can take both runs
+         CHECK(first_sample(r).axes.at("storage") == "@ssd");   // the config's data
+         auto claimed = f.store.claim_run(f.agent_id, "agx-orin");
+         REQUIRE(claimed.is_ok());
+         CHECK(claimed->has_value());
+       }},
+      {"runs.applied", "UPDATE runs SET applied = NULL",
+       [](const Reads& r, Populated&) {   // the state is not known: the requested mode, by name
+         CHECK_FALSE(r.report.runs[0].applied.has_value());
+         CHECK(absent(wire_run(r), "applied"));
+         CHECK(r.report_text.find("(MAXN)") != std::string::npos);
+         CHECK_FALSE(first_sample(r).mode.any_setting());
+         CHECK(first_sample(r).mode_name == "MAXN");
+         CHECK(csv_empty(r.epoch_csv, "cores"));
+         CHECK(csv_empty(r.epoch_csv, "cpu_mhz"));
+       }},
+      {"runs.reference_state", "UPDATE runs SET reference_state = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].reference_state.has_value());
+         CHECK(first_sample(r).reference_state == std::optional<bool>(false));   // the config names a mode
+       }},
+      {"runs.storage_device", "UPDATE runs SET storage_device = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].storage_device.has_value());
+         CHECK(first_sample(r).storage_device.empty());
+         CHECK(csv_empty(r.epoch_csv, "storage_device"));
+       }},
+      {"runs.page_cache_dropped", "UPDATE runs SET page_cache_dropped = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].page_cache_dropped.has_value());
+         CHECK_FALSE(first_sample(r).page_cache_dropped.has_value());
+         CHECK(csv_empty(r.epoch_csv, "page_cache_dropped"));
+       }},
+      {"runs.compute_device", "UPDATE runs SET compute_device = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].compute_device.has_value());
+         CHECK(r.report_text.find("trained on") == std::string::npos);
+         CHECK(first_sample(r).compute_device.empty());
+         CHECK(csv_empty(r.epoch_csv, "compute_device"));
+       }},
+      {"analysis_runs.dataset, batch_size, workers, prefetch (config keys absent)",
+       "UPDATE runs SET config = config - 'dataset' - 'batch_size' - 'workers' - 'prefetch'",
+       [](const Reads& r, Populated&) {
+         CHECK(first_sample(r).workload == "lenet5");
+         CHECK(first_sample(r).dataset.empty());
+         for (const char* axis : {"batch_size", "workers", "prefetch"}) CHECK(first_sample(r).axes.count(axis) == 0);
+         CHECK(csv_empty(r.epoch_csv, "batch_size"));
+         REQUIRE(r.estimate.measured.size() == 1);
+         CHECK(r.estimate.measured[0].dataset.empty());
+         CHECK(r.estimate.measured[0].batch_size.empty());
+       }},
+      {"analysis_epochs.minibatch_ms (no minibatch rows, 0 minibatches)",
+       "DELETE FROM minibatches; UPDATE epochs SET minibatches = 0",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : r.corpus.epochs) CHECK_FALSE(e.minibatch_ms.has_value());
+         CHECK(r.corpus.rows.empty());   // a mode profile needs minibatch times
+         CHECK(csv_empty(r.epoch_csv, "minibatch_ms"));
+       }},
+      {"analysis_epochs.power_w, analysis_mode_profile.power_mw (no energy, no mean power)",
+       "UPDATE epochs SET energy_j = NULL, mean_power_w = NULL",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : r.corpus.epochs) CHECK_FALSE((e.power_w || e.energy));
+         REQUIRE(r.corpus.rows.size() == 1);
+         CHECK_FALSE((r.corpus.rows[0].power_mw || r.corpus.rows[0].energy_j));
+         CHECK(csv_empty(r.epoch_csv, "power_w"));
+         CHECK(csv_empty(r.epoch_csv, "power_mw"));
+         CHECK(csv_empty(r.mode_csv, "power_mw"));
+       }},
+  };
+}
+
+// The epochs, minibatches and samples columns.
+std::vector<NullableColumn> measurement_columns() {
+  using RE = api::ReportEpoch;
+  using EC = api::EpochClocks;
+  return {
+      {"epochs.energy_j", "UPDATE epochs SET energy_j = NULL",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : epochs_of(r)) CHECK_FALSE(e.energy_j.has_value());
+         CHECK(absent(wire_epoch(r), "energy_j"));
+         CHECK_FALSE(r.report.power_sensor);
+         for (const auto& e : r.corpus.epochs) CHECK_FALSE(e.energy.has_value());
+         REQUIRE(r.corpus.rows.size() == 1);
+         CHECK_FALSE(r.corpus.rows[0].energy_j.has_value());
+         CHECK(first_sample(r).power_w == std::optional<double>(5.0));   // the epoch's mean power
+         CHECK(csv_empty(r.epoch_csv, "energy_j"));
+         CHECK(csv_empty(r.mode_csv, "energy_j"));
+       }},
+      {"epochs.mean_power_w", "UPDATE epochs SET mean_power_w = NULL",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : epochs_of(r)) CHECK_FALSE(e.mean_power_w.has_value());
+         CHECK(absent(wire_epoch(r), "mean_power_w"));
+         CHECK(first_sample(r).power_w == std::optional<double>(50.0 / 10.0));   // energy / E2E time (sql/012)
+       }},
+      report_epoch_column("epochs.loss", "UPDATE epochs SET loss = NULL", &RE::loss, "loss", nullptr),
+      report_epoch_column("epochs.read_mb_s", "UPDATE epochs SET read_mb_s = NULL", &RE::read_mb_s, "read_mb_s", nullptr),
+      report_epoch_column("epochs.read_iops", "UPDATE epochs SET read_iops = NULL", &RE::read_iops, "read_iops", nullptr),
+      report_epoch_column("epochs.cache_start_frac", "UPDATE epochs SET cache_start_frac = NULL", &RE::cache_start_frac,
+                          "cache_start_frac", nullptr),
+      report_epoch_column("epochs.cache_end_frac", "UPDATE epochs SET cache_end_frac = NULL", &RE::cache_end_frac,
+                          "cache_end_frac", nullptr),
+      report_epoch_column("epochs.power_coverage", "UPDATE epochs SET power_coverage = NULL", &RE::power_coverage,
+                          "power_coverage", "power_coverage"),
+      window_column("epochs.t_start_s", "UPDATE epochs SET t_start_s = NULL", true),
+      window_column("epochs.t_end_s", "UPDATE epochs SET t_end_s = NULL", false),
+      clock_column("epochs.cores_start", "UPDATE epochs SET cores_start = NULL", true, &EC::cores_online),
+      clock_column("epochs.cores_end", "UPDATE epochs SET cores_end = NULL", false, &EC::cores_online),
+      clock_column("epochs.cpu_khz_start", "UPDATE epochs SET cpu_khz_start = NULL", true, &EC::cpu_khz),
+      clock_column("epochs.cpu_khz_end", "UPDATE epochs SET cpu_khz_end = NULL", false, &EC::cpu_khz),
+      clock_column("epochs.gpu_hz_start", "UPDATE epochs SET gpu_hz_start = NULL", true, &EC::gpu_hz),
+      clock_column("epochs.gpu_hz_end", "UPDATE epochs SET gpu_hz_end = NULL", false, &EC::gpu_hz),
+      clock_column("epochs.emc_hz_start", "UPDATE epochs SET emc_hz_start = NULL", true, &EC::emc_hz),
+      clock_column("epochs.emc_hz_end", "UPDATE epochs SET emc_hz_end = NULL", false, &EC::emc_hz),
+      {"epochs.copy_s", "UPDATE epochs SET copy_s = NULL",
+       [](const Reads& r, Populated&) {
+         for (const auto& e : r.corpus.epochs) CHECK_FALSE(e.copy_s.has_value());
+         CHECK(csv_empty(r.epoch_csv, "copy_s"));
+       }},
+      {"minibatches.copy_s", "UPDATE minibatches SET copy_s = NULL",
+       [](const Reads& r, Populated&) {   // not read: the minibatch time is stall + compute
+         CHECK(first_sample(r).minibatch_ms == std::optional<double>(4500.0));
+       }},
+      {"samples.cpu_freq_mhz", "UPDATE samples SET cpu_freq_mhz = NULL",
+       [](const Reads& r, Populated&) { CHECK(r.corpus.epochs.size() == 2); }},
+      {"samples.power_w", "UPDATE samples SET power_w = NULL",
+       [](const Reads& r, Populated&) {   // never a stand-in for an epoch's own power (sql/012)
+         CHECK(first_sample(r).power_w == std::optional<double>(5.0));
+       }},
+  };
+}
+
+std::vector<NullableColumn> all_columns() {
+  auto out = run_columns();
+  for (auto& c : state_columns()) out.push_back(std::move(c));
+  for (auto& c : measurement_columns()) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every nullable column reads back as absent through every read path") {
+  for (const auto& column : all_columns()) {
+    SUBCASE(column.name) {
+      Populated f;
+      f.exec(column.null_sql);
+      Reads r = read_everything(f);
+      column.check(r, f);
+    }
+  }
+}
+
+TEST_CASE("every nullable column of the schema has its NULL test above") {
+  Populated f;
+  pqxx::connection c(f.db.dsn());
+  pqxx::work w(c);
+  std::set<std::string> tested;
+  for (const auto& column : all_columns()) tested.insert(column.name);
+  auto nullable = w.exec(
+      "SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c JOIN information_schema.tables t "
+      "USING (table_schema, table_name) WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+      "AND c.is_nullable = 'YES' AND c.table_name <> 'schema_migrations' ORDER BY 1");
+  CHECK(nullable.size() >= 37);
+  for (const auto& row : nullable) CHECK_MESSAGE(tested.count(row[0].c_str()) == 1, row[0].c_str() << " has no NULL test");
+}
+
+TEST_CASE("what an agent leaves out of its messages reads back as absent everywhere") {
+  Populated f(/*sparse=*/true);
+  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE loss IS NULL AND energy_j IS NULL AND cores_start IS NULL "
+                   "AND t_start_s IS NULL AND copy_s IS NULL AND power_coverage IS NULL") == 2);
+  CHECK(f.db.count("SELECT count(*) FROM runs WHERE applied IS NULL AND agent_t0_unix_s IS NOT NULL") == 1);
+  Reads r = read_everything(f);
+  for (const auto& e : epochs_of(r)) {
+    CHECK_FALSE((e.energy_j || e.mean_power_w || e.loss || e.read_mb_s || e.read_iops || e.cache_start_frac));
+    CHECK_FALSE((e.cache_end_frac || e.t_start_s || e.t_end_s || e.power_coverage || e.start_unix_s));
+    CHECK_FALSE((e.clocks_start || e.clocks_end || e.throttle_reason));
+  }
+  CHECK((absent(wire_epoch(r), "loss") && absent(wire_run(r), "applied") && !r.report.power_sensor));
+  for (const auto& e : r.corpus.epochs) {
+    CHECK_FALSE((e.energy || e.power_w || e.power_coverage || e.t_start_s || e.start_unix_s || e.copy_s));
+    CHECK(e.minibatch_ms == std::optional<double>(4500.0));
+  }
+  REQUIRE(r.corpus.rows.size() == 1);
+  CHECK_FALSE((r.corpus.rows[0].power_mw || r.corpus.rows[0].energy_j || !csv_empty(r.mode_csv, "power_mw")));
+  for (const char* column : {"energy_j", "power_w", "power_mw", "power_coverage", "t_start_s", "start_unix_s", "copy_s"})
+    CHECK_MESSAGE(csv_empty(r.epoch_csv, column), column);
+  CHECK(r.report_text.find("(MAXN)") != std::string::npos);
+}
+
+TEST_CASE("with nothing NULL every value the NULL tests look at is present (they are not vacuous)") {
+  Populated f;
+  Reads r = read_everything(f);
+  for (const auto& e : epochs_of(r)) {
+    CHECK((e.energy_j && e.mean_power_w && e.loss && e.read_mb_s && e.read_iops && e.cache_start_frac));
+    CHECK((e.cache_end_frac && e.t_start_s && e.t_end_s && e.power_coverage && e.end_unix_s));
+    REQUIRE((e.clocks_start && e.clocks_end));
+    CHECK((e.clocks_start->cores_online && e.clocks_start->cpu_khz && e.clocks_start->gpu_hz && e.clocks_end->emc_hz));
+  }
+  CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+  const auto& run = r.report_cli.runs[0];
+  CHECK((run.agent && run.wall_s && run.facts && run.applied && run.reference_state && run.storage_medium));
+  CHECK((run.storage_device && run.page_cache_dropped && run.compute_device));
+  REQUIRE((r.cancelled.agent && r.status.eta_s && r.status.unrunnable.size() == 1));
+  CHECK(r.status.unrunnable[0].reason.find("storage @nvme") != std::string::npos);
+  REQUIRE(r.estimate.measured.size() == 1);
+  CHECK(r.estimate.measured[0].batch_size == "32");
+  const auto& s = first_sample(r);
+  CHECK((s.energy && s.power_coverage && s.t_start_s && s.start_unix_s && s.copy_s && s.page_cache_dropped));
+  CHECK((s.mode.explicit_settings() && s.reference_state == std::optional<bool>(false) && !s.software.empty()));
+  CHECK((s.storage_device == "nvme0n1" && s.compute_device == "cuda:0 (Orin)" && s.dataset == "mnist"));
+  CHECK(s.minibatch_ms == std::optional<double>(4500.0));
+  REQUIRE((r.corpus.rows.size() == 1 && r.corpus.rows[0].power_mw && r.corpus.rows[0].energy_j));
+  for (const char* column : {"minibatch_ms", "energy_j", "power_w", "power_coverage", "start_unix_s", "copy_s",
+                             "storage_device", "page_cache_dropped", "compute_device", "cores", "batch_size"})
+    CHECK_MESSAGE(r.epoch_csv[0].at(column) != "", column);
+  CHECK(r.report_text.find("trained on") != std::string::npos);
+}

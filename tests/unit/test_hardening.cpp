@@ -1,0 +1,145 @@
+// Issue 12 (hostile input), the parts without a controller: agent names and credentials on the wire, UTF-8
+// checks of campaign files, log lines that cannot be forged or flooded, the agent's credential file.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "agent/credential_file.hpp"
+#include "common/campaign.hpp"
+#include "common/log.hpp"
+#include "common/protocol.hpp"
+#include "common/text.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace jetsweep;
+
+namespace {
+
+proto::Register named(const std::string& name) {
+  proto::Register reg;
+  reg.name = name;
+  reg.facts.hostname = "h";
+  reg.facts.cpus = 4;
+  reg.facts.mem_bytes = 1 << 30;
+  reg.facts.backend = "host";
+  reg.facts.device_class = "host";
+  return reg;
+}
+
+std::string refusal(const proto::Body& body) {
+  auto d = proto::decode(proto::encode(proto::Envelope{1, body}));
+  return d ? std::string() : d.status().message();
+}
+
+const std::string kCredential(proto::kCredentialChars, 'c');
+
+}  // namespace
+
+TEST_SUITE("hardening") {
+
+TEST_CASE("agent names: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit") {
+  for (const char* ok : {"nx-1", "sim-agx-orin", "Orin_Nano.2", "7", "a-b_c.d"}) CHECK(refusal(named(ok)) == "");
+  CHECK(refusal(named(std::string(64, 'a'))) == "");
+  CHECK(refusal(named(std::string(65, 'a'))).find("65 characters long; at most 64") != std::string::npos);
+  CHECK(refusal(named("")).find("must not be empty") != std::string::npos);
+  CHECK(refusal(named("-x")).find("must start with a letter or a digit") != std::string::npos);
+  CHECK(refusal(named("nx 1")).find("outside [A-Za-z0-9._-] at position 2") != std::string::npos);
+  CHECK(refusal(named("evil\nINFO forged")).find("field 'name'") != std::string::npos);
+  CHECK(refusal(named("a/b")) != "");
+  CHECK(refusal(named("caf\xc3\xa9")) != "");
+}
+
+TEST_CASE("credentials travel in register and registered, and only in the issued form") {
+  auto reg = named("nx-1");
+  reg.credential = kCredential;
+  auto back = proto::decode(proto::encode(proto::Envelope{1, reg}));
+  REQUIRE(back.is_ok());
+  CHECK(std::get<proto::Register>(back->body).credential == kCredential);
+  proto::Registered issued{7, 1000, kCredential};
+  auto issued_back = proto::decode(proto::encode(proto::Envelope{2, issued}));
+  REQUIRE(issued_back.is_ok());
+  CHECK(std::get<proto::Registered>(issued_back->body) == issued);
+  CHECK_FALSE(std::get<proto::Registered>(proto::decode(proto::encode(proto::Envelope{3, proto::Registered{7, 1000, {}}}))
+                                              ->body)
+                  .credential);
+  reg.credential = "not-hex";
+  CHECK(refusal(reg).find("field 'credential'") != std::string::npos);
+  reg.credential = std::string(proto::kCredentialChars, 'C');   // upper case is not what the controller issues
+  CHECK(refusal(reg) != "");
+}
+
+TEST_CASE("journal_runs must be integers in range (a double cast to int64 was undefined; found by fuzz_protocol)") {
+  const std::string head = R"({"type":"register","version":1,"id":1,"name":"nx-1","facts":{"hostname":"h","cpus":4,)"
+                           R"("mem_bytes":1,"backend":"host","device_class":"host"},"journal_runs":)";
+  auto ok = proto::decode(head + "[8, 9]}");
+  REQUIRE(ok.is_ok());
+  CHECK(std::get<proto::Register>(ok->body).journal_runs == std::vector<int64_t>{8, 9});
+  auto huge = proto::decode(head + "[8, 1e43]}");
+  REQUIRE_FALSE(huge.is_ok());
+  CHECK(huge.status().message().find("field 'journal_runs'") != std::string::npos);
+  CHECK_FALSE(proto::decode(head + "[8.5]}").is_ok());
+}
+
+TEST_CASE("invalid_utf8_at finds the first ill-formed byte") {
+  CHECK_FALSE(invalid_utf8_at("plain ascii"));
+  CHECK_FALSE(invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  CHECK(invalid_utf8_at("caf\xe9") == 3u);            // Latin-1
+  CHECK(invalid_utf8_at("ab\xc3") == 2u);             // truncated
+  CHECK(invalid_utf8_at("\xc0\xaf") == 0u);           // overlong '/'
+  CHECK(invalid_utf8_at("x\xed\xa0\x80") == 1u);      // a UTF-16 surrogate
+  CHECK(invalid_utf8_at("\xf4\x90\x80\x80") == 0u);   // above U+10FFFF
+  CHECK(invalid_utf8_at("\x80") == 0u);               // a lone continuation byte
+}
+
+TEST_CASE("a campaign or run file that is not UTF-8 is refused at FILE:LINE:COL") {
+  auto c = parse_campaign("campaign: ok\nmatrix: {model: lenet5, dataset: mnist, device: host}\n# caf\xe9\n", "c.yaml");
+  REQUIRE_FALSE(c.is_ok());
+  CHECK(c.status().message() == "c.yaml:3:6: byte 0xE9 is not valid UTF-8 (campaign and run files are UTF-8 text)");
+  auto r = parse_run_spec("model: lenet5\ndataset: mni\xff\n", "r.yaml");
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message().rfind("r.yaml:2:13: byte 0xFF", 0) == 0);
+  CHECK(parse_campaign("campaign: caf\xc3\xa9\nmatrix: {model: lenet5, dataset: mnist, device: host}\n", "c.yaml").is_ok());
+}
+
+TEST_CASE("log excerpts are cut, and a RateLimit lets a burst through per window and counts the rest") {
+  CHECK(log::excerpt("short") == "short");
+  CHECK(log::excerpt(std::string(1000, 'x'), 10) == "xxxxxxxxxx... (990 more bytes)");
+  using clock = std::chrono::steady_clock;
+  log::RateLimit limit(2, std::chrono::seconds(60));
+  const auto t0 = clock::time_point(std::chrono::hours(1));
+  int64_t held = -1;
+  CHECK(limit.allow(t0, held));
+  CHECK(held == 0);
+  CHECK(limit.allow(t0 + std::chrono::seconds(1), held));
+  CHECK_FALSE(limit.allow(t0 + std::chrono::seconds(2), held));
+  CHECK_FALSE(limit.allow(t0 + std::chrono::seconds(59), held));
+  CHECK(limit.allow(t0 + std::chrono::seconds(61), held));   // a new window: the line says 2 were held back
+  CHECK(held == 2);
+  CHECK(limit.allow(t0 + std::chrono::seconds(62), held));
+  CHECK(held == 0);
+}
+
+TEST_CASE("the agent's credential file: absent means not enrolled; written 0600; garbage is an error naming it") {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "credential").string();
+  auto none = agent::load_credential(path);
+  REQUIRE(none.is_ok());
+  CHECK_FALSE(none.value());
+  REQUIRE(agent::save_credential(path, kCredential).is_ok());
+  auto loaded = agent::load_credential(path);
+  REQUIRE(loaded.is_ok());
+  CHECK(loaded.value() == kCredential);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  std::ofstream(path) << "garbage\n";
+  auto bad = agent::load_credential(path);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find(path + ": does not hold an agent credential") == 0);
+}
+
+}  // TEST_SUITE
