@@ -64,7 +64,9 @@ js_free_port() {
 }
 
 # js_pg_start DIR: starts (creating on first use) a private cluster whose state lives in DIR and sets
-# JS_PG_DSN (database jetsweep), JS_PG_ADMIN_DSN (database postgres) and JS_PG_DIR.
+# JS_PG_DSN (database jetsweep), JS_PG_ADMIN_DSN (database postgres) and JS_PG_DIR. The DSNs carry no password:
+# it is in DIR/pgpass (libpq's password file, mode 0600), exported as PGPASSFILE to everything started from here
+# (docs/SECURITY.md: a password in a DSN is visible in /proc/PID/cmdline).
 js_pg_start() {
   local dir=$1 pgbin
   pgbin=$(js_pg_bin)
@@ -106,9 +108,12 @@ js_pg_start() {
       -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on" start >&2 \
       || { tail -n 30 "$data/server.log" >&2; js_die "PostgreSQL did not start"; }
   fi
-  JS_PG_ADMIN_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=postgres"
+  (umask 077 && printf '127.0.0.1:%s:*:jetsweep:%s\n' "$port" "$password" > "$JS_PG_DIR/pgpass.$$" &&
+    mv "$JS_PG_DIR/pgpass.$$" "$JS_PG_DIR/pgpass") || js_die "cannot write $JS_PG_DIR/pgpass"
+  export PGPASSFILE=$JS_PG_DIR/pgpass
+  JS_PG_ADMIN_DSN="host=127.0.0.1 port=$port user=jetsweep dbname=postgres"
   # shellcheck disable=SC2034  # used by the scripts that source this file (demo, bench/run)
-  JS_PG_DSN="host=127.0.0.1 port=$port user=jetsweep password=$password dbname=jetsweep"
+  JS_PG_DSN="host=127.0.0.1 port=$port user=jetsweep dbname=jetsweep"
   if ! psql "$JS_PG_ADMIN_DSN" -tAc "SELECT 1 FROM pg_database WHERE datname = 'jetsweep'" | grep -q 1; then
     psql "$JS_PG_ADMIN_DSN" -qc "CREATE DATABASE jetsweep" >&2 || js_die "cannot create database jetsweep"
   fi
