@@ -90,7 +90,29 @@ bool to_bool(const std::string& file, const std::string& key, const YAML::Node& 
 std::string to_string_value(const std::string& file, const std::string& key, const YAML::Node& n) {
   if (!n.IsScalar()) fail(file, n, "'" + key + "' expects a string, got " + node_kind(n));
   if (n.Scalar().empty()) fail(file, n, "'" + key + "' must not be empty");
-  return n.Scalar();
+  return checked_text(file, key, n, false);
+}
+
+std::string checked_text(const std::string& file, const std::string& key, const YAML::Node& n,
+                         bool allow_line_breaks) {
+  const std::string& s = n.Scalar();
+  // yaml-cpp writes the escapes \_ and \N as lone bytes 0xA0 and 0x85 (and a NUL it meets as 0xA0), which are not
+  // UTF-8; such a string would make the controller's JSON replies invalid and PostgreSQL refuse the row.
+  if (const auto bad = invalid_utf8_at(s)) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(s[*bad]));
+    fail(file, n, "'" + key + "' is not UTF-8 text after YAML escapes (byte " + hex + " at offset " +
+                      std::to_string(*bad) + "; write the character itself, not \\_ or \\N)");
+  }
+  if (const auto bad = control_char_at(s, allow_line_breaks)) {
+    const auto c = static_cast<unsigned char>(s[*bad]);
+    const unsigned code = c == 0xC2 ? static_cast<unsigned char>(s[*bad + 1]) : c;
+    char hex[12];
+    std::snprintf(hex, sizeof hex, "U+%04X", code);
+    fail(file, n, "'" + key + "' holds the control character " + hex + " at offset " + std::to_string(*bad) +
+                      (allow_line_breaks ? "" : " (names and values are one line of printable text)"));
+  }
+  return s;
 }
 
 namespace {

@@ -36,6 +36,9 @@ bool given(const YAML::Node& n);
 YAML::Node load_yaml(std::string_view text, const std::string& file);
 
 int64_t to_int(const std::string& file, const std::string& key, const YAML::Node& n);
+// The text of scalar `n` (the value of `key`), refused at n's place unless it is UTF-8 free of control characters
+// (with `allow_line_breaks`, tab, LF, CR and NEL are allowed).
+std::string checked_text(const std::string& file, const std::string& key, const YAML::Node& n, bool allow_line_breaks);
 std::string to_string_value(const std::string& file, const std::string& key, const YAML::Node& n);
 
 // Whether `key` is a run key a campaign may set; their names, comma-separated, for error messages.

@@ -139,4 +139,21 @@ std::optional<size_t> invalid_utf8_at(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<size_t> control_char_at(std::string_view text, bool allow_line_breaks) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned c = p[i];
+    if (c < 0x20) {
+      if (allow_line_breaks && (c == '\t' || c == '\n' || c == '\r')) continue;
+      return i;
+    }
+    if (c == 0x7F) return i;
+    // U+0080..U+009F are C2 80..C2 9F in UTF-8; U+0085 (NEL) is a YAML line break.
+    if (c == 0xC2 && i + 1 < text.size() && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F &&
+        (p[i + 1] != 0x85 || !allow_line_breaks))
+      return i;
+  }
+  return std::nullopt;
+}
+
 }  // namespace jetsweep

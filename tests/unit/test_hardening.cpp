@@ -97,11 +97,52 @@ TEST_CASE("invalid_utf8_at finds the first ill-formed byte") {
 TEST_CASE("a campaign or run file that is not UTF-8 is refused at FILE:LINE:COL") {
   auto c = parse_campaign("campaign: ok\nmatrix: {model: lenet5, dataset: mnist, device: host}\n# caf\xe9\n", "c.yaml");
   REQUIRE_FALSE(c.is_ok());
-  CHECK(c.status().message() == "c.yaml:3:6: byte 0xE9 is not valid UTF-8 (campaign and run files are UTF-8 text)");
+  CHECK(c.status().message() == "c.yaml:3:6: byte 0xE9 is not valid UTF-8 (campaign and run files are UTF-8 text; "
+                                 "tab, LF and CR are their only control characters)");
   auto r = parse_run_spec("model: lenet5\ndataset: mni\xff\n", "r.yaml");
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().message().rfind("r.yaml:2:13: byte 0xFF", 0) == 0);
   CHECK(parse_campaign("campaign: caf\xc3\xa9\nmatrix: {model: lenet5, dataset: mnist, device: host}\n", "c.yaml").is_ok());
+}
+
+TEST_CASE("control_char_at finds the control characters YAML 1.2 leaves out of a document") {
+  CHECK_FALSE(control_char_at("tab\there\r\nNEL \xc2\x85 nbsp \xc2\xa0"));
+  CHECK(control_char_at(std::string_view("ab\0c", 4)) == 2u);
+  CHECK(control_char_at("x\x1b[31m") == 1u);          // ESC
+  CHECK(control_char_at("del\x7f") == 3u);
+  CHECK(control_char_at("c1 \xc2\x9b") == 3u);        // U+009B, a C1 control
+  CHECK(control_char_at("a\tb", false) == 1u);        // one-line values: no tab, LF, CR or NEL
+  CHECK(control_char_at("a \xc2\x85", false) == 2u);
+}
+
+// fuzz_api found it (fuzz/regressions/api/nul-in-campaign-name-not-json): yaml-cpp reads a NUL in a plain scalar as
+// a lone 0xA0 byte, so the campaign's name was not UTF-8 and the estimate's reply was not JSON.
+TEST_CASE("a control character in a campaign file, or a name that YAML escapes make non-UTF-8, is refused") {
+  const std::string tail = "\nmatrix: {model: lenet5, dataset: mnist, device: host}\n";
+  auto nul = parse_campaign(std::string("campaign: si\0_fleet", 19) + tail, "c.yaml");
+  REQUIRE_FALSE(nul.is_ok());
+  CHECK(nul.status().message().rfind("c.yaml:1:13: control character U+0000 is not allowed", 0) == 0);
+  auto esc = parse_campaign("campaign: \"a\x1b[2Jb\"" + tail, "c.yaml");
+  REQUIRE_FALSE(esc.is_ok());
+  CHECK(esc.status().message().rfind("c.yaml:1:13: control character U+001B", 0) == 0);
+  // Escapes are decoded after the text check: "\_" becomes a lone 0xA0, "\0" a NUL, "\t" a tab.
+  auto nbsp = parse_campaign("campaign: \"a\\_b\"" + tail, "c.yaml");
+  REQUIRE_FALSE(nbsp.is_ok());
+  CHECK(nbsp.status().message().find("'campaign' is not UTF-8 text after YAML escapes (byte 0xA0 at offset 1") !=
+        std::string::npos);
+  for (const char* escaped : {"\"a\\0b\"", "\"a\\tb\"", "\"a\\x07\""}) {
+    auto r = parse_campaign(std::string("campaign: ") + escaped + tail, "c.yaml");
+    REQUIRE_FALSE(r.is_ok());
+    CHECK(r.status().message().find("'campaign' holds the control character U+00") != std::string::npos);
+    CHECK(r.status().message().rfind("c.yaml:1:11:", 0) == 0);
+  }
+  auto model = parse_run_spec("model: \"le\\0net5\"\ndataset: mnist\n", "r.yaml");
+  REQUIRE_FALSE(model.is_ok());
+  CHECK(model.status().message().rfind("r.yaml:1:8: 'model' holds the control character U+0000", 0) == 0);
+  // A description may span lines; the characters themselves (not the escapes) are fine everywhere.
+  auto ok = parse_campaign("campaign: caf\xc3\xa9\xc2\xa0" "fleet\ndescription: |\n  two\n  lines\tand a tab" + tail, "c.yaml");
+  REQUIRE(ok.is_ok());
+  CHECK(ok.value().description == "two\nlines\tand a tab\n");
 }
 
 TEST_CASE("log excerpts are cut, and a RateLimit lets a burst through per window and counts the rest") {
