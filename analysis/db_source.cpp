@@ -152,7 +152,13 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
       auto n = tx.exec1("SELECT count(*) FROM campaigns WHERE " +
                         std::string(numeric ? "id = " : "name = ") +
                         (numeric ? tx.quote(std::stoll(filter.campaign)) : tx.quote(filter.campaign)));
-      if (n[0].as<int64_t>() == 0) return invalid_argument("--campaign: no campaign '" + filter.campaign + "'");
+      if (n[0].as<int64_t>() == 0) {
+        std::string hint;   // "--campaign 1,6": one campaign per analysis; two are compared by `jetsweep compare`
+        if (const size_t comma = filter.campaign.find(','); comma != std::string::npos)
+          hint = " (--campaign takes one campaign, an id or a name; to compare two: jetsweep compare " +
+                 filter.campaign.substr(0, comma) + " " + filter.campaign.substr(comma + 1) + ")";
+        return invalid_argument("--campaign: no campaign '" + filter.campaign + "'" + hint);
+      }
     }
     Corpus corpus;
     corpus.source = "database";

@@ -128,16 +128,26 @@ void print_text(std::ostream& out, const OptimizeReport& r) {
   if (!r.sweeps.empty()) print_sweeps(out, r);
 }
 
+// The same axes as `analyze pareto`'s default plot (x time, y power), the budget as a dashed line, the front's and
+// the chosen mode's names next to them.
 Status plot_report(const std::string& file, const OptimizeReport& r) {
-  const std::vector<double>& px = r.candidates.power_w;
-  const std::vector<double>& py = r.candidates.time_ms;
-  std::vector<ScatterPoint> all, front, chosen;
-  for (size_t i = 0; i < px.size(); ++i) all.push_back({px[i], py[i]});
-  for (size_t i : pareto_front(px, py)) front.push_back({px[i], py[i]});
-  if (r.chosen) chosen.push_back({px[*r.chosen], py[*r.chosen]});
+  const std::vector<double>& power = r.candidates.power_w;
+  const std::vector<double>& time = r.candidates.time_ms;
+  auto name = [&](size_t i) {
+    const ModeKey& m = r.candidates.modes[i];
+    const ModeRecord* rec = r.target.find(m);
+    return rec ? mode_label(*rec) : m.label();
+  };
   const std::string what = r.predicted() ? "Predicted (" + r.method + ")" : std::string("Observed");
-  return plot_pareto(file, what + " power-time Pareto: " + workload_heading(r.target, r.context.labels), "power_w",
-                     "time_ms", all, front, chosen);
+  ParetoPlot p{what + " time-power Pareto: " + workload_heading(r.target, r.context.labels), "time_ms", "power_w",
+               {}, {}, {}, {}};
+  for (size_t i = 0; i < power.size(); ++i) p.all.push_back({time[i], power[i], {}});
+  for (size_t i : pareto_front(time, power)) p.front.push_back({time[i], power[i], name(i)});
+  if (r.chosen) p.highlight.push_back({time[*r.chosen], power[*r.chosen], "chosen: " + name(*r.chosen)});
+  if (r.power_budget_w) p.budget = BudgetLine{false, *r.power_budget_w, "power budget " + fixed(*r.power_budget_w, 2) + " W"};
+  else if (r.time_budget_ms)
+    p.budget = BudgetLine{true, *r.time_budget_ms, "time budget " + fixed(*r.time_budget_ms, 2) + " ms"};
+  return plot_pareto(file, p);
 }
 
 }  // namespace jetsweep::analysis

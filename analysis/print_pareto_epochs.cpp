@@ -45,11 +45,10 @@ void print_text(std::ostream& out, const ParetoReport& r) {
 }
 
 Status plot_report(const std::string& file, const ParetoReport& r) {
-  std::vector<ScatterPoint> all, front;
-  for (size_t i = 0; i < r.x.size(); ++i) all.push_back({r.x[i], r.y[i]});
-  for (size_t i : r.front) front.push_back({r.x[i], r.y[i]});
-  return plot_pareto(file, "Pareto front: " + workload_heading(r.workload, r.context.labels), r.x_unit, r.y_unit,
-                     all, front);
+  ParetoPlot p{"Pareto front: " + workload_heading(r.workload, r.context.labels), r.x_unit, r.y_unit, {}, {}, {}, {}};
+  for (size_t i = 0; i < r.x.size(); ++i) p.all.push_back({r.x[i], r.y[i], {}});
+  for (size_t i : r.front) p.front.push_back({r.x[i], r.y[i], mode_label(r.modes[i])});   // the front's modes named
+  return plot_pareto(file, p);
 }
 
 namespace {
@@ -151,8 +150,9 @@ Status plot_report(const std::string& file, const EpochsReport& r) {
     all_sim = all_sim && g.simulated;
     for (const auto& e : g.epochs) {
       std::string label = "r" + std::to_string(e.run_id) + " e" + std::to_string(e.epoch);
+      if (e.epoch == 0) label += " warm-up";
       if (r.groups.size() > 1) label += " " + r.context.labels(g.config);
-      bars.push_back({label, e.stall_s.value_or(0), e.compute_s.value_or(0), other_seconds(e)});
+      bars.push_back({label, e.stall_s.value_or(0), e.compute_s.value_or(0), other_seconds(e), e.epoch == 0});
     }
   }
   std::string what = r.query.run ? "run " + std::to_string(r.query.run) : r.query.workload;

@@ -14,6 +14,8 @@ std::string plot_sim_mark(bool any, bool all) {
   return any ? " (simulated rows marked [sim])" : "";
 }
 
+std::string mode_label(const ModeRecord& m) { return m.mode_name.empty() ? m.mode.label() : m.mode_name; }
+
 void print_selection(std::ostream& out, const ReportContext& c) {
   if (!c.selected.empty()) {
     out << "selected (--where):";

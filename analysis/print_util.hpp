@@ -17,6 +17,8 @@ std::string plot_sim_mark(bool any, bool all);
 // What --where selected and --pool-over pooled: text lines, and the JSON fields "where" and "pooled_over".
 void print_selection(std::ostream& out, const ReportContext& c);
 void selection_json(boost::json::object& o, const ReportContext& c);
+// A mode's name in plots: its nvpmodel name when the run named one, else its settings ("8c/2265.6/1377/2133").
+std::string mode_label(const ModeRecord& m);
 // A workload's heading: "resnet on agx-orin bs16 w4 (simulated)".
 std::string workload_heading(const WorkloadData& w, const ConfigLabels& labels);
 // "device", "workload", "config", "config_label", "simulated", then the selection.

@@ -1,5 +1,8 @@
 // Printers of `analyze variability`: per-instance distributions, software per board class, violin plots.
 #include "analysis/plots.hpp"
+
+#include <algorithm>
+
 #include "analysis/print_reports.hpp"
 #include "analysis/print_util.hpp"
 #include "common/text.hpp"
@@ -153,7 +156,7 @@ void print_text(std::ostream& out, const VariabilityCommandReport& r) {
   for (const auto& c : rep.classes) print_class(out, c);
 }
 
-// Violins: one per (instance, configuration).
+// Violins: one per (instance, configuration), in one panel per board class.
 Status plot_variability(const std::string& file, const VariabilityCommandReport& r, bool energy) {
   const VariabilityReport& rep = r.report;
   const ConfigLabels& labels = r.context.labels;
@@ -167,21 +170,31 @@ Status plot_variability(const std::string& file, const VariabilityCommandReport&
         any_sim = any_sim || g.simulated;
         all_sim = all_sim && g.simulated;
       }
-  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  // One panel per board class: each class on its own y axis (a Nano's epochs take many times an Orin's).
+  std::vector<ViolinPanel> panels;
   for (const auto& g : rep.groups)
     for (const auto& i : g.instances) {
       if (values_of(i).empty()) continue;
-      std::string label = g.device + " " + i.instance;
-      if (rep.groups.size() > 1) label += " " + g.workload + " " + labels(g.config);
+      auto panel = std::find_if(panels.begin(), panels.end(), [&](const ViolinPanel& p) { return p.title == g.device; });
+      if (panel == panels.end()) panel = panels.insert(panels.end(), ViolinPanel{g.device, {}});
+      std::string label = i.instance;
+      // Workload and configuration only where a panel holds more than one.
+      const auto same_class = std::count_if(rep.groups.begin(), rep.groups.end(),
+                                            [&](const VariabilityGroup& o) { return o.device == g.device; });
+      if (same_class > 1) label += " " + g.workload + " " + labels(g.config);
       if (g.simulated && !all_sim) label += " [sim]";
-      groups.emplace_back(label, values_of(i));
+      panel->groups.emplace_back(label, values_of(i));
     }
-  if (groups.empty()) return invalid_argument(std::string(energy ? "--plot-energy" : "--plot") + ": no values to draw");
+  if (panels.empty()) return invalid_argument(std::string(energy ? "--plot-energy" : "--plot") + ": no values to draw");
   std::string title = std::string(energy ? "Energy" : "Epoch time") + " per board instance (epochs 1+)";
-  if (rep.groups.size() == 1) title += ": " + rep.groups[0].workload + " " + labels(rep.groups[0].config);
+  // The workload and configuration in the title when every panel shares them.
+  const bool one_setting = std::all_of(rep.groups.begin(), rep.groups.end(), [&](const VariabilityGroup& g) {
+    return g.workload == rep.groups[0].workload && labels(g.config) == labels(rep.groups[0].config);
+  });
+  if (!rep.groups.empty() && one_setting) title += ": " + rep.groups[0].workload + " " + labels(rep.groups[0].config);
   if (!r.context.pooled_over.empty()) title += ", pooled over " + join(r.context.pooled_over);
   return plot_violins(file, title + plot_sim_mark(any_sim, all_sim),
-                      energy ? "energy (" + rep.energy_unit + ")" : "time (" + rep.time_unit + ")", groups);
+                      energy ? "energy (" + rep.energy_unit + ")" : "time (" + rep.time_unit + ")", panels);
 }
 
 }  // namespace jetsweep::analysis

@@ -94,9 +94,10 @@ TEST_CASE_FIXTURE(SweepCampaign, "db: epoch bars and variability violins are plo
   CHECK(analyze({"epochs", "--db", dsn(), "--workload", "resnet18", "--instance", "orin-2", "--plot",
                  dir.str() + "/bars.png"})
             .rc == 0);
-  CHECK(analyze({"variability", "--db", dsn(), "--workload", "resnet18", "--plot", dir.str() + "/violin.svg",
-                 "--plot-energy", dir.str() + "/energy.png"})
-            .rc == 0);
+  const auto violins = analyze({"variability", "--db", dsn(), "--workload", "resnet18", "--plot",
+                                dir.str() + "/violin.svg", "--plot-energy", dir.str() + "/energy.png"});
+  INFO(violins.err);
+  CHECK(violins.rc == 0);
   CHECK(std::filesystem::file_size(dir / "bars.png") > 1000);
   CHECK(std::filesystem::file_size(dir / "violin.svg") > 1000);
 }
