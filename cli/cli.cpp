@@ -5,12 +5,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <ostream>
 
 #include "cli/client.hpp"
 #include "cli/validate.hpp"
+#include "cli/watch.hpp"
 #include "common/campaign.hpp"
 #include "common/protocol.hpp"
 #include "common/text.hpp"
@@ -39,6 +41,7 @@ struct Invocation {
   bool as_json = false;
   bool estimate = false;
   std::string dry_run;                 // RUNS[:EPOCHS[:MINIBATCHES]] as given
+  double interval_s = 2.0;             // watch --interval
   std::vector<std::string> args;       // the command's positional arguments
   std::string command;
 };
@@ -59,7 +62,13 @@ const CommandDecl kCommands[] = {
      "submit a campaign; prints its id. --dry-run submits a smaller copy: at most RUNS runs spread over the matrix, "
      "EPOCHS epochs, MINIBATCHES per epoch"},
     {"status", "CAMPAIGN", 0, 1, "progress of one campaign (id or name) or of all"},
+    {"watch", "CAMPAIGN", 0, 1,
+     "follow a campaign (default: the newest unfinished one) until it finishes: redrawn in place on a terminal, a "
+     "line per change otherwise; Ctrl-C stops watching"},
     {"report", "CAMPAIGN", 1, 1, "per-run, per-epoch results"},
+    {"compare", "CAMPAIGN_A CAMPAIGN_B", 2, 2,
+     "the configurations two campaigns share, side by side: mean epoch time (epochs 1+), power, energy per epoch "
+     "and B - A"},
     {"agents", "revoke NAME", 0, 2,
      "the fleet; 'agents revoke NAME' revokes the credential agent NAME enrolled with and disconnects it (its next "
      "registration enrolls it again: docs/SECURITY.md)"},
@@ -94,12 +103,16 @@ std::unique_ptr<CLI::App> make_app(Invocation& inv) {
   for (const auto& c : kCommands) {
     CLI::App* sub = app->add_subcommand(c.name, c.summary);
     if (*c.positional) sub->add_option("args", inv.args, c.positional)->type_name(c.positional);
-    if (std::string(c.name) != "help" && std::string(c.name) != "validate")
+    if (std::string(c.name) != "help" && std::string(c.name) != "validate" && std::string(c.name) != "watch")
       sub->add_flag("--json", inv.as_json, "print the controller's JSON answer");
   }
   CLI::App* validate = app->get_subcommand("validate");
   validate->add_flag("--json", inv.as_json, "print the expansion (and estimate) as JSON");
   validate->add_flag("--estimate", inv.estimate, "ask the controller for the campaign's duration");
+  app->get_subcommand("watch")
+      ->add_option("--interval", inv.interval_s, "seconds between polls (default 2)")
+      ->type_name("S")
+      ->check(CLI::Range(0.1, 3600.0));
   app->get_subcommand("submit")
       ->add_option("--dry-run", inv.dry_run, "submit a smaller copy (see above)")
       ->type_name("RUNS[:EPOCHS[:MINIBATCHES]]");
@@ -145,6 +158,8 @@ class Commands {
     if (cmd == "submit") return submit();
     if (cmd == "status") return status();
     if (cmd == "report") return report();
+    if (cmd == "compare") return compare();
+    if (cmd == "watch") return run_watch(client_, {inv_.args.empty() ? "" : arg(), inv_.interval_s, tty_}, out_, err_);
     if (cmd == "cancel-run") return cancel_run();
     if (cmd == "agents") return agents();
     return campaign_action();   // pause | resume | cancel
@@ -223,14 +238,20 @@ class Commands {
   int status() {
     auto line = [this](const api::CampaignStatus& s) { return format_status(s, tty_) + "\n"; };
     if (!inv_.args.empty()) return show<api::CampaignStatus>("GET", api::campaign_path(arg()), "campaign status", line);
-    return show<std::vector<api::CampaignStatus>>("GET", "/api/campaigns", "campaign list", [&](const auto& all) {
-      return all.empty() ? std::string("no campaigns\n") : join(all, "", line);
+    return show<std::vector<api::CampaignStatus>>("GET", "/api/campaigns", "campaign list", [](const auto& all) {
+      return format_campaigns(all, std::time(nullptr));
     });
   }
 
   int report() {
     return show<api::CampaignReport>("GET", api::campaign_report_path(arg()), "campaign report",
                                      [](const api::CampaignReport& r) { return format_report(r); });
+  }
+
+  int compare() {
+    return show<api::CampaignComparison>("GET", api::campaign_compare_path(inv_.args.at(0), inv_.args.at(1)),
+                                         "campaign comparison",
+                                         [](const api::CampaignComparison& c) { return format_comparison(c); });
   }
 
   int campaign_action() {
@@ -248,18 +269,8 @@ class Commands {
 
   int agents() {
     if (!inv_.args.empty()) return revoke_agent();
-    return show<std::vector<api::AgentInfo>>("GET", "/api/agents", "agent list", [](const auto& all) {
-      return join(all, "", [](const api::AgentInfo& a) {
-        std::string line = std::to_string(a.agent_id) + "  " + a.name + "  " + a.device_class + "  " +
-                           (a.connected ? "connected" : "disconnected") + "  run " +
-                           (a.current_run ? std::to_string(*a.current_run) : "-") + "  " + a.hostname + ", " +
-                           std::to_string(a.cpus) + " cpus, torch " + a.torch_version + ", " + a.git_sha +
-                           ", trains on " + a.accelerator + "\n";
-        // A board that is not ready for what it was asked (jetsweep-agent doctor on it says more).
-        for (const auto& why : a.not_ready) line += "    NOT READY: " + why + "\n";
-        return line;
-      });
-    });
+    return show<std::vector<api::AgentInfo>>("GET", "/api/agents", "agent list",
+                                             [](const auto& all) { return format_agents(all); });
   }
 
   int revoke_agent() {

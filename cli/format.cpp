@@ -1,6 +1,7 @@
 // Text renderings of the API's answers: a campaign's status line and its report table.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -193,7 +194,18 @@ std::string format_duration(double s) {
   return o.str();
 }
 
+std::string progress_bar(int64_t done, int64_t total, int width) {
+  const double share = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+  const int filled = std::clamp(static_cast<int>(std::lround(width * share)), 0, width);
+  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') +
+         "] " + std::to_string(total > 0 ? 100 * done / total : 0) + "%";
+}
+
 std::string format_status(const api::CampaignStatus& s, bool progress_bar) {
+  return format_status(s, progress_bar, std::time(nullptr));
+}
+
+std::string format_status(const api::CampaignStatus& s, bool bar, std::time_t now) {
   std::ostringstream out;
   out << "campaign " << s.campaign_id << " (" << s.name << "): " << s.runs << " runs: " << s.done << " done, "
       << s.running << " running, " << s.assigned << " assigned, " << s.queued << " queued, " << s.failed << " failed";
@@ -201,20 +213,10 @@ std::string format_status(const api::CampaignStatus& s, bool progress_bar) {
   if (s.cancelled > 0) out << ", " << s.cancelled << " cancelled";
   out << "; epochs " << s.epochs_done << "/" << s.epochs_total;
   if (!s.state.empty() && s.state != "active") out << " [" << s.state << "]";
-  if (s.paused && s.queued + s.running > 0) {
-    out << "; ETA paused";
-  } else if (s.eta_s && *s.eta_s > 0) {
-    const auto eta = static_cast<int64_t>(*s.eta_s);
-    out << "; ETA " << eta / 3600 << "h" << std::setw(2) << std::setfill('0') << (eta / 60) % 60 << "m"
-        << std::setw(2) << (eta % 60) << "s" << std::setfill(' ');
-  }
-  if (progress_bar && s.epochs_total > 0) {
-    const int width = 30;
-    const double share = static_cast<double>(s.epochs_done) / static_cast<double>(s.epochs_total);
-    const int filled = std::clamp(static_cast<int>(std::lround(width * share)), 0, width);
-    out << "  [" << std::string(static_cast<size_t>(filled), '#') << std::string(static_cast<size_t>(width - filled), '.')
-        << "] " << (100 * s.epochs_done / s.epochs_total) << "%";
-  }
+  if (s.paused && s.queued + s.running > 0) out << "; ETA paused";
+  else if (s.eta_s && *s.eta_s > 0) out << "; ETA " << format_eta(*s.eta_s, now);
+  else if (!s.finished && !s.paused) out << "; time left known after the first measured epoch";
+  if (bar && s.epochs_total > 0) out << "  " << progress_bar(s.epochs_done, s.epochs_total);
   for (const auto& u : s.unrunnable) out << "\n  cannot run: " << u.reason;
   return out.str();
 }

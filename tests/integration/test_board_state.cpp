@@ -226,5 +226,10 @@ TEST_CASE("jetsweep-agent doctor: a checklist with verdicts, exit 0 when ready a
     CHECK(a.at("ready") == true);
     CHECK(a.at("accelerator") == (a.at("name") == "sim-1" ? "simulated" : "cpu"));
   }
-  CHECK(fleet.cli({"agents"}).find("trains on simulated") != std::string::npos);
+  // The table's "trains on" column (cli/format_tables.cpp): the sim-1 row says simulated.
+  const std::string table = fleet.cli({"agents"});
+  const size_t at = table.find("sim-1 [sim]");
+  REQUIRE(at != std::string::npos);
+  CHECK(table.find("trains on") != std::string::npos);
+  CHECK(table.substr(at, table.find('\n', at) - at).find("simulated") != std::string::npos);
 }
