@@ -12,9 +12,19 @@
 //   POST /api/campaigns/estimate       (YAML)      -> CampaignEstimate                    request: CampaignSubmission
 //   GET  /api/campaigns/REF                       -> CampaignStatus
 //   GET  /api/campaigns/REF/report                -> CampaignReport
+//   GET  /api/campaigns/A/compare/B               -> CampaignComparison (common/compare.hpp)
 //   POST /api/campaigns/REF/{pause,resume,cancel} -> CampaignStatus                      request: CampaignStateChange
 //   POST /api/runs/ID/cancel                      -> RunCancelled                        request: RunCancelRequest
 //   POST /api/agents/NAME/revoke                  -> AgentRevoked
+//   GET  /api/runs/ID                             -> RunDetail (the run as in its report + campaign_id)
+//   GET  /api/runs/ID/samples                     -> std::vector<RunSample>
+//   POST /api/login    ({"token":..} or token=..) -> SessionInfo + Set-Cookie jetsweep_session (public)
+//   POST /api/logout                              -> SessionInfo (clears the cookie; public)
+//   GET  /api/session                             -> SessionInfo (public)
+//   GET  /api/fleet                               -> std::vector<FleetBoard> (controller/api_metrics.cpp)
+//   GET  /metrics                                 -> Prometheus text exposition 0.0.4 (not JSON; API token)
+//   GET  /api/events                              -> text/event-stream of `snapshot` events (controller/live_hub.hpp)
+//   GET  /, /ui/NAME                              -> the dashboard (controller/web/; public)
 //   any error                                     -> ErrorReply (HTTP 400 / 401 / 403 / 404 / 413 / 500 / 503)
 #pragma once
 
@@ -249,6 +259,88 @@ struct CampaignReport {
   std::vector<ReportRun> runs;
 };
 
+// ---- the dashboard's routes (controller/api_web.cpp; codec in common/api_web.cpp) ----
+
+// GET /api/runs/ID: one run as in its campaign's report, and its campaign. Travels flat: the ReportRun's fields
+// plus "campaign_id" and "campaign_name".
+struct RunDetail {
+  int64_t campaign_id = 0;
+  std::string campaign_name;
+  ReportRun run;
+};
+
+// GET /api/runs/ID/samples: one telemetry sample of the run (ordered by t_s).
+struct RunSample {
+  double t_s = 0;                       // seconds since the run started on its agent
+  std::optional<double> t_unix_s;       // on the controller's clock; null when the run's start time is unknown
+  std::optional<double> power_w;
+  double cpu_util_pct = 0;
+  std::optional<double> cpu_freq_mhz;
+  int64_t mem_used_kb = 0;
+  int64_t disk_read_bytes = 0;
+};
+
+// GET /api/session: who the presented credentials (cookie or Authorization) are.
+struct SessionInfo {
+  std::string role = "none";            // admin | viewer | none
+  bool auth_required = true;            // false: the controller has no API token (everyone is admin)
+};
+
+std::string run_path(const std::string& run_ref);                  // /api/runs/ID
+std::string run_samples_path(const std::string& run_ref);          // /api/runs/ID/samples
+
+// ---- fleet (GET /api/fleet; controller/api_metrics.cpp; codec in common/api_fleet.cpp) ----
+
+// One telemetry point of a board, on the controller's clock (Unix seconds). Agents sample only while they execute
+// a run; they sample no temperatures (proto::Sample), so none are shown.
+struct FleetPoint {
+  double t_unix_s = 0;
+  std::optional<double> power_w;        // null: no power sensor
+  double cpu_util_pct = 0;
+  std::optional<double> cpu_freq_mhz;
+};
+
+// A board's newest sample (the controller keeps it while it is at most 5 minutes old).
+struct FleetLatest {
+  double t_unix_s = 0;
+  std::optional<double> power_w;
+  double cpu_util_pct = 0;
+  std::optional<double> cpu_freq_mhz;
+  int64_t mem_used_kb = 0;
+};
+
+// One board (agent) of the fleet: the store's agent row, the board state of its current or last run, and what
+// the controller heard from it lately (kept in memory: controller/fleet_telemetry.hpp).
+struct FleetBoard {
+  int64_t agent_id = 0;
+  std::string name;
+  std::string device_class;
+  bool connected = false;
+  std::string state;                              // idle | busy | offline (fleet_state)
+  std::optional<int64_t> current_run;
+  bool simulated = false;                         // its backend is "sim"
+  std::vector<std::string> not_ready;             // failed readiness checks; "ready" travels as not_ready empty
+  bool ready() const { return not_ready.empty(); }
+  std::string last_seen;                          // the store's last_seen (registration or disconnect)
+  std::optional<double> last_heartbeat_unix_s;    // its last heartbeat since the controller started; null: none
+  std::optional<boost::json::object> applied;     // proto::BoardState JSON of its current or last started run
+  std::optional<std::string> power_mode;          // applied mode_name; null when none was named
+  std::optional<FleetLatest> latest;
+  std::vector<FleetPoint> series;                 // the last 5 minutes, oldest first, at most ~300 points
+};
+
+// The fleet state of an agent: "offline" when not connected, "busy" when it holds a run, else "idle" (the same
+// rule for /api/fleet and the agents-by-state metric, so they agree with /api/agents).
+std::string fleet_state(bool connected, const std::optional<int64_t>& current_run);
+inline constexpr const char* kFleetPath = "/api/fleet";
+
+boost::json::object to_json(const FleetPoint& v);
+boost::json::object to_json(const FleetLatest& v);
+boost::json::object to_json(const FleetBoard& v);
+Status from_json(const boost::json::value& v, const std::string& where, FleetPoint& out);
+Status from_json(const boost::json::value& v, const std::string& where, FleetLatest& out);
+Status from_json(const boost::json::value& v, const std::string& where, FleetBoard& out);
+
 // ---- codec ----
 // to_json gives the wire object; from_json checks every field and names `where` and the field in its error
 // (kProtocolError), e.g. "campaign report field 'runs[3]', field 'status': missing".
@@ -269,6 +361,9 @@ boost::json::object to_json(const EpochClocks& v);
 boost::json::object to_json(const ReportEpoch& v);
 boost::json::object to_json(const ReportRun& v);
 boost::json::object to_json(const CampaignReport& v);
+boost::json::object to_json(const RunDetail& v);
+boost::json::object to_json(const RunSample& v);
+boost::json::object to_json(const SessionInfo& v);
 template <class T>
 boost::json::array to_json(const std::vector<T>& items) {
   boost::json::array out;
@@ -293,6 +388,9 @@ Status from_json(const boost::json::value& v, const std::string& where, EpochClo
 Status from_json(const boost::json::value& v, const std::string& where, ReportEpoch& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportRun& out);
 Status from_json(const boost::json::value& v, const std::string& where, CampaignReport& out);
+Status from_json(const boost::json::value& v, const std::string& where, RunDetail& out);
+Status from_json(const boost::json::value& v, const std::string& where, RunSample& out);
+Status from_json(const boost::json::value& v, const std::string& where, SessionInfo& out);
 template <class T>
 Status from_json(const boost::json::value& v, const std::string& where, std::vector<T>& out) {
   if (!v.is_array()) return protocol_error(where + ": expected an array");

@@ -92,7 +92,10 @@ void AgentSession::on_frame(std::string frame) {
   if (const auto* reg = std::get_if<proto::Register>(&body)) return on_register(id, *reg);
   if (!registered()) return reject("not_registered", "first message must be 'register'", id);
   if (proto::needs_ack(body)) return ingest(id, std::move(body));
-  if (std::holds_alternative<proto::Heartbeat>(body)) return;
+  if (const auto* hb = std::get_if<proto::Heartbeat>(&body)) {
+    controller_->fleet_telemetry().heartbeat(agent_id_, *hb, proto::unix_now_s());
+    return;
+  }
   if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
   if (const auto* e = std::get_if<proto::Error>(&body)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << ") reported " << e->code << ": " << e->message;
@@ -177,6 +180,7 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   }
   if (best_rtt_s_ && rtt >= *best_rtt_s_) return;
   best_rtt_s_ = rtt;
+  clock_offset_s_ = offset;
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
   controller_->db().post<Status>(
       controller_->executor(), [a = agent_id_, offset, rtt](Store& s) { return s.record_clock(a, offset, rtt); },
@@ -188,6 +192,13 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
 void AgentSession::ingest(uint64_t id, proto::Body body) {
   ++in_flight_;
   const std::string type(proto::type_name(body));
+  const auto received = std::chrono::steady_clock::now();
+  size_t rows = 0;   // the rows it carries (minibatch and sample chunks), for the ingest counters of /metrics
+  if (const auto* m = std::get_if<proto::MinibatchChunk>(&body)) rows = m->stall_s.size();
+  if (const auto* c = std::get_if<proto::SampleChunk>(&body)) {
+    rows = c->samples.size();
+    controller_->fleet_telemetry().add_samples(agent_id_, *c, clock_offset_s_, proto::unix_now_s());
+  }
   const int64_t agent = agent_id_;
   auto self = shared_from_this();
   std::optional<int64_t> finished;
@@ -207,7 +218,15 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
             },
             body);
       },
-      [self, id, type, finished](Status s) { self->ingest_done(id, type, s, finished); });
+      [self, id, type, finished, rows, received](Status s) {
+        if (s.is_ok()) {
+          auto& m = self->controller_->metrics().ingest(type);
+          m.messages.inc();
+          m.rows.inc(rows);
+          m.seconds.observe(metrics::seconds_since(received));
+        }
+        self->ingest_done(id, type, s, finished);
+      });
 }
 
 void AgentSession::ingest_done(uint64_t id, const std::string& type, const Status& s,

@@ -78,6 +78,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
   std::optional<double> best_rtt_s_;
+  std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_
   int64_t agent_id_ = 0;
   std::string name_;
   std::string device_class_;

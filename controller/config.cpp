@@ -14,7 +14,7 @@ namespace {
 // The flags as given (text), converted and checked after parsing so that errors name the flag.
 struct FlagText {
   std::optional<std::string> listen, heartbeat_ms, lease_s, max_attempts, ingest_connections;
-  std::optional<std::string> api_token_file, enroll_secret_file;
+  std::optional<std::string> api_token_file, enroll_secret_file, viewer_token_file;
   CLI::Option* api_token = nullptr;
   CLI::Option* enroll_secret = nullptr;
 };
@@ -49,6 +49,9 @@ void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
                     ->type_name("T")
                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   number("--api-token-file", t.api_token_file, "FILE", "the API token read from FILE (one line; chmod 600)");
+  number("--viewer-token-file", t.viewer_token_file, "FILE",
+         "a read-only token read from FILE (one line; chmod 600): it may GET (the dashboard, reports) but not change "
+         "anything; needs --api-token[-file]");
   text("--tls-cert", c.tls_cert, "FILE",
        "PEM certificate chain: serve https:// and wss:// on the port (plain http/ws then only from loopback)");
   text("--tls-key", c.tls_key, "FILE", "PEM private key of --tls-cert");
@@ -111,6 +114,14 @@ Status apply_secrets_and_tls(const FlagText& t, ControllerConfig& c) {
                       net::resolve_secret("--api-token", c.options.api_token, t.api_token->count() > 0,
                                           "--api-token-file", t.api_token_file.value_or(""),
                                           t.api_token_file.has_value()));
+  if (t.viewer_token_file) {
+    JS_ASSIGN_OR_RETURN(c.options.viewer_token, net::read_secret_file("--viewer-token-file", *t.viewer_token_file));
+    if (c.options.api_token.empty())
+      return invalid_argument("--viewer-token-file needs an API token (--api-token-file FILE or $JETSWEEP_API_TOKEN): "
+                              "without one the API is open to everyone anyway");
+    if (c.options.viewer_token == c.options.api_token)
+      return invalid_argument("--viewer-token-file: the viewer token must differ from the API token");
+  }
   if (c.tls_cert.empty() != c.tls_key.empty())
     return invalid_argument(c.tls_cert.empty() ? "--tls-key needs --tls-cert FILE (give both or neither)"
                                                : "--tls-cert needs --tls-key FILE (give both or neither)");

@@ -9,8 +9,11 @@
 #include "common/text.hpp"
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
+#include "controller/api_call.hpp"
 #include "controller/client_error.hpp"
 #include "controller/io_thread.hpp"
+#include "controller/live_hub.hpp"
+#include "controller/web_auth.hpp"
 
 namespace jetsweep::controller {
 namespace asio = boost::asio;
@@ -35,6 +38,10 @@ Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions op
       campaigns_(options_.max_campaigns_waiting),
       sweep_timer_(ioc) {
   campaigns_.start();
+  web_auth_ = std::make_unique<WebAuth>(options_.api_token, options_.viewer_token);
+  live_ = std::make_shared<LiveHub>(ioc.get_executor(), [this](std::function<void(std::optional<std::string>)> done) {
+    live_snapshot(std::move(done));
+  });
 }
 
 Controller::~Controller() { campaigns_.stop(); }
@@ -49,6 +56,7 @@ void Controller::stop() {
   stopped_ = true;
   sweep_timer_.cancel();
   campaigns_.stop();
+  live_->stop();   // closes the dashboard's event streams
   const auto agents = agents_;   // a copy: close() calls on_agent_gone, which erases from agents_
   for (const auto& [id, weak] : agents)
     if (auto s = weak.lock()) s->close("controller shutting down");
@@ -106,11 +114,12 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
   if (session->nothing_at == queue_generation_) return;  // nothing new since its last empty claim
   session->claiming = true;
   const uint64_t generation = queue_generation_;
+  const auto claim_posted = std::chrono::steady_clock::now();   // dispatch latency: claim posted -> assign sent
   auto self = shared_from_this();
   db_.post<Result<std::optional<Assignment>>>(
       executor(),
       [id = session->agent_id(), cls = session->device_class()](Store& s) { return s.claim_run(id, cls); },
-      [self, session, generation](Result<std::optional<Assignment>> r) {
+      [self, session, generation, claim_posted](Result<std::optional<Assignment>> r) {
         session->claiming = false;
         if (!r) {
           JS_LOG_ERROR << "agent " << session->agent_id() << " (" << session->name()
@@ -137,6 +146,7 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
         JS_LOG_INFO << "run " << a.run_id << " assigned to agent " << session->agent_id() << " (" << session->name()
                     << ")";
         session->send(proto::AssignRun{a.run_id, a.config});
+        self->metrics_.dispatch_s.observe(metrics::seconds_since(claim_posted));
       });
 }
 
@@ -169,8 +179,6 @@ void Controller::stop_cancelled_runs() {
       });
 }
 
-namespace {
-
 HttpResponse json_response(const HttpRequest& req, http::status status, const bj::value& body) {
   HttpResponse res{status, req.version()};
   res.set(http::field::server, "jetsweep-controller");
@@ -198,40 +206,6 @@ std::vector<std::string> split_path(std::string_view target) {
   return parts;
 }
 
-}  // namespace
-
-// One API request being answered: the request, its path segments and the responder (called once).
-struct Controller::ApiCall {
-  std::shared_ptr<HttpRequest> req;
-  std::vector<std::string> parts;   // the path's segments: "api", "campaigns", REF, ...
-  std::function<void(HttpResponse&&)> respond;
-
-  void reply(http::status status, const bj::value& body) const { respond(json_response(*req, status, body)); }
-  void fail(http::status status, const std::string& message) const { reply(status, api::to_json(api::ErrorReply{message})); }
-  // Server-side failures (database, internal) are answered with a short message and an error id; the detail
-  // goes to the log (controller/client_error.hpp).
-  void fail(const Status& s) const {
-    const ClientError e = client_error(s, std::string(to_string(req->method())) + " " + std::string(req->target()));
-    reply(status_for(e.status), api::to_json(api::ErrorReply{e.status.message(), e.error_id}));
-  }
-  template <class T>
-  void reply(const Result<T>& r) const {
-    if (!r) return fail(r.status());
-    reply(http::status::ok, api::to_json(r.value()));
-  }
-  void no_such_endpoint() const {
-    fail(http::status::not_found,
-         "no such endpoint: " + std::string(to_string(req->method())) + " " + std::string(req->target()));
-  }
-};
-
-// The route table: method and path pattern ("*" matches any one segment) -> handler.
-struct Controller::ApiRoute {
-  http::verb method;
-  std::vector<std::string_view> pattern;
-  void (Controller::*handler)(const ApiCall&);
-};
-
 namespace {
 
 bool matches(const Controller::ApiRoute& route, http::verb method, const std::vector<std::string>& parts) {
@@ -245,17 +219,28 @@ bool matches(const Controller::ApiRoute& route, http::verb method, const std::ve
 
 const std::vector<Controller::ApiRoute>& Controller::api_routes() {
   using C = Controller;
+  constexpr auto kPublic = RouteAccess::kPublic;
   static const std::vector<ApiRoute> routes = {
-      {http::verb::get, {"api", "health"}, &C::api_health},
+      {http::verb::get, {"api", "health"}, &C::api_health, kPublic},
       {http::verb::get, {"api", "agents"}, &C::api_agents},
       {http::verb::get, {"api", "campaigns"}, &C::api_campaigns},
       {http::verb::post, {"api", "campaigns"}, &C::api_submit},
       {http::verb::post, {"api", "campaigns", "estimate"}, &C::api_estimate},
       {http::verb::get, {"api", "campaigns", "*"}, &C::api_campaign_status},
       {http::verb::get, {"api", "campaigns", "*", "report"}, &C::api_campaign_report},
+      {http::verb::get, {"api", "campaigns", "*", "compare", "*"}, &C::api_compare},   // api_compare.cpp
       {http::verb::post, {"api", "campaigns", "*", "*"}, &C::api_campaign_action},
       {http::verb::post, {"api", "runs", "*", "cancel"}, &C::api_cancel_run},
       {http::verb::post, {"api", "agents", "*", "revoke"}, &C::api_revoke_agent},
+      {http::verb::get, {"api", "fleet"}, &C::api_fleet},                               // api_metrics.cpp
+      {http::verb::get, {"metrics"}, &C::api_metrics},                                  // api_metrics.cpp
+      {http::verb::get, {"api", "runs", "*"}, &C::api_run},                             // api_web.cpp
+      {http::verb::get, {"api", "runs", "*", "samples"}, &C::api_run_samples},          // api_web.cpp
+      {http::verb::post, {"api", "login"}, &C::api_login, kPublic},                     // api_web.cpp
+      {http::verb::post, {"api", "logout"}, &C::api_logout, kPublic},                   // api_web.cpp
+      {http::verb::get, {"api", "session"}, &C::api_session, kPublic},                  // api_web.cpp
+      {http::verb::get, {}, &C::serve_ui, kPublic},                                     // api_web.cpp: the dashboard
+      {http::verb::get, {"ui", "*"}, &C::serve_ui, kPublic},                            // its assets
   };
   return routes;
 }
@@ -267,15 +252,25 @@ void Controller::handle_api(HttpRequest&& req, std::function<void(HttpResponse&&
     return call.fail(http::status::bad_request,
                      "request target: byte " + std::to_string(*bad) + " is not valid UTF-8 (percent-encode it)");
   call.parts = split_path(call.req->target());
-  if (call.parts.empty() || call.parts[0] != "api")
-    return call.fail(http::status::not_found, "no such endpoint: " + std::string(call.req->target()));
-  const bool is_health = call.parts.size() == 2 && call.parts[1] == "health";
-  if (!is_health && !authorized(call.req->base()[http::field::authorization], options_.api_token))
-    return call.fail(http::status::unauthorized,
-                     "missing or wrong API token (Authorization: Bearer ...; jetsweep --token or "
-                     "$JETSWEEP_API_TOKEN)");
-  for (const auto& route : api_routes())
-    if (matches(route, call.req->method(), call.parts)) return (this->*route.handler)(call);
+  // The API token or the viewer token (Authorization: Bearer), else the dashboard's login cookie (web_auth.hpp).
+  const Caller who = web_auth_->identify(*call.req);
+  const bool token = who.role != Role::kNone;
+  const std::string refused = "missing or wrong API token (Authorization: Bearer ...; jetsweep --token or $JETSWEEP_API_TOKEN)";
+  for (const auto& route : api_routes()) {
+    if (!matches(route, call.req->method(), call.parts)) continue;
+    if (route.access != RouteAccess::kPublic) {
+      if (!token) return call.fail(http::status::unauthorized, refused);
+      const bool read = call.req->method() == http::verb::get || call.req->method() == http::verb::head;
+      if (!read && who.role != Role::kAdmin)
+        return call.fail(http::status::forbidden, "read-only access (the viewer token): only GET requests are allowed");
+      if (!read && who.by_cookie && call.req->find(WebAuth::kCsrfHeader) == call.req->end())
+        return call.fail(http::status::forbidden, std::string("a request authorised by the login cookie must carry the ") +
+                                                      WebAuth::kCsrfHeader + " header (cross-site request refused)");
+    }
+    return (this->*route.handler)(call);
+  }
+  // An unknown endpoint is named only to token holders.
+  if (!token) return call.fail(http::status::unauthorized, refused);
   call.no_such_endpoint();
 }
 

@@ -10,15 +10,20 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/campaign.hpp"
 #include "controller/campaign_worker.hpp"
 #include "controller/db_worker.hpp"
+#include "controller/fleet_telemetry.hpp"
+#include "controller/metrics.hpp"
 
 namespace jetsweep::controller {
 
 class AgentSession;
+class LiveHub;
+class WebAuth;
 
 struct ControllerOptions {
   std::chrono::milliseconds heartbeat_interval{1000};
@@ -28,6 +33,7 @@ struct ControllerOptions {
   size_t max_queued_frames = 1024;               // per agent connection write queue bound
   std::string enroll_secret;                     // agents must present it (Authorization: Bearer); empty = open
   std::string api_token;                         // API clients must present it; empty = open
+  std::string viewer_token;                      // a read-only token (GET only; the dashboard's viewers); empty = none
   int time_sync_probes = 5;                      // clock probes right after registration ...
   int time_sync_every_heartbeats = 60;           // ... then one every N heartbeats
   CampaignLimits campaign_limits;                // bounds on parsing and expanding a posted campaign
@@ -55,7 +61,14 @@ class Controller : public std::enable_shared_from_this<Controller> {
   }
   const ControllerOptions& options() const { return options_; }
   CampaignWorker& campaign_worker() { return campaigns_; }
+  // Every agent's recent telemetry and heartbeats, in memory (fed by AgentSession; io thread only).
+  FleetTelemetry& fleet_telemetry() { return fleet_telemetry_; }
+  // The controller's own instruments for GET /metrics (dispatch latency, ingest counts).
+  metrics::ControllerMetrics& metrics() { return metrics_; }
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+  // The dashboard (api_web.cpp): who a request is (tokens, login sessions), and the hub of GET /api/events.
+  WebAuth& web_auth() { return *web_auth_; }
+  LiveHub& live_hub() { return *live_; }
 
   // Agent sessions report lifecycle events (io thread).
   void on_agent_registered(const std::shared_ptr<AgentSession>& session);
@@ -72,8 +85,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
   // HTTP API (routes in common/api.hpp); `respond` is called exactly once (io thread).
   void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
 
-  struct ApiCall;    // one request being answered (controller.cpp)
-  struct ApiRoute;   // method + path pattern -> handler (controller.cpp)
+  struct ApiCall;    // one request being answered (api_call.hpp)
+  struct ApiRoute;   // method + path pattern -> handler (api_call.hpp)
   struct Posted;     // a posted campaign, parsed (controller.cpp)
 
  private:
@@ -94,6 +107,17 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void api_campaign_action(const ApiCall& call);
   void api_cancel_run(const ApiCall& call);
   void api_revoke_agent(const ApiCall& call);
+  void api_compare(const ApiCall& call);        // api_compare.cpp: two campaigns' matched configurations
+  void api_fleet(const ApiCall& call);          // api_metrics.cpp: every board with its recent telemetry
+  void api_metrics(const ApiCall& call);        // api_metrics.cpp: Prometheus text exposition at /metrics
+  void api_run(const ApiCall& call);            // api_web.cpp: one run, as in its campaign's report
+  void api_run_samples(const ApiCall& call);    // api_web.cpp: one run's telemetry samples
+  void api_login(const ApiCall& call);          // api_web.cpp: the dashboard's login (sets its cookie)
+  void api_logout(const ApiCall& call);
+  void api_session(const ApiCall& call);        // api_web.cpp: who the presented credentials are
+  void serve_ui(const ApiCall& call);           // api_web.cpp: the dashboard's page and assets
+  // api_web.cpp: the live snapshot {"health","campaigns","fleet"} as JSON text, or nullopt (the LiveHub's query).
+  void live_snapshot(std::function<void(std::optional<std::string>)> done);
   // Parses and expands the posted campaign on the CampaignWorker, then `then(posted)` (io thread); answers
   // 400 for a campaign refused, 503 when the worker is busy.
   void parse_posted(const ApiCall& call, bool apply_dry_run, std::function<void(Posted&&)> then);
@@ -103,8 +127,12 @@ class Controller : public std::enable_shared_from_this<Controller> {
   std::vector<DbWorker*> ingest_;
   ControllerOptions options_;
   CampaignWorker campaigns_;
+  FleetTelemetry fleet_telemetry_;
+  metrics::ControllerMetrics metrics_;
   boost::asio::steady_timer sweep_timer_;
   std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id
+  std::unique_ptr<WebAuth> web_auth_;
+  std::shared_ptr<LiveHub> live_;
   bool stopped_ = false;
   uint64_t queue_generation_ = 0;
   int sweeps_ = 0;

@@ -53,6 +53,17 @@ void DbWorker::loop() {
   }
 }
 
+void DbWorker::record(double seconds, Code code) {
+  latency_.observe(seconds);
+  if (code != Code::kOk && static_cast<size_t>(code) < errors_.size()) errors_[static_cast<size_t>(code)].inc();
+}
+
+std::vector<std::pair<std::string, uint64_t>> DbWorker::errors_by_code() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (size_t i = 1; i < errors_.size(); ++i) out.emplace_back(code_name(static_cast<Code>(i)), errors_[i].value());
+  return out;
+}
+
 void DbWorker::backoff(int attempt, const Status& why) {
   // Capped exponential backoff while PostgreSQL is unreachable: 100 ms .. 5 s.
   const auto wait = std::chrono::milliseconds(std::min<int64_t>(5000, 100LL << std::min(attempt, 6)));

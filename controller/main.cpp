@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
   JS_LOG_INFO << "listening on " << bound.address().to_string() << ":" << bound.port()
               << (tls ? " (agents: wss://.../agent, API: https://.../api; plain ws/http from loopback only)"
                       : " (agents: ws://.../agent, API: http://.../api)");
+  JS_LOG_INFO << "dashboard: " << (tls ? "https://" : "http://") << bound.address().to_string() << ":" << bound.port()
+              << "/" << (cfg->options.api_token.empty() ? "" : " (log in with the API token or the viewer token)");
   if (!tls && !net::is_loopback(bound.address()))
     JS_LOG_WARN << "listening on " << bound.address().to_string()
                 << " without TLS: the enrollment secret, the API token and all results travel in clear; pass "

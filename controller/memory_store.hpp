@@ -97,6 +97,9 @@ class MemoryStore final : public Store {
   Result<std::vector<api::CampaignStatus>> list_campaigns() override;
   Result<api::CampaignReport> campaign_report(int64_t campaign_id) override;
   Result<std::vector<api::AgentInfo>> list_agents() override;
+  Result<api::RunDetail> run_detail(int64_t run_id) override;
+  Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;
+  Result<std::vector<AgentApplied>> agents_applied() override;
 
   // Snapshots for tests (any thread).
   std::optional<Run> run(int64_t run_id) const;

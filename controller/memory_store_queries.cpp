@@ -261,6 +261,34 @@ Result<api::CampaignReport> MemoryStore::campaign_report(int64_t campaign_id) {
   return report;
 }
 
+Result<api::RunDetail> MemoryStore::run_detail(int64_t run_id) {
+  std::lock_guard lock(mu_);
+  const Run* run = find_run(run_id);
+  if (!run) return not_found("no run " + std::to_string(run_id));
+  api::RunDetail out;
+  out.campaign_id = run->campaign_id;
+  out.campaign_name = campaigns_.at(run->campaign_id).name;
+  out.run = report_run(*run);
+  return out;
+}
+
+Result<std::vector<api::RunSample>> MemoryStore::run_samples(int64_t run_id) {
+  std::lock_guard lock(mu_);
+  const Run* run = find_run(run_id);
+  if (!run) return not_found("no run " + std::to_string(run_id));
+  double offset = 0;
+  if (run->agent_id)
+    if (auto a = agents_.find(*run->agent_id); a != agents_.end()) offset = a->second.clock_offset_s.value_or(0.0);
+  std::vector<api::RunSample> out;
+  for (auto it = samples_.lower_bound({run_id, -std::numeric_limits<double>::infinity()});
+       it != samples_.end() && it->first.first == run_id; ++it) {
+    const proto::Sample& s = it->second;
+    out.push_back({s.t_s, sum3(run->agent_t0_unix_s, s.t_s, offset), column(s.power_w), s.cpu_util_pct,
+                   column(s.cpu_freq_mhz), s.mem_used_kb, s.disk_read_bytes});
+  }
+  return out;
+}
+
 Result<std::vector<api::AgentInfo>> MemoryStore::list_agents() {
   std::lock_guard lock(mu_);
   std::vector<api::AgentInfo> out;
@@ -312,6 +340,23 @@ Result<perf::EstimateInputs> MemoryStore::estimate_inputs() {
   for (const auto& [id, a] : agents_) in.class_of_agent[a.name] = a.facts.device_class;
   for (const Agent* a : enrolled_boards()) ++in.enrolled_boards[a->facts.device_class];
   return in;
+}
+
+Result<std::vector<AgentApplied>> MemoryStore::agents_applied() {
+  std::lock_guard lock(mu_);
+  // As PgStore: per agent, its executing run first, then the one started last, then the highest id.
+  std::map<int64_t, std::pair<std::tuple<bool, double, int64_t>, const Run*>> best;   // agent -> (rank, run)
+  for (const auto& [id, run] : runs_) {
+    if (!run.agent_id || !run.applied) continue;
+    const auto rank = std::make_tuple(run.status == "assigned" || run.status == "running",
+                                      run.started_at.value_or(-std::numeric_limits<double>::infinity()), id);
+    auto it = best.find(*run.agent_id);
+    if (it == best.end() || rank > it->second.first) best[*run.agent_id] = {rank, &run};
+  }
+  std::vector<AgentApplied> out;
+  for (const auto& [agent, chosen] : best)
+    out.push_back(AgentApplied{agent, chosen.second->id, proto::to_json(*chosen.second->applied)});
+  return out;
 }
 
 }  // namespace jetsweep::controller

@@ -141,20 +141,22 @@ Result<std::vector<api::CampaignStatus>> PgStore::list_campaigns() {
 }
 
 namespace {
-const char* const kReportRunsSql =
+// The report's runs and epochs: of a campaign (WHERE r.campaign_id = $1), or of one run (r.id = $1).
+const std::string kReportRunsSelect =
     "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text, r.applied::text, "
     "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device "
-    "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.campaign_id = $1 ORDER BY r.ordinal";
+    "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id ";
+const std::string kReportRunsSql = kReportRunsSelect + "WHERE r.campaign_id = $1 ORDER BY r.ordinal";
 
-const char* const kReportEpochsSql =
+const std::string kReportEpochsSelect =
     "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss, "
     "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac, e.t_start_s, e.t_end_s, e.power_coverage, "
     "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
     "  e.emc_hz_end, e.throttled, e.throttle_reason, "
     "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0), "
     "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) "
-    "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
-    "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch";
+    "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id ";
+const std::string kReportEpochsSql = kReportEpochsSelect + "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch";
 
 // The clocks of an epoch row at columns `cores`, `cpu`, `gpu`, `emc`; none when neither cores nor CPU was read.
 std::optional<api::EpochClocks> epoch_clocks(const pqxx::row& e, int cores, int cpu, int gpu, int emc) {
@@ -235,6 +237,48 @@ Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id) {
       report.runs.push_back(std::move(run));
     }
     return report;
+  });
+}
+
+Result<api::RunDetail> PgStore::run_detail(int64_t run_id) {
+  return guarded("reading a run", [&]() -> Result<api::RunDetail> {
+    pqxx::work w(*conn_);
+    auto runs = w.exec_params(kReportRunsSelect + "WHERE r.id = $1", run_id);
+    if (runs.empty()) return not_found("no run " + std::to_string(run_id));
+    auto c = w.exec_params("SELECT c.id, c.name FROM campaigns c JOIN runs r ON r.campaign_id = c.id WHERE r.id = $1",
+                           run_id);
+    auto epochs = w.exec_params(kReportEpochsSelect + "WHERE r.id = $1 ORDER BY e.epoch", run_id);
+    w.commit();
+    api::RunDetail out;
+    out.run = report_run(runs[0]);
+    for (const auto& e : epochs) out.run.epochs.push_back(report_epoch(e));
+    if (!c.empty()) {
+      out.campaign_id = c[0][0].as<int64_t>();
+      out.campaign_name = c[0][1].c_str();
+    }
+    return out;
+  });
+}
+
+Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
+  return guarded("reading a run's samples", [&]() -> Result<std::vector<api::RunSample>> {
+    pqxx::work w(*conn_);
+    if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
+      return not_found("no run " + std::to_string(run_id));
+    // t_unix_s as the report's epoch windows: the agent's clock at the run's t = 0, less its clock offset.
+    auto rows = w.exec_params(
+        "SELECT s.t_s, r.agent_t0_unix_s + s.t_s - coalesce(ag.clock_offset_s, 0), s.power_w, s.cpu_util_pct, "
+        "  s.cpu_freq_mhz, s.mem_used_kb, s.disk_read_bytes "
+        "FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
+        "WHERE s.run_id = $1 ORDER BY s.t_s",
+        run_id);
+    w.commit();
+    std::vector<api::RunSample> out;
+    out.reserve(rows.size());
+    for (const auto& row : rows)
+      out.push_back({row[0].as<double>(), pg::opt_number(row[1]), pg::opt_number(row[2]), row[3].as<double>(),
+                     pg::opt_number(row[4]), row[5].as<int64_t>(), row[6].as<int64_t>()});
+    return out;
   });
 }
 

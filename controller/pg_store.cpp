@@ -135,6 +135,16 @@ Status PgStore::migrate() {
            "applied_at timestamptz NOT NULL DEFAULT now())");
     size_t count = 0;
     const Migration* all = migrations(count);
+    // A database migrated by a newer controller is refused: this one would read tables it does not know the
+    // meaning of (docs/OPERATIONS.md, "Upgrading"). Downgrades go through a backup taken before the upgrade.
+    const int known = count > 0 ? all[count - 1].version : 0;
+    auto newer = w.exec_params("SELECT version, name FROM schema_migrations WHERE version > $1 ORDER BY version", known);
+    if (!newer.empty())
+      return Status(Code::kDbError,
+                    "the database has migration " + newer[0][1].as<std::string>() + " (version " +
+                        newer[0][0].as<std::string>() + "), newer than this controller knows (up to version " +
+                        std::to_string(known) + "): run the newer controller, or restore the backup taken before "
+                        "upgrading (docs/OPERATIONS.md)");
     for (size_t i = 0; i < count; ++i) {
       auto r = w.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", all[i].version);
       if (!r.empty()) continue;

@@ -11,7 +11,10 @@
 #include "common/campaign.hpp"
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
+#include "controller/api_call.hpp"
 #include "controller/io_thread.hpp"
+#include "controller/live_session.hpp"
+#include "controller/web_auth.hpp"
 #include "net/tls.hpp"
 
 namespace jetsweep::controller {
@@ -115,6 +118,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       }
       HttpRequest req = self->parser_->release();
       if (beast::websocket::is_upgrade(req)) return self->upgrade(std::move(req));
+      if (req.method() == http::verb::get && split_path(req.target()) == std::vector<std::string>{"api", "events"})
+        return self->events(std::move(req));
       self->controller_->handle_api(std::move(req), [self](HttpResponse&& res) { self->write(std::move(res)); });
     });
   }
@@ -138,7 +143,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     }
   }
 
+  // GET /api/events: authorised as the API (the token, the viewer token or the login cookie), then the stream goes
+  // to a LiveSession subscribed to the controller's LiveHub.
+  void events(HttpRequest&& req) {
+    if (controller_->web_auth().identify(req).role == Role::kNone)
+      return write(refusal(http::status::unauthorized, req.version(),
+                           "missing or wrong API token (Authorization: Bearer ..., or log in on the dashboard)"));
+    std::make_shared<LiveSession<Stream>>(std::move(stream_))->start(controller_->live_hub());
+  }
+
   void write(HttpResponse&& res) {
+    // The login cookie is marked Secure on TLS connections (the browser then never sends it over plain http).
+    if constexpr (kTls) {
+      if (auto it = res.find(http::field::set_cookie); it != res.end()) {
+        std::string cookie(it->value());
+        if (cookie.find("; Secure") == std::string::npos) res.set(http::field::set_cookie, cookie + "; Secure");
+      }
+    }
     auto shared = std::make_shared<HttpResponse>(std::move(res));
     auto self = this->shared_from_this();
     http::async_write(stream_, *shared, [self, shared](beast::error_code ec, std::size_t) {

@@ -26,6 +26,14 @@ struct RunOnAgent {
   int64_t agent_id = 0;
 };
 
+// The board state an agent's current run executes in, else that of its last started run (runs.applied, the
+// proto::BoardState JSON), for GET /api/fleet.
+struct AgentApplied {
+  int64_t agent_id = 0;
+  int64_t run_id = 0;
+  boost::json::object applied;
+};
+
 struct CreatedCampaign {
   int64_t campaign_id = 0;
   int64_t runs = 0;
@@ -98,6 +106,14 @@ class Store {
   virtual Result<std::vector<api::CampaignStatus>> list_campaigns() = 0;   // by id
   virtual Result<api::CampaignReport> campaign_report(int64_t campaign_id) = 0;
   virtual Result<std::vector<api::AgentInfo>> list_agents() = 0;           // by id
+  // The dashboard's run page: one run as in its campaign's report, with its campaign; not_found when none.
+  virtual Result<api::RunDetail> run_detail(int64_t run_id) = 0;
+  // The run's telemetry samples by t_s, t_unix_s on the controller's clock (as the report's epoch windows);
+  // not_found when there is no such run.
+  virtual Result<std::vector<api::RunSample>> run_samples(int64_t run_id) = 0;
+  // For every agent with a run that reported its applied state: that of its executing run (assigned or running)
+  // if it reported one, else that of the run it started last. By agent id; agents without one are absent.
+  virtual Result<std::vector<AgentApplied>> agents_applied() = 0;
 };
 
 }  // namespace jetsweep::controller

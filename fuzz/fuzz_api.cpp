@@ -8,8 +8,9 @@
 //   <empty line>
 //   body
 // The API token is "fuzz-token" (seeds send "Authorization: Bearer fuzz-token"). Properties: each request
-// is answered exactly once within kAnswerTimeout, never with 500, with a JSON body (an error reply names
-// why); the threading rule holds (IoThreadChecker enabled: a handler off the io thread aborts).
+// is answered exactly once within kAnswerTimeout, never with 500, with a JSON body on /api/... and for every
+// error (an error reply names why), with a content type elsewhere (the dashboard's page and assets, /metrics);
+// the threading rule holds (IoThreadChecker enabled: a handler off the io thread aborts).
 #include <boost/asio.hpp>
 #include <boost/json.hpp>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "common/campaign.hpp"
+#include "controller/api_call.hpp"
 #include "controller/controller.hpp"
 #include "controller/io_thread.hpp"
 #include "controller/memory_store.hpp"
@@ -118,13 +120,25 @@ const Campaign& stored_campaign() {
   return c;
 }
 
-void check_answer(const HttpResponse& res, std::string_view request) {
+// The API's answers are JSON; the dashboard's page and assets (GET / and /ui/NAME) and /metrics (Prometheus
+// text) answer 200 with their own content type; every error, on any path, is a JSON ErrorReply.
+bool json_route(const HttpRequest& req) {
+  const auto parts = split_path(req.target());
+  return !parts.empty() && parts[0] == "api";
+}
+
+void check_answer(const HttpRequest& req, const HttpResponse& res, std::string_view request) {
   const std::string where = std::string(request.substr(0, 200));
   fuzz::require(res.result() != http::status::internal_server_error, "no request is answered 500",
                 where + " -> " + res.body());
+  if (res.result_int() < 400 && !json_route(req)) {
+    fuzz::require(!res[http::field::content_type].empty(), "a page, asset or metrics answer has a content type",
+                  where);
+    return;
+  }
   boost::system::error_code ec;
   const boost::json::value body = boost::json::parse(res.body(), ec);
-  fuzz::require(!ec, "every answer is JSON", where + " -> " + res.body());
+  fuzz::require(!ec, "every API answer and every error is JSON", where + " -> " + res.body());
   if (res.result_int() >= 400) {
     const auto* obj = body.if_object();
     const auto* error = obj ? obj->if_contains("error") : nullptr;
@@ -149,14 +163,16 @@ void run_input(std::string_view input) {
     input = sep == std::string_view::npos ? std::string_view() : input.substr(sep + kSeparator.size());
     int answers = 0;
     std::optional<HttpResponse> response;
-    controller->handle_api(make_request(text), [&](HttpResponse&& r) {
+    HttpRequest req = make_request(text);
+    const HttpRequest sent = req;   // a copy for the check (handle_api takes the request)
+    controller->handle_api(std::move(req), [&](HttpResponse&& r) {
       ++answers;
       response = std::move(r);
     });
     const auto deadline = std::chrono::steady_clock::now() + kAnswerTimeout;
     while (!response && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(50));
     fuzz::require(response.has_value(), "every request is answered", std::string(text.substr(0, 200)));
-    check_answer(*response, text);
+    check_answer(sent, *response, text);
     ioc.poll();   // whatever else is ready (nothing should answer twice)
     fuzz::require(answers == 1, "every request is answered once", std::string(text.substr(0, 200)));
   }

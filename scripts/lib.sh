@@ -32,13 +32,15 @@ js_install_deps() {
     || js_die "apt-get install failed"
 }
 
-# Configures and builds into $JS_BUILD (binaries in $JS_BUILD/bin).
+# js_build [TARGET...]: configures and builds into $JS_BUILD (binaries in $JS_BUILD/bin): the TARGETs only
+# (e.g. the demo's three binaries, not the tests and benchmarks), or everything.
 js_build() {
-  local jobs
+  local jobs targets=()
   jobs=$(nproc 2>/dev/null || echo 2)
-  js_log "building into $JS_BUILD ($jobs jobs)"
+  [ $# -gt 0 ] && targets=(--target "$@")
+  js_log "building ${*:-everything} into $JS_BUILD ($jobs jobs)"
   cmake -S "$JS_ROOT" -B "$JS_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 || js_die "cmake configure failed"
-  cmake --build "$JS_BUILD" -j"$jobs" >&2 || js_die "build failed"
+  cmake --build "$JS_BUILD" -j"$jobs" "${targets[@]}" >&2 || js_die "build failed"
 }
 
 js_pg_bin() {

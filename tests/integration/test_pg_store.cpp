@@ -142,3 +142,21 @@ TEST_CASE("results are append-only: nothing is written for a run once it has fin
   CHECK(f.db.count("SELECT count(*) FROM runs WHERE id = " + run + " AND status = 'done' AND wall_s = 5 "
                    "AND error = ''") == 1);
 }
+
+TEST_CASE("a database migrated by a newer controller is refused, naming the migration; an up-to-date one is not") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.connect().is_ok());
+  REQUIRE(store.migrate().is_ok());
+  CHECK(store.migrate().is_ok());   // idempotent: nothing to apply the second time
+  {
+    pqxx::connection c(db.dsn());
+    pqxx::work w(c);
+    w.exec("INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_from_the_future.sql')");
+    w.commit();
+  }
+  const Status s = store.migrate();
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.message().find("the database has migration 9999_from_the_future.sql (version 9999), newer than this "
+                         "controller knows") != std::string::npos);
+}

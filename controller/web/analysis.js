@@ -1,0 +1,133 @@
+// The dashboard's Analysis and Compare pages (ids: controller/web/README.md).
+"use strict";
+(function () {
+  const J = window.jetsweep;
+  const { state, page, el, raw, isNum, fmt, num, td, duration, mean, median, showError, AuthError, api, laterEpochs, meanOf, runFigures, modeOf, classOf, destroyCharts, chartBox, chart, colors, sparkline, snapshotPart, pages } = J;
+
+  // ---- Analysis ----
+
+  async function campaignPicker(what, target) {
+    const campaigns = await snapshotPart("campaigns", "/api/campaigns");
+    return { node: el("div", null, el("h1", { text: what }), el("p", { text: "Pick a campaign:" }),
+      el("ul", null, ...[...campaigns].reverse().map((c) => el("li", null,
+        el("a", { href: target(c), text: c.campaign_id + ": " + c.name })))) ) };
+  }
+
+  pages.analysis = async function (args) {
+    if (!args[0]) return campaignPicker("Analysis", (c) => "#/analysis/" + c.campaign_id);
+    const report = await api("/api/campaigns/" + encodeURIComponent(args[0]) + "/report");
+    const points = [];
+    for (const run of report.runs) {
+      const f = runFigures(run);
+      if (!isNum(f.meanEpochS)) continue;
+      const cfg = Object.assign({}, run.config);
+      delete cfg.repetition;
+      delete cfg.seed;
+      const cls = classOf(run);
+      cfg.device = cls;
+      points.push({ run, f, cls, group: JSON.stringify(cfg),
+        label: cls + " " + (modeOf(run) || "default") + " bs=" + run.config.batch_size });
+    }
+    const pointRows = points.map((p) => el("tr", { testid: "point-row-" + p.run.run_id },
+      td(el("a", { href: "#/run/" + p.run.run_id, text: "run " + p.run.run_id })),
+      td(el("span", { testid: "point-label-" + p.run.run_id, text: p.label })),
+      td(num("point-time-" + p.run.run_id, p.f.meanEpochS, 3, "s"), "num"),
+      td(num("point-power-" + p.run.run_id, p.f.meanPowerW, 2, "W"), "num"),
+      td(num("point-energy-" + p.run.run_id, p.f.energyPerEpochJ, 1, "J"), "num")));
+    const classes = [...new Set(points.map((p) => p.cls))];
+    const varPanels = classes.map((cls) => {
+      const mine = points.filter((p) => p.cls === cls);
+      const groups = new Map();
+      for (const p of mine) groups.set(p.group, (groups.get(p.group) || []).concat([p.f.meanEpochS]));
+      const rows = mine.map((p) => {
+        const m = median(groups.get(p.group));
+        const dev = m ? (100 * (p.f.meanEpochS - m)) / m : null;
+        return el("tr", null, td(el("a", { href: "#/run/" + p.run.run_id, text: "run " + p.run.run_id })),
+          td(el("span", { text: p.label })), td(num(null, p.f.meanEpochS, 3, "s"), "num"),
+          td(el("span", { testid: "var-dev-" + p.run.run_id, value: dev, cls: dev > 0 ? "pos" : "neg", text: isNum(dev) ? (dev >= 0 ? "+" : "") + dev.toFixed(1) + " %" : "—" }), "num"),
+          td(el("span", { text: groups.get(p.group).length + " runs" })));
+      });
+      return el("div", { testid: "variability-" + cls, cls: "card" }, el("h2", { text: cls }),
+        el("table", null, el("thead", null, el("tr", null, ...["Run", "Configuration", "Mean epoch", "vs median", "Group"].map((h) => el("th", { text: h })))),
+          el("tbody", null, ...rows)));
+    });
+    const powerChart = chartBox("chart-pareto-power", "mean epoch time vs mean power");
+    const energyChart = chartBox("chart-pareto-energy", "mean epoch time vs energy per epoch");
+    const sim = report.simulated_runs > 0 ? " (simulated)" : "";
+    const node = el("div", null,
+      el("h1", null, "Analysis of campaign " + report.campaign.id + ": " + report.campaign.name + sim),
+      el("p", { cls: "note", text: "One point per run with epochs after the warm-up (epoch 0 left out). Hover a point for its mode." }),
+      el("p", null, num("analysis-points", points.length, 0), " points"),
+      el("div", { cls: "grid" }, el("div", { cls: "card" }, powerChart.box), el("div", { cls: "card" }, energyChart.box)),
+      el("h2", { text: "Variability per board class (mean epoch time vs the median of runs of the same configuration)" }),
+      el("div", { cls: "grid" }, ...varPanels),
+      el("h2", { text: "Points" }),
+      el("table", null, el("thead", null, el("tr", null, ...["Run", "Label", "Mean epoch", "Mean power", "Energy / epoch"].map((h) => el("th", { text: h })))),
+        el("tbody", null, ...pointRows)));
+    const scatter = (canvas, key, yTitle) => chart(canvas, {
+      type: "scatter",
+      data: { datasets: classes.map((cls, i) => ({ label: cls, backgroundColor: colors[i % colors.length],
+        data: points.filter((p) => p.cls === cls && isNum(p.f[key])).map((p) => ({ x: p.f.meanEpochS, y: p.f[key], label: p.label, run: p.run.run_id })) })) },
+      options: { parsing: false,
+        scales: { x: { title: { display: true, text: "mean epoch time (s)" } }, y: { title: { display: true, text: yTitle } } },
+        plugins: { title: { display: true, text: yTitle + " vs time" + sim },
+          tooltip: { callbacks: { label: (ctx) => ctx.raw.label + " (run " + ctx.raw.run + "): " + fmt(ctx.raw.x, 3) + " s, " + fmt(ctx.raw.y) } } } },
+    });
+    const draw = () => {
+      scatter(powerChart.canvas, "meanPowerW", "mean power (W)");
+      scatter(energyChart.canvas, "energyPerEpochJ", "energy per epoch (J)");
+    };
+    return { node, draw };
+  };
+
+  // ---- Compare ----
+
+  pages.compare = async function (args) {
+    if (!args[0] || !args[1]) {
+      const campaigns = await snapshotPart("campaigns", "/api/campaigns");
+      const pick = (id) => el("select", { testid: id }, ...[...campaigns].reverse().map((c) => el("option", { text: c.campaign_id + ": " + c.name, attrs: { value: String(c.campaign_id) } })));
+      const a = pick("compare-pick-a"), b = pick("compare-pick-b");
+      if (b.options.length > 1) b.selectedIndex = 1;
+      const go = el("button", { testid: "compare-go", text: "Compare", attrs: { type: "button" } });
+      go.addEventListener("click", () => { location.hash = "#/compare/" + a.value + "/" + b.value; });
+      return { node: el("div", null, el("h1", { text: "Compare two campaigns" }), el("p", null, "A ", a, " B ", b, " ", go)) };
+    }
+    const cmp = await api("/api/campaigns/" + encodeURIComponent(args[0]) + "/compare/" + encodeURIComponent(args[1]));
+    const side = (s, which) => el("div", { cls: "card" }, el("h2", { text: which + ": campaign " + s.campaign.id + " " + s.campaign.name }),
+      el("p", null, num("compare-runs-" + which.toLowerCase(), s.runs, 0), " runs",
+        s.simulated_runs > 0 ? el("span", { cls: "badge sim", text: "simulated" }) : null,
+        s.power_sensor ? "" : " (no power sensor)"));
+    const figure = (prefix, i, f) => [
+      td(num(prefix + "-epoch-s-" + i, f.mean_epoch_s, 3, "s"), "num"),
+      td(num(prefix + "-power-w-" + i, f.mean_power_w, 2, "W"), "num"),
+      td(num(prefix + "-energy-j-" + i, f.energy_per_epoch_j, 1, "J"), "num")];
+    const delta = (name, i, d) => td(el("span", { testid: "compare-delta-" + name + "-pct-" + i, value: d.pct,
+      cls: d.pct > 0 ? "pos" : "neg", text: isNum(d.pct) ? (d.pct >= 0 ? "+" : "") + d.pct.toFixed(1) + " %" : "—" }), "num");
+    const rows = cmp.configurations.map((c, i) => el("tr", { testid: "compare-row-" + i },
+      td(el("span", { testid: "compare-label-" + i, text: c.label })),
+      ...figure("compare-a", i, c.a), ...figure("compare-b", i, c.b),
+      delta("epoch-s", i, c.delta.mean_epoch_s), delta("power-w", i, c.delta.mean_power_w), delta("energy-j", i, c.delta.energy_per_epoch_j)));
+    const only = (list, which) => list.length ? el("div", null, el("h2", { text: "Only in " + which + " (" + list.length + ")" }),
+      el("ul", null, ...list.map((o, i) => el("li", { testid: "compare-only-" + which.toLowerCase() + "-" + i, text: o.label })))) : null;
+    const chartA = chartBox("chart-compare", "mean epoch time, A vs B");
+    const node = el("div", null,
+      el("h1", { text: "Compare campaigns " + cmp.a.campaign.id + " and " + cmp.b.campaign.id }),
+      el("div", { cls: "grid" }, side(cmp.a, "A"), side(cmp.b, "B")),
+      el("p", { cls: "note", text: "Configurations matched by their settings (repetitions pooled, device replaced by the board class); " +
+        "means over epochs 1+ (epoch 0 is the warm-up). Deltas are B − A." }),
+      el("p", null, num("compare-count", cmp.configurations.length, 0), " configurations matched"),
+      el("table", null, el("thead", null, el("tr", null, ...["Configuration", "A epoch", "A power", "A energy", "B epoch", "B power",
+        "B energy", "Δ epoch", "Δ power", "Δ energy"].map((h) => el("th", { text: h })))), el("tbody", null, ...rows)),
+      el("div", { cls: "card" }, chartA.box),
+      only(cmp.only_a, "A"), only(cmp.only_b, "B"));
+    const draw = () => chart(chartA.canvas, {
+      type: "bar",
+      data: { labels: cmp.configurations.map((c) => c.label), datasets: [
+        { label: "A: " + cmp.a.campaign.name, data: cmp.configurations.map((c) => c.a.mean_epoch_s), backgroundColor: colors[0] },
+        { label: "B: " + cmp.b.campaign.name, data: cmp.configurations.map((c) => c.b.mean_epoch_s), backgroundColor: colors[1] }] },
+      options: { plugins: { title: { display: true, text: "Mean epoch time (s), epochs 1+" } } },
+    });
+    return { node, draw };
+  };
+
+})();
