@@ -315,6 +315,32 @@ std::optional<int64_t> HostProbe::read_mem_used_kb() {
   return *total - *available;
 }
 
+std::optional<double> HostProbe::read_temp_max_c() {
+  if (!thermal_zones_) {
+    thermal_zones_.emplace();
+    std::error_code ec;
+    // Jetsons (JETSON.md) and PCs alike: /sys/class/thermal/thermal_zoneN links to /sys/devices/virtual/thermal.
+    std::vector<std::string> paths;
+    for (const char* dir : {"/sys/devices/virtual/thermal", "/sys/class/thermal"}) {
+      const fs::path d = under(root_, dir);
+      if (!fs::is_directory(d, ec)) continue;
+      for (const auto& e : fs::directory_iterator(d, ec))
+        if (e.path().filename().string().rfind("thermal_zone", 0) == 0) paths.push_back((e.path() / "temp").string());
+      if (!paths.empty()) break;
+    }
+    std::sort(paths.begin(), paths.end());
+    for (auto& p : paths) thermal_zones_->emplace_back(std::move(p));
+  }
+  std::optional<double> hottest;
+  for (auto& f : *thermal_zones_) {
+    const auto milli = f.read_number();
+    // -256 C marks a zone that is off (Jetson); anything below -40 C or above 150 C is not a running chip.
+    if (!milli || *milli <= -40000 || *milli >= 150000) continue;
+    if (!hottest || *milli / 1000.0 > *hottest) hottest = *milli / 1000.0;
+  }
+  return hottest;
+}
+
 proto::Sample HostProbe::read(double t_s) {
   proto::Sample s;
   s.t_s = t_s;
@@ -331,6 +357,7 @@ proto::Sample HostProbe::read(double t_s) {
   }
   last_cpu_ = std::move(cpu);
   s.cpu_freq_mhz = read_cpu_freq_mhz();
+  s.temp_max_c = read_temp_max_c();
   if (auto used = read_mem_used_kb()) s.mem_used_kb = *used;
   auto disk = read_disk_read_bytes();
   if (disk && last_disk_ && *disk >= *last_disk_) s.disk_read_bytes = static_cast<int64_t>(*disk - *last_disk_);

@@ -132,6 +132,8 @@ class HostProbe {
   std::optional<uint64_t> read_disk_read_bytes();
   std::optional<double> read_cpu_freq_mhz();
   std::optional<int64_t> read_mem_used_kb();
+  // The hottest readable thermal zone in degrees C (zones are millidegrees; off zones read -256 C or fail).
+  std::optional<double> read_temp_max_c();
 
   std::string root_;
   std::unique_ptr<PowerSource> power_;
@@ -139,6 +141,7 @@ class HostProbe {
   // cpuN/cpufreq/scaling_cur_freq of every possible core, found on the first read (offline cores fail to
   // read and are skipped), and whether a diskstats name is a whole disk: no directory listing per sample.
   std::optional<std::vector<PolledFile>> cpufreq_;
+  std::optional<std::vector<PolledFile>> thermal_zones_;   // thermal_zoneN/temp, found on the first read
   std::map<std::string, bool, std::less<>> whole_disk_;
   std::vector<CpuTimes> last_cpu_;
   std::optional<uint64_t> last_disk_;

@@ -278,6 +278,7 @@ struct RunSample {
   std::optional<double> cpu_freq_mhz;
   int64_t mem_used_kb = 0;
   int64_t disk_read_bytes = 0;
+  std::optional<double> temp_max_c;     // the hottest thermal zone (C); null: no readable zone, or simulated
 };
 
 // GET /api/session: who the presented credentials (cookie or Authorization) are.
@@ -292,12 +293,13 @@ std::string run_samples_path(const std::string& run_ref);          // /api/runs/
 // ---- fleet (GET /api/fleet; controller/api_metrics.cpp; codec in common/api_fleet.cpp) ----
 
 // One telemetry point of a board, on the controller's clock (Unix seconds). Agents sample only while they execute
-// a run; they sample no temperatures (proto::Sample), so none are shown.
+// a run.
 struct FleetPoint {
   double t_unix_s = 0;
   std::optional<double> power_w;        // null: no power sensor
   double cpu_util_pct = 0;
   std::optional<double> cpu_freq_mhz;
+  std::optional<double> temp_max_c;     // the hottest thermal zone (C); null: none readable, or simulated
 };
 
 // A board's newest sample (the controller keeps it while it is at most 5 minutes old).
@@ -307,6 +309,7 @@ struct FleetLatest {
   double cpu_util_pct = 0;
   std::optional<double> cpu_freq_mhz;
   int64_t mem_used_kb = 0;
+  std::optional<double> temp_max_c;
 };
 
 // One board (agent) of the fleet: the store's agent row, the board state of its current or last run, and what

@@ -49,7 +49,8 @@ bj::object to_json(const FleetPoint& v) {
   return {{"t_unix_s", v.t_unix_s},
           {"power_w", json::optional_number(v.power_w)},
           {"cpu_util_pct", v.cpu_util_pct},
-          {"cpu_freq_mhz", json::optional_number(v.cpu_freq_mhz)}};
+          {"cpu_freq_mhz", json::optional_number(v.cpu_freq_mhz)},
+          {"temp_max_c", json::optional_number(v.temp_max_c)}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, FleetPoint& out) {
@@ -59,6 +60,7 @@ Status from_json(const bj::value& v, const std::string& where, FleetPoint& out) 
   out.power_w = r.opt_number("power_w");
   out.cpu_util_pct = r.number("cpu_util_pct");
   out.cpu_freq_mhz = r.opt_number("cpu_freq_mhz");
+  out.temp_max_c = r.opt_number("temp_max_c");
   return r.status();
 }
 
@@ -67,7 +69,8 @@ bj::object to_json(const FleetLatest& v) {
           {"power_w", json::optional_number(v.power_w)},
           {"cpu_util_pct", v.cpu_util_pct},
           {"cpu_freq_mhz", json::optional_number(v.cpu_freq_mhz)},
-          {"mem_used_kb", v.mem_used_kb}};
+          {"mem_used_kb", v.mem_used_kb},
+          {"temp_max_c", json::optional_number(v.temp_max_c)}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, FleetLatest& out) {
@@ -78,6 +81,7 @@ Status from_json(const bj::value& v, const std::string& where, FleetLatest& out)
   out.cpu_util_pct = r.number("cpu_util_pct");
   out.cpu_freq_mhz = r.opt_number("cpu_freq_mhz");
   out.mem_used_kb = r.integer("mem_used_kb");
+  out.temp_max_c = r.opt_number("temp_max_c");
   return r.status();
 }
 

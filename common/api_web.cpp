@@ -30,7 +30,8 @@ bj::object to_json(const RunSample& v) {
           {"cpu_util_pct", v.cpu_util_pct},
           {"cpu_freq_mhz", json::optional_number(v.cpu_freq_mhz)},
           {"mem_used_kb", v.mem_used_kb},
-          {"disk_read_bytes", v.disk_read_bytes}};
+          {"disk_read_bytes", v.disk_read_bytes},
+          {"temp_max_c", json::optional_number(v.temp_max_c)}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, RunSample& out) {
@@ -43,6 +44,7 @@ Status from_json(const bj::value& v, const std::string& where, RunSample& out) {
   out.cpu_freq_mhz = r.opt_number("cpu_freq_mhz");
   out.mem_used_kb = r.integer("mem_used_kb");
   out.disk_read_bytes = r.integer("disk_read_bytes");
+  out.temp_max_c = r.opt_number("temp_max_c");
   return r.status();
 }
 

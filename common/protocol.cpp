@@ -187,6 +187,7 @@ void fill(bj::object& o, const SampleChunk& m) {
     r["mem_used_kb"] = s.mem_used_kb;
     r["disk_read_bytes"] = s.disk_read_bytes;
     r["power_w"] = json::optional_number(s.power_w);
+    if (s.temp_max_c) r["temp_max_c"] = *s.temp_max_c;
     rows.emplace_back(std::move(r));
   }
   o["samples"] = std::move(rows);
@@ -411,6 +412,7 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
     s.disk_read_bytes = sr.integer("disk_read_bytes");
     s.power_w = sr.opt_number("power_w");
     within(sr, "t_s", s.t_s, 0, kMaxRunSeconds);
+    within(sr, "temp_max_c", s.temp_max_c = sr.opt_number("temp_max_c"), -60, 200);   // absent (older agents): unknown
     within(sr, "power_w", s.power_w, 0, kUnbounded);
     if (!sr.ok()) return sr.status();
     m.samples.push_back(s);
@@ -591,8 +593,8 @@ double unix_now_s() {
 
 bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||
-         std::holds_alternative<RunStarted>(body) ||
-         std::holds_alternative<SampleChunk>(body) || std::holds_alternative<RunFinished>(body);
+         std::holds_alternative<RunStarted>(body) || std::holds_alternative<SampleChunk>(body) ||
+         std::holds_alternative<RunFinished>(body);
 }
 
 }  // namespace jetsweep::proto

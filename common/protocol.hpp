@@ -195,6 +195,9 @@ struct Sample {
   int64_t mem_used_kb = 0;
   int64_t disk_read_bytes = 0;              // since the previous sample
   std::optional<double> power_w;
+  // The hottest thermal zone (degrees C) at the sample, where the board has readable zones (Jetsons: CPU, GPU,
+  // SOC, ...; zones reading -256 C are off); null elsewhere and on simulated boards (no thermal model).
+  std::optional<double> temp_max_c;
   bool operator==(const Sample& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

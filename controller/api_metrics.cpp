@@ -81,6 +81,10 @@ void add_board_gauges(Registry& reg, const std::vector<api::FleetBoard>& boards)
       if (b.latest->cpu_freq_mhz)
         reg.gauge("jetsweep_board_cpu_frequency_hertz", "Mean CPU frequency of the online cores, newest sample", l,
                   *b.latest->cpu_freq_mhz * 1e6);
+      if (b.latest->temp_max_c)
+        reg.gauge("jetsweep_board_temperature_max_celsius",
+                  "Hottest thermal zone, newest sample (boards with readable zones; none on simulated boards)", l,
+                  *b.latest->temp_max_c);
       reg.gauge("jetsweep_board_memory_used_bytes", "Memory in use, newest sample", l,
                 static_cast<double>(b.latest->mem_used_kb) * 1024.0);
       reg.gauge("jetsweep_board_sample_timestamp_seconds", "Time of the newest sample (Unix seconds, controller clock)",

@@ -14,6 +14,7 @@ FleetTelemetry::Point point_of(const proto::Sample& s, int64_t run_id, double t_
   p.cpu_util_pct = s.cpu_util_pct;
   p.cpu_freq_mhz = s.cpu_freq_mhz;
   p.mem_used_kb = s.mem_used_kb;
+  p.temp_max_c = s.temp_max_c;
   return p;
 }
 
@@ -108,9 +109,10 @@ std::vector<api::FleetBoard> fleet_boards(const FleetRows& rows, const FleetTele
     }
     if (const FleetTelemetry::Board* t = telemetry.board(a.agent_id)) b.last_heartbeat_unix_s = t->last_heartbeat_unix_s;
     if (auto p = telemetry.latest(a.agent_id, now_unix_s))
-      b.latest = api::FleetLatest{p->t_unix_s, p->power_w, p->cpu_util_pct, p->cpu_freq_mhz, p->mem_used_kb};
+      b.latest = api::FleetLatest{p->t_unix_s, p->power_w, p->cpu_util_pct, p->cpu_freq_mhz, p->mem_used_kb,
+                                  p->temp_max_c};
     for (const auto& p : telemetry.recent(a.agent_id, now_unix_s))
-      b.series.push_back(api::FleetPoint{p.t_unix_s, p.power_w, p.cpu_util_pct, p.cpu_freq_mhz});
+      b.series.push_back(api::FleetPoint{p.t_unix_s, p.power_w, p.cpu_util_pct, p.cpu_freq_mhz, p.temp_max_c});
     out.push_back(std::move(b));
   }
   return out;

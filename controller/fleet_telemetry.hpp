@@ -39,6 +39,7 @@ class FleetTelemetry {
     double cpu_util_pct = 0;                  // all cores
     std::optional<double> cpu_freq_mhz;       // mean over online cores, where cpufreq exists
     int64_t mem_used_kb = 0;
+    std::optional<double> temp_max_c;         // the hottest thermal zone; null: none readable, or simulated
   };
 
   // One agent's recent telemetry. Agents sample only while they execute a run: an idle board has no new points.

@@ -284,7 +284,7 @@ Result<std::vector<api::RunSample>> MemoryStore::run_samples(int64_t run_id) {
        it != samples_.end() && it->first.first == run_id; ++it) {
     const proto::Sample& s = it->second;
     out.push_back({s.t_s, sum3(run->agent_t0_unix_s, s.t_s, offset), column(s.power_w), s.cpu_util_pct,
-                   column(s.cpu_freq_mhz), s.mem_used_kb, s.disk_read_bytes});
+                   column(s.cpu_freq_mhz), s.mem_used_kb, s.disk_read_bytes, column(s.temp_max_c)});
   }
   return out;
 }

@@ -263,6 +263,7 @@ Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
       text.field(s.disk_read_bytes);
       text.field(s.power_w);
       text.array(s.core_util_pct);
+      text.field(s.temp_max_c);   // sql/015: the table's last column
       text.end_row();
     }
     // t_s travels as the shortest round-trip decimal, so the range bounds compare exactly with stored rows.

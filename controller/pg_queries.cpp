@@ -268,7 +268,7 @@ Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
     // t_unix_s as the report's epoch windows: the agent's clock at the run's t = 0, less its clock offset.
     auto rows = w.exec_params(
         "SELECT s.t_s, r.agent_t0_unix_s + s.t_s - coalesce(ag.clock_offset_s, 0), s.power_w, s.cpu_util_pct, "
-        "  s.cpu_freq_mhz, s.mem_used_kb, s.disk_read_bytes "
+        "  s.cpu_freq_mhz, s.mem_used_kb, s.disk_read_bytes, s.temp_max_c "
         "FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
         "WHERE s.run_id = $1 ORDER BY s.t_s",
         run_id);
@@ -277,7 +277,7 @@ Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
     out.reserve(rows.size());
     for (const auto& row : rows)
       out.push_back({row[0].as<double>(), pg::opt_number(row[1]), pg::opt_number(row[2]), row[3].as<double>(),
-                     pg::opt_number(row[4]), row[5].as<int64_t>(), row[6].as<int64_t>()});
+                     pg::opt_number(row[4]), row[5].as<int64_t>(), row[6].as<int64_t>(), pg::opt_number(row[7])});
     return out;
   });
 }

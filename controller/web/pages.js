@@ -48,18 +48,20 @@
         td(num("fleet-power-" + id, latest.power_w === undefined ? null : latest.power_w, 2, "W"), "num"),
         td(num("fleet-cpu-util-" + id, latest.cpu_util_pct === undefined ? null : latest.cpu_util_pct, 0, "%"), "num"),
         td(num("fleet-cpu-freq-" + id, latest.cpu_freq_mhz === undefined ? null : latest.cpu_freq_mhz, 0, "MHz"), "num"),
+        td(num("fleet-temp-" + id, latest.temp_max_c === undefined ? null : latest.temp_max_c, 1, "°C"), "num"),
         td(sparkline("fleet-spark-power-" + id, series, "power_w")),
         td(sparkline("fleet-spark-cpu-" + id, series, "cpu_util_pct")),
         td(ready),
         td(heartbeat));
     });
-    const head = el("tr", null, ...["Board", "Class", "State", "Run", "Power mode", "Power", "CPU", "CPU freq",
+    const head = el("tr", null, ...["Board", "Class", "State", "Run", "Power mode", "Power", "CPU", "CPU freq", "Hottest zone",
       "Power (5 min)", "CPU % (5 min)", "Readiness", "Last heartbeat"].map((h) => el("th", { text: h })));
     const node = el("div", null,
       el("h1", null, "Fleet: ", el("span", { testid: "fleet-count", value: fleet.length, text: fleet.length }), " boards"),
       el("p", { testid: "fleet-temp-note", cls: "note",
-        text: "Temperatures are not shown: agents do not sample them today (telemetry carries power, CPU utilisation and " +
-              "frequency, memory). Power, CPU and the sparklines come from the samples of runs: an idle board has none." }),
+        text: "Hottest zone: the highest of the board's thermal zones (CPU, GPU, SOC, ...) at its newest sample; " +
+              "simulated boards have no thermal model and show none. Power, CPU, temperature and the sparklines come " +
+              "from the samples of runs: an idle board has none." }),
       fleet.length ? el("table", null, el("thead", null, head), el("tbody", null, ...rows))
         : el("p", { text: "No boards have registered yet: start jetsweep-agent on a board (docs/OPERATIONS.md)." }));
     return { node };

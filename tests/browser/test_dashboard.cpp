@@ -93,6 +93,8 @@ TEST_CASE("fleet page: every board as GET /api/fleet has it") {
     check_number_eventually(*browser, "fleet-power-" + n, [&] { return latest(id, "power_w"); });
     check_number_eventually(*browser, "fleet-cpu-util-" + n, [&] { return latest(id, "cpu_util_pct"); });
     check_number_eventually(*browser, "fleet-cpu-freq-" + n, [&] { return latest(id, "cpu_freq_mhz"); });
+    // Simulated boards have no thermal model: null in the API, empty on the page (never a made-up figure).
+    check_number_eventually(*browser, "fleet-temp-" + n, [&] { return latest(id, "temp_max_c"); });
     check_number_eventually(*browser, "fleet-spark-power-" + n,
                             [&] { return bj::value(static_cast<int64_t>(board(id).at("series").as_array().size())); });
     check_number_eventually(*browser, "fleet-spark-cpu-" + n,

@@ -38,7 +38,7 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(MinibatchChunk{9, 1, 0, {0.001, 0.25}, {0.5, 1e-6}, {0.0002, 0.0003}});
   round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
   round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
-  round_trip(SampleChunk{9, std::nullopt, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5},
+  round_trip(SampleChunk{9, std::nullopt, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5, 47.25},
                              Sample{0.2, 0.0, {}, std::nullopt, 0, 0, std::nullopt}}});
   round_trip(RunFinished{9, "done", "", 30.0});
   round_trip(RunFinished{9, "cancelled", "agent shutting down", 1.0});
@@ -202,6 +202,10 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
   negative_power.power_w = -2;
   CHECK(refusal(SampleChunk{9, std::nullopt, {negative_power}}) ==
         "message 'samples' field 'samples[0]', field 'power_w': -2 is out of bounds: must be >= 0");
+  auto too_hot = sample_at(1);
+  too_hot.temp_max_c = 1000;
+  CHECK(refusal(SampleChunk{9, std::nullopt, {too_hot}}) ==
+        "message 'samples' field 'samples[0]', field 'temp_max_c': 1000 is out of bounds: must be between -60 and 200");
   CHECK(refusal(SampleChunk{9, 1e300, {sample_at(1)}}) ==
         "message 'samples' field 't0_unix_s': 1e+300 is out of bounds: must be between 0 and 1e+10");
   CHECK(refusal(SampleChunk{9, kMaxUnixSeconds, {sample_at(0), sample_at(kMaxRunSeconds)}}) == "");

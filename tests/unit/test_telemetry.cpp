@@ -221,6 +221,34 @@ TEST_CASE("host probe reads a fake /proc and /sys tree") {
   CHECK(s1.core_util_pct[0] == doctest::Approx(50.0));  // cpu0: (200 - 100) / 200
   CHECK(s1.core_util_pct[1] == doctest::Approx(0.0));   // cpu1: idle throughout
   CHECK(s1.disk_read_bytes == 200 * 512);             // whole disk only: no partition or loop double count
+  CHECK_FALSE(s1.temp_max_c.has_value());             // this tree has no thermal zones: unknown, not 0
+}
+
+TEST_CASE("host probe: the hottest thermal zone, skipping zones that are off or unreadable (JETSON.md)") {
+  TempDir root;
+  write_file(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\n");
+  write_file(root / "proc/meminfo", "MemTotal:       1000 kB\nMemAvailable:    400 kB\n");
+  const auto zone = root / "sys/devices/virtual/thermal";
+  write_file(zone / "thermal_zone0/type", "CPU-therm\n");
+  write_file(zone / "thermal_zone0/temp", "41500\n");
+  write_file(zone / "thermal_zone1/type", "GPU-therm\n");
+  write_file(zone / "thermal_zone1/temp", "43000\n");
+  write_file(zone / "thermal_zone2/type", "PMIC-Die\n");
+  write_file(zone / "thermal_zone2/temp", "-256000\n");   // an off zone (Jetson)
+  write_file(zone / "thermal_zone3/type", "CV0-therm\n");
+  write_file(zone / "thermal_zone3/temp", "garbage\n");
+  std::filesystem::create_directories(zone / "cooling_device0");   // not a zone
+  write_file(zone / "cooling_device0/cur_state", "99000\n");
+
+  HostProbe probe(root.str());
+  auto s0 = probe.read(0.0);
+  REQUIRE(s0.temp_max_c.has_value());
+  CHECK(*s0.temp_max_c == doctest::Approx(43.0));
+  write_file(zone / "thermal_zone0/temp", "67250\n");   // the CPU heats up: re-read each sample
+  auto s1 = probe.read(0.5);
+  REQUIRE(s1.temp_max_c.has_value());
+  CHECK(*s1.temp_max_c == doctest::Approx(67.25));
+  CHECK(probe.read_power(0.6).temp_max_c == s1.temp_max_c);   // power-only reads repeat the last full read's
 }
 
 namespace {
