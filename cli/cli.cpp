@@ -28,7 +28,9 @@ const char* const kDescription =
     "API.\nThe controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420 (https:// verifies it against "
     "--ca FILE, default $JETSWEEP_CA, else the system's CAs); --token T or --token-file FILE (default "
     "$JETSWEEP_API_TOKEN) is sent as the API token.\nanalyze METHOD [...] (variability | pareto | predict | optimize "
-    "| epochs | synth) and export [...] work from the database (docs/ANALYSIS.md).";
+    "| epochs | synth) and export [...] work from the database (docs/ANALYSIS.md); so do archive CAMPAIGN --out "
+    "FILE, import FILE and drop CAMPAIGN, which save a campaign to a file, restore it into another controller's "
+    "database and delete it (--db DSN; docs/OPERATIONS.md).";
 
 // What the command line asked for.
 struct Invocation {

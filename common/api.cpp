@@ -395,6 +395,24 @@ Status from_json(const bj::value& v, const std::string& where, EpochClocks& out)
   return r.status();
 }
 
+bj::object to_json(const MinibatchStats& v) {
+  return {{"recorded", v.recorded},         {"stall_mean_s", v.stall_mean_s},     {"stall_p50_s", v.stall_p50_s},
+          {"stall_p95_s", v.stall_p95_s},   {"compute_mean_s", v.compute_mean_s}, {"compute_p50_s", v.compute_p50_s},
+          {"compute_p95_s", v.compute_p95_s}};
+}
+
+Status from_json(const bj::value& v, const std::string& where, MinibatchStats& out) {
+  ObjectReader r(v, where);
+  out.recorded = r->integer("recorded");
+  out.stall_mean_s = r->number("stall_mean_s");
+  out.stall_p50_s = r->number("stall_p50_s");
+  out.stall_p95_s = r->number("stall_p95_s");
+  out.compute_mean_s = r->number("compute_mean_s");
+  out.compute_p50_s = r->number("compute_p50_s");
+  out.compute_p95_s = r->number("compute_p95_s");
+  return r.status();
+}
+
 bj::object to_json(const ReportEpoch& v) {
   bj::object o;
   o["epoch"] = v.epoch;
@@ -418,6 +436,7 @@ bj::object to_json(const ReportEpoch& v) {
   if (v.throttle_reason) o["throttle_reason"] = *v.throttle_reason;
   o["start_unix_s"] = number_or_null(v.start_unix_s);
   o["end_unix_s"] = number_or_null(v.end_unix_s);
+  o["minibatch_stats"] = v.minibatch_stats ? bj::value(to_json(*v.minibatch_stats)) : bj::value(nullptr);
   return o;
 }
 
@@ -445,6 +464,7 @@ Status from_json(const bj::value& v, const std::string& where, ReportEpoch& out)
   Status nested_status;
   nested(v, "clocks_start", where, out.clocks_start, nested_status);
   nested(v, "clocks_end", where, out.clocks_end, nested_status);
+  nested(v, "minibatch_stats", where, out.minibatch_stats, nested_status);
   return finish(r, nested_status);
 }
 

@@ -201,6 +201,14 @@ struct EpochClocks {
   std::optional<double> emc_hz;
 };
 
+// Statistics of the minibatch times stored for an epoch (seconds), kept when the epoch or its minibatches land
+// (sql/016), so no report reads minibatches. Medians and p95 interpolate linearly (percentile_cont).
+struct MinibatchStats {
+  int64_t recorded = 0;   // minibatches stored for the epoch (== minibatches when none was lost or skipped)
+  double stall_mean_s = 0, stall_p50_s = 0, stall_p95_s = 0;
+  double compute_mean_s = 0, compute_p50_s = 0, compute_p95_s = 0;
+};
+
 struct ReportEpoch {
   int64_t epoch = 0;
   double e2e_s = 0;
@@ -223,6 +231,7 @@ struct ReportEpoch {
   std::optional<std::string> throttle_reason;   // omitted (not null) when there is none
   std::optional<double> start_unix_s;           // the epoch's window on the controller's clock
   std::optional<double> end_unix_s;
+  std::optional<MinibatchStats> minibatch_stats;   // null when no minibatch of the epoch was stored
 };
 
 struct ReportRun {
@@ -361,6 +370,7 @@ boost::json::object to_json(const EstimateSources& v);
 boost::json::object to_json(const CampaignEstimate& v);
 boost::json::object to_json(const ReportCampaign& v);
 boost::json::object to_json(const EpochClocks& v);
+boost::json::object to_json(const MinibatchStats& v);
 boost::json::object to_json(const ReportEpoch& v);
 boost::json::object to_json(const ReportRun& v);
 boost::json::object to_json(const CampaignReport& v);
@@ -388,6 +398,7 @@ Status from_json(const boost::json::value& v, const std::string& where, Estimate
 Status from_json(const boost::json::value& v, const std::string& where, CampaignEstimate& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportCampaign& out);
 Status from_json(const boost::json::value& v, const std::string& where, EpochClocks& out);
+Status from_json(const boost::json::value& v, const std::string& where, MinibatchStats& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportEpoch& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportRun& out);
 Status from_json(const boost::json::value& v, const std::string& where, CampaignReport& out);

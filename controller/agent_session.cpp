@@ -203,21 +203,8 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
   auto self = shared_from_this();
   std::optional<int64_t> finished;
   if (const auto* f = std::get_if<proto::RunFinished>(&body)) finished = f->run_id;
-  controller_->ingest_db(agent).post<Status>(
-      controller_->executor(),
-      [agent, body = std::move(body)](Store& s) -> Status {
-        return std::visit(
-            [&](const auto& m) -> Status {
-              using T = std::decay_t<decltype(m)>;
-              if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return s.ingest_minibatches(agent, m);
-              else if constexpr (std::is_same_v<T, proto::EpochResult>) return s.ingest_epoch(agent, m);
-              else if constexpr (std::is_same_v<T, proto::SampleChunk>) return s.ingest_samples(agent, m);
-              else if constexpr (std::is_same_v<T, proto::RunFinished>) return s.finish_run(agent, m);
-              else if constexpr (std::is_same_v<T, proto::RunStarted>) return s.start_run(agent, m);
-              else return internal_error("not an ingest message");
-            },
-            body);
-      },
+  controller_->ingest_db(agent).post_ingest(
+      controller_->executor(), agent, std::move(body),
       [self, id, type, finished, rows, received](Status s) {
         if (s.is_ok()) {
           auto& m = self->controller_->metrics().ingest(type);

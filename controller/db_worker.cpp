@@ -31,7 +31,12 @@ size_t DbWorker::queued() const {
   return jobs_.size();
 }
 
-void DbWorker::enqueue(Job job) {
+void DbWorker::post_ingest(boost::asio::any_io_executor ex, int64_t agent_id, proto::Body body,
+                           std::function<void(Status)> done) {
+  enqueue(IngestJob{std::move(ex), IngestItem{agent_id, std::move(body), Status::ok()}, std::move(done)});
+}
+
+void DbWorker::enqueue(std::variant<Job, IngestJob> job) {
   {
     std::lock_guard lock(mu_);
     jobs_.push_back(std::move(job));
@@ -42,14 +47,42 @@ void DbWorker::enqueue(Job job) {
 void DbWorker::loop() {
   while (true) {
     Job job;
+    std::vector<IngestJob> batch;   // the ingest jobs at the front of the queue, back to back
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_flag_ || !jobs_.empty(); });
       if (jobs_.empty()) return;  // stopping and drained
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      if (auto* j = std::get_if<Job>(&jobs_.front())) {
+        job = std::move(*j);
+        jobs_.pop_front();
+      }
+      while (!job && !jobs_.empty() && batch.size() < kMaxIngestBatch && std::holds_alternative<IngestJob>(jobs_.front())) {
+        batch.push_back(std::move(std::get<IngestJob>(jobs_.front())));
+        jobs_.pop_front();
+      }
     }
-    job(*store_, stopping_);
+    if (job) job(*store_, stopping_);
+    else run_ingest_batch(batch);
+  }
+}
+
+void DbWorker::run_ingest_batch(std::vector<IngestJob>& batch) {
+  std::vector<IngestItem> items;
+  items.reserve(batch.size());
+  for (auto& j : batch) items.push_back(std::move(j.item));
+  Status s;
+  for (int attempt = 0;;) {
+    const auto start = std::chrono::steady_clock::now();
+    s = store_->ingest_batch(items);
+    record(metrics::seconds_since(start), s.code());
+    if (s.code() != Code::kUnavailable || stopping_.load()) break;
+    backoff(++attempt, s);
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status result = s.is_ok() ? items[i].result : s;   // a batch that failed whole: every message failed
+    boost::asio::post(batch[i].ex, [done = std::move(batch[i].done), result = std::move(result)]() mutable {
+      done(std::move(result));
+    });
   }
 }
 

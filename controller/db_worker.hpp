@@ -1,4 +1,5 @@
-// DbWorker: owns the Store and the one thread that uses it. Jobs run in FIFO order; a job whose Store call
+// DbWorker: owns the Store and the one thread that uses it. Jobs run in FIFO order (ingest jobs queued back to
+// back are written together, as one group commit: Store::ingest_batch); a job whose Store call
 // reports kUnavailable (PostgreSQL down or restarting) is retried with capped backoff until it succeeds or
 // the worker stops, so no ingest is lost. Completions are posted back to the caller's executor: the
 // io_context, whose one I/O thread runs them (the threading rule: README.md, "Threading"). Jobs touch only
@@ -14,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <variant>
+#include <vector>
 
 #include "controller/metrics.hpp"
 #include "controller/store.hpp"
@@ -37,6 +40,12 @@ class DbWorker {
     });
   }
 
+  // Writes agent `agent_id`'s result message on the worker thread, in one transaction with the ingest jobs
+  // queued right behind it (at most kMaxIngestBatch: one commit, one fsync, for many messages); retried whole
+  // while the store reports kUnavailable. Then `done(status)` is posted to `ex`, after the commit.
+  void post_ingest(boost::asio::any_io_executor ex, int64_t agent_id, proto::Body body, std::function<void(Status)> done);
+  static constexpr size_t kMaxIngestBatch = 64;
+
   size_t queued() const;
 
   // For GET /metrics: how long each Store call took (every attempt, retries included), and the calls that
@@ -47,8 +56,14 @@ class DbWorker {
 
  private:
   using Job = std::function<void(Store&, const std::atomic<bool>&)>;
-  void enqueue(Job job);
+  struct IngestJob {
+    boost::asio::any_io_executor ex;
+    IngestItem item;
+    std::function<void(Status)> done;
+  };
+  void enqueue(std::variant<Job, IngestJob> job);
   void loop();
+  void run_ingest_batch(std::vector<IngestJob>& batch);
 
   template <class R>
   R run_with_retry(Store& s, const std::function<R(Store&)>& job, const std::atomic<bool>& stopping) {
@@ -73,7 +88,7 @@ class DbWorker {
   std::unique_ptr<Store> store_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> jobs_;
+  std::deque<std::variant<Job, IngestJob>> jobs_;
   bool stopping_flag_ = false;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -14,6 +14,21 @@ namespace bj = boost::json;
 
 namespace {
 
+// PostgreSQL's percentile_cont: linear interpolation between the sorted values around p * (n - 1).
+double percentile_cont(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 bool executing(const std::string& status) { return status == "assigned" || status == "running"; }
 
 constexpr int64_t kFirstEpoch = std::numeric_limits<int64_t>::min();   // lower bound of a run's epoch keys
@@ -216,6 +231,16 @@ api::ReportEpoch MemoryStore::report_epoch(const Run& run, const proto::EpochRes
     if (auto a = agents_.find(*run.agent_id); a != agents_.end()) offset = a->second.clock_offset_s.value_or(0.0);
   o.start_unix_s = sum3(run.agent_t0_unix_s, o.t_start_s, offset);   // the epoch's window on the controller's clock
   o.end_unix_s = sum3(run.agent_t0_unix_s, o.t_end_s, offset);
+  std::vector<double> stall, compute;   // as PgStore keeps them at ingest (sql/016 refresh_epoch_summary)
+  for (auto it = minibatches_.lower_bound({run.id, e.epoch, 0});
+       it != minibatches_.end() && std::get<0>(it->first) == run.id && std::get<1>(it->first) == e.epoch; ++it) {
+    stall.push_back(it->second.stall_s);
+    compute.push_back(it->second.compute_s);
+  }
+  if (!stall.empty())
+    o.minibatch_stats = api::MinibatchStats{static_cast<int64_t>(stall.size()), mean(stall), percentile_cont(stall, 0.5),
+                                            percentile_cont(stall, 0.95), mean(compute), percentile_cont(compute, 0.5),
+                                            percentile_cont(compute, 0.95)};
   return o;
 }
 

@@ -138,7 +138,7 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
           "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
           "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
-          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text",
+          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text, campaign_id",
           agent_id, p[0][0].as<int64_t>());
     }
     if (r.empty()) {
@@ -147,9 +147,10 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     }
     const int64_t run_id = r[0][0].as<int64_t>();
     // A re-executed run starts clean: drop rows of an earlier, interrupted attempt.
-    w.exec_params("DELETE FROM minibatches WHERE run_id = $1", run_id);
+    const int64_t campaign_id = r[0][2].as<int64_t>();
+    w.exec_params("DELETE FROM minibatch_chunks WHERE campaign_id = $1 AND run_id = $2", campaign_id, run_id);
     w.exec_params("DELETE FROM epochs WHERE run_id = $1", run_id);
-    w.exec_params("DELETE FROM samples WHERE run_id = $1", run_id);
+    w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2", campaign_id, run_id);
     w.commit();
     bj::error_code ec;
     auto cfg_json = bj::parse(r[0][1].c_str(), ec);

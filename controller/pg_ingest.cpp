@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/log.hpp"
+#include "controller/pg_chunks.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -32,276 +33,290 @@ NullableText nullable(const std::optional<double>& v) {
   return t;
 }
 
-// Rows in PostgreSQL's COPY text format, built in one buffer (numbers as shortest round-trip decimals).
-class CopyText {
- public:
-  static std::string number(double v) {
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-  }
-  void field(int64_t v) {
-    sep();
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    text_.append(buf, r.ptr);
-  }
-  void field(double v) {
-    sep();
-    if (!std::isfinite(v)) return null();  // the agent never sends these; NOT NULL columns reject them loudly
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    text_.append(buf, r.ptr);
-  }
-  void field(const std::optional<double>& v) {
-    if (v && std::isfinite(*v)) return field(*v);
-    sep();
-    null();
-  }
-  void array(const std::vector<double>& v) {
-    sep();
-    text_ += '{';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) text_ += ',';
-      if (!std::isfinite(v[i])) {
-        text_ += "NULL";
-        continue;
-      }
-      char buf[32];
-      auto r = std::to_chars(buf, buf + sizeof buf, v[i]);
-      text_.append(buf, r.ptr);
-    }
-    text_ += '}';
-  }
-  void end_row() {
-    text_ += '\n';
-    first_ = true;
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  void sep() {
-    if (!first_) text_ += '\t';
-    first_ = false;
-  }
-  void null() { text_ += "\\N"; }
-  std::string text_;
-  bool first_ = true;
-};
-
 // The first result of an assigned run shows it is running.
-void mark_running(pqxx::work& w, int64_t run_id, int64_t agent_id) {
+void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id) {
   w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                 "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
                 run_id, agent_id);
 }
 
-// Whether the agent may add results to the run now: it owns the run, which is assigned or running. Locks the
-// run's row FOR SHARE, so it cannot be reassigned or finished until the transaction ends. Results are
-// append-only per run: for a run of the agent's that has ended (done, failed, cancelled, lost) nothing is
-// written and the drop is logged; rows of runs the agent does not own are dropped silently (a requeued run
-// belongs to its new agent). Either way the message is still acknowledged, so the agent's outbox drains.
-bool accepts_results(pqxx::work& w, int64_t agent_id, int64_t run_id, const char* what) {
-  auto r = w.exec_params("SELECT status FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id, agent_id);
-  if (r.empty()) return false;
+// The campaign of the run when the agent may add results to it now: it owns the run, which is assigned or
+// running (nullopt otherwise). Locks the run's row FOR SHARE, so it cannot be reassigned or finished until the
+// transaction ends. Results are append-only per run: for a run of the agent's that has ended (done, failed,
+// cancelled, lost) nothing is written and the drop is logged; rows of runs the agent does not own are dropped
+// silently (a requeued run belongs to its new agent). Either way the message is still acknowledged, so the
+// agent's outbox drains.
+std::optional<int64_t> accepts_results(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const char* what) {
+  auto r = w.exec_params("SELECT status, campaign_id FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id,
+                         agent_id);
+  if (r.empty()) return std::nullopt;
   const std::string status = r[0][0].c_str();
-  if (status == "assigned" || status == "running") return true;
+  if (status == "assigned" || status == "running") return r[0][1].as<int64_t>();
   JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
               << " (results are append-only)";
-  return false;
+  return std::nullopt;
 }
 
-// Idempotent ingest of one message's rows into `table` for a run the agent owns. Rows of runs the agent does
-// not own, or of ended runs, are dropped (accepts_results). The common case, rows never seen before, is one
-// COPY straight into the table; a resend (the `present` query, with $1 = run id, finds a row of the chunk) or
-// a race caught as a unique violation goes through a staging table merged with ON CONFLICT DO NOTHING.
-// `also` runs in the same transaction. Marks an assigned run running.
-Status copy_owned_rows(pqxx::connection& conn, int64_t agent_id, int64_t run_id, const std::string& table,
-                       const std::string& present, const CopyText& rows,
-                       const std::function<void(pqxx::work&)>& also) {
-  for (int attempt = 0;; ++attempt) {
-    try {
-      pqxx::work w(conn);
-      if (!accepts_results(w, agent_id, run_id, table.c_str())) {
-        w.commit();
-        return Status::ok();
-      }
-      const bool merge = attempt > 0 || !w.exec_params(present, run_id).empty();
-      const std::string target = merge ? table + "_stage" : table;
-      if (merge)
-        w.exec("CREATE TEMP TABLE IF NOT EXISTS " + target + " (LIKE " + table + ") ON COMMIT DELETE ROWS");
-      {
+void copy_rows(pqxx::transaction_base& w, const std::string& table, const chunks::CopyText& rows) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        // tablewriter is the libpqxx 6.4 API that accepts preformatted COPY text (stream_to formats per row).
-        pqxx::tablewriter copy(w, target);
+  // tablewriter is the libpqxx 6.4 API that accepts preformatted COPY text (stream_to formats per row).
+  pqxx::tablewriter copy(w, table);
 #pragma GCC diagnostic pop
-        copy.write_raw_line(rows.text());
-        copy.complete();
-      }
-      if (merge) w.exec("INSERT INTO " + table + " SELECT * FROM " + target + " ON CONFLICT DO NOTHING");
-      if (also) also(w);
-      mark_running(w, run_id, agent_id);
-      w.commit();
-      return Status::ok();
-    } catch (const pqxx::unique_violation&) {
-      if (attempt > 0) throw;
-    }
-  }
+  copy.write_raw_line(rows.text());
+  copy.complete();
 }
 
+// One message's writes, in the caller's transaction. Ok with nothing written for rows the agent may not add
+// (accepts_results); a kDbError for data the store cannot keep; SQL errors throw.
+Status write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const proto::MinibatchChunk& m) {
+  if (m.stall_s.empty()) return Status::ok();
+  const int64_t first = m.first_index, last = m.first_index + static_cast<int64_t>(m.stall_s.size()) - 1;
+  const auto campaign = accepts_results(w, agent_id, m.run_id, "minibatches");
+  if (!campaign) return Status::ok();
+  // Chunks never overlap (each is written into a gap), so the stored ones overlapping [first, last] start in
+  // it or are the last one starting before it.
+  auto stored = w.exec_params(
+      "SELECT first_idx, first_idx + cardinality(stall_s) - 1 FROM minibatch_chunks "
+      "WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx BETWEEN $4 AND $5 "
+      "UNION ALL (SELECT first_idx, first_idx + cardinality(stall_s) - 1 FROM minibatch_chunks "
+      "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx < $4 ORDER BY first_idx DESC LIMIT 1)",
+      *campaign, m.run_id, m.epoch, first, last);
+  std::vector<chunks::IndexRange> covered;
+  for (const auto& row : stored) covered.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+  const auto parts = chunks::uncovered(first, last, covered);
+  if (!parts.empty()) {
+    chunks::CopyText rows;
+    chunks::append_minibatch_rows(rows, *campaign, m, parts);
+    copy_rows(w, "minibatch_chunks", rows);
+    w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", *campaign, m.run_id, m.epoch);
+  }
+  mark_running(w, m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status write_run_started(pqxx::transaction_base& w, int64_t agent_id, const proto::RunStarted& m) {
+  if (!accepts_results(w, agent_id, m.run_id, "run_started")) return Status::ok();
+  auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
+  w.exec_params(
+      "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
+      "  agent_t0_unix_s = $7, compute_device = $8 "
+      "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+      m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
+      m.page_cache_dropped, m.t0_unix_s, m.compute_device);
+  mark_running(w, m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::EpochResult& m) {
+  const auto campaign = accepts_results(w, agent_id, m.run_id, "epoch");
+  if (!campaign) return Status::ok();
+  auto energy = nullable(m.energy_j);
+  auto power = nullable(m.mean_power_w);
+  auto mb_s = nullable(m.read_mb_s);
+  auto iops = nullable(m.read_iops);
+  auto cache0 = nullable(m.cache_start_frac);
+  auto cache1 = nullable(m.cache_end_frac);
+  auto loss = nullable(m.loss);
+  auto t0 = nullable(m.t_start_s);
+  auto t1 = nullable(m.t_end_s);
+  auto coverage = nullable(m.power_coverage);
+  auto clock = [](const std::optional<proto::ClockReading>& c, auto field) {
+    return nullable(c ? std::invoke(field, *c) : std::nullopt);
+  };
+  auto cores = [](const std::optional<proto::ClockReading>& c) {
+    return nullable(c && c->cores_online > 0 ? std::optional<double>(static_cast<double>(c->cores_online)) : std::nullopt);
+  };
+  auto cores0 = cores(m.clocks_start), cores1 = cores(m.clocks_end);
+  auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
+  auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
+  auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
+  w.exec_params(
+      "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
+      "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
+      "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
+      "  throttle_reason, copy_s, mb_recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, "
+      "  compute_p95_s, minibatch_mean_ms) "
+      "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
+      "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
+      "  $15::double precision, $16::double precision, $17::double precision, "
+      "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
+      "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
+      "  $25::double precision, $26, $27, $28::double precision, s.* "
+      // The epoch's minibatch statistics from the chunks stored so far (normally all: they are sent before it).
+      "FROM epoch_minibatch_stats($29, $1, $2::integer) s "
+      "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
+      "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
+      "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
+      "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
+      "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
+      "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
+      "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
+      "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
+      "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
+      "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
+      "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s, mb_recorded = EXCLUDED.mb_recorded, "
+      "stall_mean_s = EXCLUDED.stall_mean_s, stall_p50_s = EXCLUDED.stall_p50_s, stall_p95_s = EXCLUDED.stall_p95_s, "
+      "compute_mean_s = EXCLUDED.compute_mean_s, compute_p50_s = EXCLUDED.compute_p50_s, "
+      "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms",
+      m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
+      agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
+      cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
+      m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), *campaign);
+  mark_running(w, m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status write_samples(pqxx::transaction_base& w, int64_t agent_id, const proto::SampleChunk& m) {
+  if (m.samples.empty()) return Status::ok();
+  const auto fresh = chunks::sorted_unique(m.samples);
+  const double t_min = fresh.front().t_s, t_max = fresh.back().t_s;
+  {
+    const auto campaign = accepts_results(w, agent_id, m.run_id, "samples");
+    if (!campaign) return Status::ok();
+    // Sample chunks never overlap in time (a partial resend is merged, below), so the ones overlapping
+    // [t_min, t_max] start in it or are the last one starting before it.
+    auto stored = w.exec_params(
+        "SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, core_n, "
+        "  core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 "
+        "  AND t_first BETWEEN $3::float8 AND $4::float8 "
+        "UNION ALL SELECT * FROM (SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, "
+        "  power_w, temp_max_c, core_n, core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 "
+        "  AND run_id = $2 AND t_first < $3::float8 ORDER BY t_first DESC LIMIT 1) p WHERE p.t_last >= $3::float8",
+        // t_s travels as the shortest round-trip decimal, so the bounds compare exactly with stored values.
+        *campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
+    std::vector<proto::Sample> merged = fresh;
+    std::vector<double> replaced;   // t_first of the stored chunks merged with this message
+    bool all_stored = !stored.empty();
+    for (const auto& row : stored) {
+      auto old = chunks::parse_sample_chunk({row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
+                                             row[5].c_str(), row[6].c_str(), row[7].c_str(), row[8].c_str(),
+                                             row[9].c_str()});
+      if (!old.is_ok()) return old.status().with_context("run " + std::to_string(m.run_id));
+      replaced.push_back(row[0].as<double>());
+      // Stored samples first: of equal t_s the stored one is kept (a resend never rewrites what landed).
+      merged.insert(merged.begin(), old.value().begin(), old.value().end());
+    }
+    const size_t stored_count = merged.size() - fresh.size();
+    merged = chunks::sorted_unique(std::move(merged));
+    all_stored = all_stored && merged.size() == stored_count;
+    if (!all_stored) {
+      // Only a partial resend (new samples among stored ones) replaces chunks: by one chunk holding both.
+      for (double t : replaced)
+        w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 AND t_first = $3::float8",
+                      *campaign, m.run_id, chunks::CopyText::number(t));
+      chunks::CopyText rows;
+      chunks::append_sample_row(rows, *campaign, m.run_id, replaced.empty() ? fresh : merged);
+      copy_rows(w, "sample_chunks", rows);
+    }
+    if (m.t0_unix_s)
+      w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
+                    m.run_id, agent_id, *m.t0_unix_s);
+    mark_running(w, m.run_id, agent_id);
+  }
+  return Status::ok();
+}
+
+Status write_run_finished(pqxx::transaction_base& w, int64_t agent_id, const proto::RunFinished& m, int max_attempts) {
+  if (m.status == "cancelled") {
+    // Stopped at our request (cancel_run, or its campaign was cancelled): cancelled, its rows kept.
+    // Otherwise the agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost
+    // once it has used its attempts).
+    w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), wall_s = $3, "
+                  "error = CASE WHEN cancel_requested THEN 'cancelled while running' ELSE 'campaign cancelled' END "
+                  "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (cancel_requested "
+                  "  OR campaign_id IN (SELECT id FROM campaigns WHERE state = 'cancelled'))",
+                  m.run_id, agent_id, m.wall_s);
+    w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts, "$3::text") +
+                      " WHERE runs.id = $1 AND runs.agent_id = $2 AND runs.status IN ('assigned', 'running')",
+                  m.run_id, agent_id, "cancelled on its agent: " + m.error);
+  } else {
+    w.exec_params("UPDATE runs SET status = $3, error = $4, wall_s = $5, finished_at = now(), "
+                  "started_at = coalesce(started_at, now()) "
+                  "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+                  m.run_id, agent_id, m.status, m.error, m.wall_s);
+  }
+  return Status::ok();
+}
+
+
+// One result message's writes in `w` (the variant's alternative picks the writer); kInternal for a message
+// that is not a result.
+Status write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Body& body, int max_attempts) {
+  return std::visit(
+      [&](const auto& m) -> Status {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return write_minibatches(w, agent_id, m);
+        else if constexpr (std::is_same_v<T, proto::EpochResult>) return write_epoch(w, agent_id, m);
+        else if constexpr (std::is_same_v<T, proto::SampleChunk>) return write_samples(w, agent_id, m);
+        else if constexpr (std::is_same_v<T, proto::RunFinished>) return write_run_finished(w, agent_id, m, max_attempts);
+        else if constexpr (std::is_same_v<T, proto::RunStarted>) return write_run_started(w, agent_id, m);
+        else return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
+      },
+      body);
+}
 
 }  // namespace
 
-Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
-  return guarded("ingesting minibatches", [&]() -> Status {
-    if (m.stall_s.empty()) return Status::ok();
-    CopyText text;
-    for (size_t i = 0; i < m.stall_s.size(); ++i) {
-      text.field(m.run_id);
-      text.field(m.epoch);
-      text.field(m.first_index + static_cast<int64_t>(i));
-      text.field(m.stall_s[i]);
-      text.field(m.compute_s[i]);
-      text.field(m.copy_s.empty() ? std::optional<double>() : std::optional<double>(m.copy_s[i]));
-      text.end_row();
+// A message in a transaction of its own. A second attempt follows a lost race with another transaction that
+// inserted the same chunk (unique violation): it sees the committed rows and writes only what is missing.
+Status PgStore::ingest_alone(int64_t agent_id, const proto::Body& body) {
+  return guarded("ingesting a result", [&]() -> Status {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        pqxx::work w(*conn_);
+        Status s = write_result(w, agent_id, body, max_attempts_);
+        if (!s.is_ok()) return s.with_context("ingesting '" + std::string(proto::type_name(body)) + "'");   // rolled back
+        w.commit();
+        return s;
+      } catch (const pqxx::unique_violation&) {
+        if (attempt > 0) throw;
+      }
     }
-    const std::string present =
-        "SELECT 1 FROM minibatches WHERE run_id = $1 AND epoch = " + std::to_string(m.epoch) + " AND idx BETWEEN " +
-        std::to_string(m.first_index) + " AND " + std::to_string(m.first_index + static_cast<int64_t>(m.stall_s.size()) - 1) +
-        " LIMIT 1";
-    return copy_owned_rows(*conn_, agent_id, m.run_id, "minibatches", present, text, nullptr);
   });
 }
 
-Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
-  return guarded("recording a run's applied state", [&]() -> Status {
+// Group commit: the messages in one transaction, each in a savepoint of its own (one message's failure rolls
+// back its writes only, and is its result); one commit for all. kUnavailable (nothing committed) when the
+// connection, the commit or any message hit an outage, a deadlock or a serialization failure: the caller
+// retries the batch, which is safe (every write is idempotent).
+Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
+  return guarded("ingesting a batch of results", [&]() -> Status {
     pqxx::work w(*conn_);
-    if (!accepts_results(w, agent_id, m.run_id, "run_started")) return Status::ok();   // rolled back: it only read
-    auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
-    w.exec_params(
-        "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
-        "  agent_t0_unix_s = $7, compute_device = $8 "
-        "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
-        m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
-        m.page_cache_dropped, m.t0_unix_s, m.compute_device);
-    mark_running(w, m.run_id, agent_id);
-    w.commit();
-    return Status::ok();
-  });
-}
-
-Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
-  return guarded("ingesting an epoch", [&]() -> Status {
-    pqxx::work w(*conn_);
-    if (!accepts_results(w, agent_id, m.run_id, "epoch")) return Status::ok();   // rolled back: it only read
-    auto energy = nullable(m.energy_j);
-    auto power = nullable(m.mean_power_w);
-    auto mb_s = nullable(m.read_mb_s);
-    auto iops = nullable(m.read_iops);
-    auto cache0 = nullable(m.cache_start_frac);
-    auto cache1 = nullable(m.cache_end_frac);
-    auto loss = nullable(m.loss);
-    auto t0 = nullable(m.t_start_s);
-    auto t1 = nullable(m.t_end_s);
-    auto coverage = nullable(m.power_coverage);
-    auto clock = [](const std::optional<proto::ClockReading>& c, auto field) {
-      return nullable(c ? std::invoke(field, *c) : std::nullopt);
-    };
-    auto cores = [](const std::optional<proto::ClockReading>& c) {
-      return nullable(c && c->cores_online > 0 ? std::optional<double>(static_cast<double>(c->cores_online)) : std::nullopt);
-    };
-    auto cores0 = cores(m.clocks_start), cores1 = cores(m.clocks_end);
-    auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
-    auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
-    auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
-    w.exec_params(
-        "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
-        "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
-        "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
-        "  throttle_reason, copy_s) "
-        "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
-        "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
-        "  $15::double precision, $16::double precision, $17::double precision, "
-        "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
-        "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
-        "  $25::double precision, $26, $27, $28::double precision "
-        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
-        "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
-        "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
-        "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
-        "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
-        "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
-        "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
-        "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
-        "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
-        "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
-        "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s",
-        m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
-        agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
-        cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
-        m.throttled, m.throttle_reason, nullable(m.copy_s).c_str());
-    mark_running(w, m.run_id, agent_id);
-    w.commit();
-    return Status::ok();
-  });
-}
-
-Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
-  return guarded("ingesting samples", [&]() -> Status {
-    if (m.samples.empty()) return Status::ok();
-    CopyText text;
-    double t_min = m.samples.front().t_s, t_max = t_min;
-    for (const auto& s : m.samples) {
-      t_min = std::min(t_min, s.t_s);
-      t_max = std::max(t_max, s.t_s);
-      text.field(m.run_id);
-      text.field(s.t_s);
-      text.field(s.cpu_util_pct);
-      text.field(s.cpu_freq_mhz);
-      text.field(s.mem_used_kb);
-      text.field(s.disk_read_bytes);
-      text.field(s.power_w);
-      text.array(s.core_util_pct);
-      text.field(s.temp_max_c);   // sql/015: the table's last column
-      text.end_row();
-    }
-    // t_s travels as the shortest round-trip decimal, so the range bounds compare exactly with stored rows.
-    const std::string present = "SELECT 1 FROM samples WHERE run_id = $1 AND t_s BETWEEN " + CopyText::number(t_min) +
-                                " AND " + CopyText::number(t_max) + " LIMIT 1";
-    std::optional<double> t0 = m.t0_unix_s;
-    return copy_owned_rows(*conn_, agent_id, m.run_id, "samples", present, text, [&](pqxx::work& w) {
-      if (t0)
-        w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
-                      m.run_id, agent_id, *t0);
-    });
-  });
-}
-
-Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
-  return guarded("finishing a run", [&]() -> Status {
-    pqxx::work w(*conn_);
-    if (m.status == "cancelled") {
-      // Stopped at our request (cancel_run, or its campaign was cancelled): cancelled, its rows kept.
-      // Otherwise the agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost
-      // once it has used its attempts).
-      w.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now(), wall_s = $3, "
-                    "error = CASE WHEN cancel_requested THEN 'cancelled while running' ELSE 'campaign cancelled' END "
-                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (cancel_requested "
-                    "  OR campaign_id IN (SELECT id FROM campaigns WHERE state = 'cancelled'))",
-                    m.run_id, agent_id, m.wall_s);
-      w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts_, "$3::text") +
-                        " WHERE runs.id = $1 AND runs.agent_id = $2 AND runs.status IN ('assigned', 'running')",
-                    m.run_id, agent_id, "cancelled on its agent: " + m.error);
-    } else {
-      w.exec_params("UPDATE runs SET status = $3, error = $4, wall_s = $5, finished_at = now(), "
-                    "started_at = coalesce(started_at, now()) "
-                    "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
-                    m.run_id, agent_id, m.status, m.error, m.wall_s);
+    for (auto& item : items) {
+      item.result = Status::ok();
+      for (int attempt = 0;; ++attempt) {
+        try {
+          pqxx::subtransaction sub(w, "result");
+          item.result = write_result(sub, item.agent_id, item.body, max_attempts_);
+          if (item.result.is_ok()) sub.commit();
+          else sub.abort();
+          break;
+        } catch (const pqxx::unique_violation&) {
+          if (attempt > 0) throw;
+        } catch (const pqxx::transaction_rollback& e) {
+          return unavailable(std::string("ingesting a batch of results: transaction rolled back: ") + e.what());
+        } catch (const pqxx::sql_error& e) {   // this message's data: its savepoint is rolled back, the others stay
+          item.result = sql_failure("ingesting a result", e);
+          if (item.result.code() == Code::kUnavailable) return item.result;
+          break;
+        } catch (const std::out_of_range& e) {   // a value the layout cannot store (chunks::CopyText)
+          item.result = db_error(std::string("ingesting a result: ") + e.what());
+          break;
+        }
+      }
+      if (!item.result.is_ok())
+        item.result = item.result.with_context("ingesting '" + std::string(proto::type_name(item.body)) + "'");
     }
     w.commit();
     return Status::ok();
   });
 }
+
+Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) { return ingest_alone(agent_id, m); }
+Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) { return ingest_alone(agent_id, m); }
+Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) { return ingest_alone(agent_id, m); }
+Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) { return ingest_alone(agent_id, m); }
+Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) { return ingest_alone(agent_id, m); }
 
 }  // namespace jetsweep::controller

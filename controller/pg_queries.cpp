@@ -154,7 +154,8 @@ const std::string kReportEpochsSelect =
     "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
     "  e.emc_hz_end, e.throttled, e.throttle_reason, "
     "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0), "
-    "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) "
+    "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0), "
+    "  e.mb_recorded, e.stall_mean_s, e.stall_p50_s, e.stall_p95_s, e.compute_mean_s, e.compute_p50_s, e.compute_p95_s "
     "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id ";
 const std::string kReportEpochsSql = kReportEpochsSelect + "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch";
 
@@ -188,6 +189,13 @@ api::ReportEpoch report_epoch(const pqxx::row& e) {
   if (!e[25].is_null() && e[25].size() > 0) o.throttle_reason = e[25].c_str();
   o.start_unix_s = pg::opt_number(e[26]);   // the epoch's window on the controller's clock
   o.end_unix_s = pg::opt_number(e[27]);
+  // Kept at ingest (sql/016); none when no minibatch was stored (then the statistics are NULL).
+  bool stats = e[28].as<int64_t>() > 0;
+  for (int c = 29; c <= 34; ++c) stats = stats && !e[c].is_null();
+  if (stats)
+    o.minibatch_stats = api::MinibatchStats{e[28].as<int64_t>(), e[29].as<double>(), e[30].as<double>(),
+                                            e[31].as<double>(),  e[32].as<double>(), e[33].as<double>(),
+                                            e[34].as<double>()};
   return o;
 }
 
@@ -263,15 +271,15 @@ Result<api::RunDetail> PgStore::run_detail(int64_t run_id) {
 Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
   return guarded("reading a run's samples", [&]() -> Result<std::vector<api::RunSample>> {
     pqxx::work w(*conn_);
-    if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
-      return not_found("no run " + std::to_string(run_id));
+    auto run = w.exec_params("SELECT campaign_id FROM runs WHERE id = $1", run_id);
+    if (run.empty()) return not_found("no run " + std::to_string(run_id));
     // t_unix_s as the report's epoch windows: the agent's clock at the run's t = 0, less its clock offset.
     auto rows = w.exec_params(
         "SELECT s.t_s, r.agent_t0_unix_s + s.t_s - coalesce(ag.clock_offset_s, 0), s.power_w, s.cpu_util_pct, "
         "  s.cpu_freq_mhz, s.mem_used_kb, s.disk_read_bytes, s.temp_max_c "
         "FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
-        "WHERE s.run_id = $1 ORDER BY s.t_s",
-        run_id);
+        "WHERE s.campaign_id = $2 AND s.run_id = $1 ORDER BY s.t_s",   // campaign_id: its partition only
+        run_id, run[0][0].as<int64_t>());
     w.commit();
     std::vector<api::RunSample> out;
     out.reserve(rows.size());

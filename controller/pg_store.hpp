@@ -46,6 +46,7 @@ class PgStore final : public Store {
   Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
   Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Status ingest_batch(std::vector<IngestItem>& items) override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;
   Result<int64_t> resolve_campaign(const std::string& ref) override;
@@ -66,6 +67,8 @@ class PgStore final : public Store {
   // A libpqxx sql_error as a Status: kUnavailable (and the connection dropped) for admin shutdown or
   // cannot-connect-now (SQLSTATE class 57 / 08), kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
+  // One result message in a transaction of its own (pg_ingest.cpp).
+  Status ingest_alone(int64_t agent_id, const proto::Body& body);
 
   std::string dsn_;
   int max_attempts_;

@@ -50,6 +50,13 @@ struct AgentRegistration {
   bool enrolled = false;   // the name had no credential: issue_sha256 is now its credential, send it to the agent
 };
 
+// One agent result message of a group commit (Store::ingest_batch) and what became of it.
+struct IngestItem {
+  int64_t agent_id = 0;
+  proto::Body body;
+  Status result;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -93,6 +100,11 @@ class Store {
   virtual Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
   virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
   virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
+  // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished), in order, each
+  // item's result set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
+  // (safe: every write is idempotent). This default writes them one by one (store.cpp); PgStore in one
+  // transaction with a savepoint per message.
+  virtual Status ingest_batch(std::vector<IngestItem>& items);
 
   // What a campaign estimate needs (perf::estimate_campaign does the matching): the epoch times measured so
   // far grouped by class, model, dataset, batch size and power mode; every agent's class; enrolled boards.

@@ -175,12 +175,15 @@ void populate_sweep(const std::string& dsn) {
   // power, so the epochs have none).
   const int64_t nx = insert_sweep_run(w, camp, ordinal++, a3, nx1, 2, {6, 1400, 1100, 1600}, R"({"name": "15W"})");
   w.exec_params("UPDATE epochs SET mean_power_w = NULL, energy_j = NULL WHERE run_id = $1", nx);
-  for (int ep = 0; ep < 4; ++ep)
-    for (int i = 0; i < 3; ++i)
-      w.exec_params("INSERT INTO minibatches VALUES ($1, $2, $3, 0.001, 0.009)", nx, ep, i);
-  w.exec_params("INSERT INTO samples (run_id, t_s, cpu_util_pct, mem_used_kb, disk_read_bytes, power_w) VALUES "
-                "($1, 1, 50, 1, 0, 7.0), ($1, 2, 50, 1, 0, 9.0)",
-                nx);
+  // Chunked as the controller stores them (sql/016), statistics kept as at ingest.
+  for (int ep = 0; ep < 4; ++ep) {
+    w.exec_params("INSERT INTO minibatch_chunks VALUES ($1, $2, $3, 0, '{0.001,0.001,0.001}', '{0.009,0.009,0.009}')",
+                  camp, nx, ep);
+    w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", camp, nx, ep);
+  }
+  w.exec_params("INSERT INTO sample_chunks VALUES ($1, $2, 1, 2, '{1,2}', '{50,50}', '{NULL,NULL}', '{1,1}', '{0,0}', "
+                "'{7.0,9.0}', '{NULL,NULL}', '{0,0}', '{}')",
+                camp, nx);
   w.commit();
 }
 

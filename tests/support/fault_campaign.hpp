@@ -50,6 +50,8 @@ inline void check_exactly_once(const TestDatabase& db, int64_t runs, int64_t epo
   CHECK(db.count("SELECT count(*) FROM minibatches") == epochs * minibatches_per_epoch_all_runs);
   CHECK(db.count("SELECT count(*) FROM epochs e WHERE e.minibatches <> (SELECT count(*) FROM minibatches m "
                  "WHERE m.run_id = e.run_id AND m.epoch = e.epoch)") == 0);
+  // The statistics kept at ingest (sql/016) count every minibatch once, whatever was resent.
+  CHECK(db.count("SELECT count(*) FROM epochs WHERE mb_recorded <> minibatches OR minibatch_mean_ms IS NULL") == 0);
 }
 
 }  // namespace jetsweep::testing

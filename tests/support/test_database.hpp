@@ -63,17 +63,24 @@ class TestDatabase {
     pqxx::work w(c);
     return w.exec1(sql)[0].as<int64_t>();
   }
+  // Runs SQL (any statements) in a transaction of its own.
+  void exec(const std::string& sql) const {
+    pqxx::connection c(dsn_);
+    pqxx::work w(c);
+    w.exec(sql);
+    w.commit();
+  }
 
-  // Every migration sql_dir/NNN_name.sql, in numeric order, in one transaction (as PgStore::migrate);
-  // returns how many were applied.
-  size_t apply_migrations(const std::string& sql_dir) const {
+  // Every migration sql_dir/NNN_name.sql up to `up_to` (all by default), in numeric order, in one transaction
+  // (as PgStore::migrate, without its schema_migrations rows); returns how many were applied.
+  size_t apply_migrations(const std::string& sql_dir, int up_to = 999) const {
     std::vector<std::pair<int, std::string>> files;
     for (const auto& entry : std::filesystem::directory_iterator(sql_dir)) {
       const std::string name = entry.path().filename().string();
       if (name.size() < 5 || entry.path().extension() != ".sql" || name[3] != '_' ||
           !std::all_of(name.begin(), name.begin() + 3, [](char ch) { return ch >= '0' && ch <= '9'; }))
         continue;
-      files.emplace_back(std::stoi(name.substr(0, 3)), entry.path().string());
+      if (std::stoi(name.substr(0, 3)) <= up_to) files.emplace_back(std::stoi(name.substr(0, 3)), entry.path().string());
     }
     std::sort(files.begin(), files.end());
     REQUIRE(!files.empty());

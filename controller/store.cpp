@@ -1,0 +1,28 @@
+// Store's default group commit: the messages one by one, through the typed ingest calls.
+#include "controller/store.hpp"
+
+#include <type_traits>
+#include <variant>
+
+namespace jetsweep::controller {
+
+Status Store::ingest_batch(std::vector<IngestItem>& items) {
+  for (auto& item : items) {
+    item.result = std::visit(
+        [&](const auto& m) -> Status {
+          using T = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return ingest_minibatches(item.agent_id, m);
+          else if constexpr (std::is_same_v<T, proto::EpochResult>) return ingest_epoch(item.agent_id, m);
+          else if constexpr (std::is_same_v<T, proto::SampleChunk>) return ingest_samples(item.agent_id, m);
+          else if constexpr (std::is_same_v<T, proto::RunFinished>) return finish_run(item.agent_id, m);
+          else if constexpr (std::is_same_v<T, proto::RunStarted>) return start_run(item.agent_id, m);
+          else return internal_error("'" + std::string(proto::type_name(item.body)) + "' is not a result message");
+        },
+        item.body);
+    // An outage: what was written is written (idempotent); the batch is retried whole.
+    if (item.result.code() == Code::kUnavailable) return item.result;
+  }
+  return Status::ok();
+}
+
+}  // namespace jetsweep::controller

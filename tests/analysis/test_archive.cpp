@@ -1,0 +1,445 @@
+// `jetsweep archive`, `import` and `drop` against real PostgreSQL: two throw-away databases migrated by the
+// controller (PgStore::migrate); a campaign archived from one is imported into the other and compared column by
+// column; damaged archives are refused naming the file; drop asks, refuses while a run executes, and removes the
+// partitions only of its campaign. Needs JETSWEEP_TEST_DSN (an admin DSN, as scripts/test sets).
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <fstream>
+#include <map>
+#include <pqxx/pqxx>
+#include <sstream>
+
+#include "analysis/archive.hpp"
+#include "analysis/archive_file.hpp"
+#include "common/log.hpp"
+#include "controller/pg_store.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_database.hpp"
+
+namespace jetsweep::testing {
+namespace {
+
+namespace bj = boost::json;
+
+struct Cli {
+  int rc;
+  std::string out, err;
+};
+
+Cli archive_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int rc = analysis::archive_main(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+Cli import_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int rc = analysis::import_main(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+Cli drop_cli(const std::vector<std::string>& args, const std::string& stdin_text) {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  const int rc = analysis::drop_main(args, in, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+bj::object json_out(const Cli& r) {
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  return bj::parse(r.out).as_object();
+}
+
+void migrate(const TestDatabase& db) {
+  log::set_min_level(log::Level::kWarn);  // not a line per migration
+  controller::PgStore store(db.dsn());
+  REQUIRE(store.connect().is_ok());
+  const Status s = store.migrate();
+  REQUIRE_MESSAGE(s.is_ok(), s.message());
+}
+
+int64_t one(pqxx::work& w, const std::string& sql) { return w.exec1(sql)[0].as<int64_t>(); }
+
+// Agents: orin-a (connected, with a credential, runs of alpha), nx-b (alpha), other-c (beta only).
+void insert_agents(pqxx::work& w) {
+  w.exec("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
+         "git_sha, connected, first_seen, last_seen, clock_offset_s, clock_rtt_s, clock_measured_at, storage, board_id, "
+         "accelerator, not_ready) VALUES "
+         "('orin-a', 'orin-a.lab', 12, 68719476736, 'jetson', 'agx-orin', '5.10.120-tegra', '2.1', 'g++ 11', 'abc123', "
+         "true, '2026-01-02 03:04:05.123456+00', '2026-01-03 00:00:00+00', 0.000123456789, 0.002, now(), "
+         "'{nvme,sd}', 'orin-a-board', 'cuda:0 (Orin)', '{}'), "
+         "('nx-b', 'nx-b.lab', 6, 8000000000, 'sim', 'xavier-nx', '5.10', '2.0', 'g++ 9', 'def', false, now(), now(), "
+         "NULL, NULL, NULL, '{}', '', 'simulated', '{\"fan: unreadable\"}'), "
+         "('other-c', 'c.lab', 4, 1, 'sim', 'nano', 'k', 't', 'c', 'g', false, now(), now(), NULL, NULL, NULL, '{}', "
+         "'', '', '{}')");
+  w.exec("INSERT INTO agent_credentials (agent_id, credential_sha256) SELECT id, repeat('ab', 32) FROM agents "
+         "WHERE name = 'orin-a'");
+}
+
+// Campaign alpha: three runs (done on orin-a, failed on nx-b, cancelled before it ran) with epochs (summary
+// columns filled), minibatch chunks (copy_s NULL and not, NULL elements, 4,096 minibatches, odd floats) and sample
+// chunks (NULL power and temperature, ragged per-core values, 2,048 samples x 12 cores: a 200 kB line).
+int64_t insert_alpha(pqxx::work& w) {
+  const int64_t c = one(w,
+                        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, state, "
+                        "priority, created_at) VALUES ('alpha ü', E'tab\\there\\nline two \\\\ back', 'alpha.yaml', "
+                        "E'name: alpha\\nruns:\\n  - model: resnet18\\n', 3, 'active', 3, "
+                        "'2026-02-01 10:00:00.5+00') RETURNING id");
+  const std::string cid = std::to_string(c);
+  w.exec("INSERT INTO runs (campaign_id, ordinal, config, device, epochs, status, agent_id, facts, attempts, error, "
+         "queued_at, assigned_at, started_at, finished_at, wall_s, agent_t0_unix_s, cancel_requested, min_mem_bytes, "
+         "storage, unfit_classes, applied, reference_state, storage_device, page_cache_dropped, compute_device) "
+         "VALUES (" + cid + ", 0, '{\"model\": \"resnet18\", \"batch_size\": 32}', 'agx-orin', 3, 'done', "
+         "(SELECT id FROM agents WHERE name = 'orin-a'), '{\"name\": \"orin-a\", \"backend\": \"jetson\"}', 1, '', "
+         "'2026-02-01 10:00:01+00', '2026-02-01 10:00:02+00', '2026-02-01 10:00:03+00', '2026-02-01 10:30:00+00', "
+         "1797.123456789, 1769940003.123456789, false, 4294967296, 'nvme', '{nano,xavier-nx}', "
+         "'{\"mode_name\": \"MAXN\", \"cpu_khz\": 2201600}', false, 'nvme0n1', true, 'cuda:0 (Orin)'), "
+         "(" + cid + ", 1, '{\"model\": \"lenet5\"}', 'xavier-nx', 2, 'failed', (SELECT id FROM agents WHERE "
+         "name = 'nx-b'), NULL, 3, E'out of memory\\n\"quoted\"\\ttab', now(), now(), now(), now(), NULL, NULL, "
+         "false, 0, NULL, '{}', NULL, NULL, NULL, NULL, NULL), "
+         "(" + cid + ", 2, '{\"model\": \"lenet5\"}', 'any', 2, 'cancelled', NULL, NULL, 0, '', now(), NULL, NULL, "
+         "now(), NULL, NULL, true, 0, NULL, '{}', NULL, NULL, NULL, NULL, NULL)");
+  const std::string run0 = "(SELECT id FROM runs WHERE campaign_id = " + cid + " AND ordinal = 0)";
+  const std::string run1 = "(SELECT id FROM runs WHERE campaign_id = " + cid + " AND ordinal = 1)";
+  w.exec("INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
+         "read_mb_s, t_start_s, t_end_s, power_coverage, cores_start, cpu_khz_start, throttled, throttle_reason, "
+         "copy_s, mb_recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, compute_p95_s, "
+         "minibatch_mean_ms) SELECT " + run0 + ", e, 10.1 + e / 3.0, 0.1 / 3, 9.9, 4096, NULL, 15.25, "
+         "CASE WHEN e = 1 THEN NULL ELSE 0.1 END, 1e-300, e * 10.0, e * 10.0 + 9.5, 0.99, 12, 2201600, e = 2, "
+         "CASE WHEN e = 2 THEN 'gpu clock 1300500000 -> 918000000' ELSE '' END, CASE WHEN e = 0 THEN NULL ELSE 0.25 "
+         "END, 4096, 0.001234567890123, 0.0012, 0.0031, 0.0098765, 0.0098, 0.0101, 11.111111111111111 "
+         "FROM generate_series(0, 2) e");
+  w.exec("INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, loss) VALUES (" + run1 +
+         ", 0, 1, 0.5, 0.5, 10, 'NaN')");
+  w.exec("INSERT INTO minibatch_chunks VALUES (" + cid + ", " + run0 + ", 0, 0, '{0.001,0.002,3.4028235e38}', "
+         "'{0.01,1.4e-45,-0}', NULL), "
+         "(" + cid + ", " + run0 + ", 1, 0, '{NaN,Infinity,-Infinity}', '{0.1,0.2,0.3}', '{0.0003,NULL,1e-40}'), "
+         "(" + cid + ", " + run0 + ", 2, 0, array(SELECT (i * 0.00037)::real FROM generate_series(1, 4096) i), "
+         "array(SELECT (1.0 / i)::real FROM generate_series(1, 4096) i), "
+         "array(SELECT CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 1e-7)::real END FROM generate_series(1, 4096) i))");
+  w.exec("INSERT INTO sample_chunks VALUES (" + cid + ", " + run0 + ", 0.5, 1.5, '{0.5,1.0000000000000002,1.5}', "
+         "'{10,20,30.5}', '{729.6,1497.6,2201.6}', '{1,2,3}', '{0,4096,9223372036854775807}', '{7.25,NULL,9}', "
+         "'{NULL,NULL,45.5}', '{0,2,3}', '{10,20,30,40.5,50}'), "
+         "(" + cid + ", " + run0 + ", 2, 2049, array(SELECT i::float8 + 1 / 3.0 FROM generate_series(1, 2048) i), "
+         "array_fill(50::real, ARRAY[2048]), array_fill(1497.6::real, ARRAY[2048]), array_fill(123456::bigint, "
+         "ARRAY[2048]), array_fill(0::bigint, ARRAY[2048]), array_fill(NULL::real, ARRAY[2048]), "
+         "array_fill(51.5::real, ARRAY[2048]), array_fill(12::smallint, ARRAY[2048]), "
+         "array(SELECT (i % 1000 / 10.0)::real FROM generate_series(1, 24576) i))");
+  return c;
+}
+
+// Campaign beta: one run on other-c with an epoch and one chunk of each kind.
+int64_t insert_beta(pqxx::work& w) {
+  const int64_t c = one(w, "INSERT INTO campaigns (name, source_file, source_yaml, run_count) VALUES ('beta', 'b.yaml', "
+                           "'', 1) RETURNING id");
+  const std::string cid = std::to_string(c);
+  const int64_t run = one(w, "INSERT INTO runs (campaign_id, ordinal, config, device, epochs, status, agent_id) VALUES (" +
+                                 cid + ", 0, '{}', 'nano', 1, 'done', (SELECT id FROM agents WHERE name = 'other-c')) "
+                                 "RETURNING id");
+  const std::string rid = std::to_string(run);
+  w.exec("INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, loss) VALUES (" + rid +
+         ", 0, 1, 0.1, 0.8, 2, 0.5)");
+  w.exec("INSERT INTO minibatch_chunks VALUES (" + cid + ", " + rid + ", 0, 0, '{0.1,0.2}', '{0.3,0.4}', NULL)");
+  w.exec("INSERT INTO sample_chunks VALUES (" + cid + ", " + rid + ", 1, 1, '{1}', '{5}', '{100}', '{1}', '{0}', "
+         "'{NULL}', '{NULL}', '{1}', '{5}')");
+  return c;
+}
+
+using Snapshot = std::map<std::string, std::vector<std::string>>;
+
+// A campaign's rows, ids left out (runs are keyed by ordinal, agents by name), every other column as text.
+Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
+  pqxx::connection c(dsn);
+  pqxx::work w(c);
+  w.exec("SET LOCAL extra_float_digits = 3");
+  w.exec("SET LOCAL TimeZone = 'UTC'");
+  const std::string cid = std::to_string(campaign_id);
+  const std::string by_run = " JOIN runs r ON r.id = t.run_id WHERE r.campaign_id = " + cid;
+  const std::map<std::string, std::string> queries = {
+      {"campaigns", "SELECT (to_jsonb(t) - 'id')::text FROM campaigns t WHERE id = " + cid},
+      {"agents", "SELECT (to_jsonb(t) - 'id' - 'connected')::text FROM agents t WHERE id IN (SELECT agent_id FROM "
+                 "runs WHERE campaign_id = " + cid + ") AND name <> 'nx-b' ORDER BY name"},
+      {"runs", "SELECT (to_jsonb(t) - 'id' - 'campaign_id' - 'agent_id')::text || coalesce(a.name, '-') FROM runs t "
+               "LEFT JOIN agents a ON a.id = t.agent_id WHERE t.campaign_id = " + cid + " ORDER BY t.ordinal"},
+      {"epochs", "SELECT r.ordinal || (to_jsonb(t) - 'run_id')::text FROM epochs t" + by_run +
+                     " ORDER BY r.ordinal, t.epoch"},
+      {"minibatch_chunks", "SELECT r.ordinal || (to_jsonb(t) - 'run_id' - 'campaign_id')::text FROM minibatch_chunks t" +
+                               by_run + " AND t.campaign_id = " + cid + " ORDER BY r.ordinal, t.epoch, t.first_idx"},
+      {"sample_chunks", "SELECT r.ordinal || (to_jsonb(t) - 'run_id' - 'campaign_id')::text FROM sample_chunks t" +
+                            by_run + " AND t.campaign_id = " + cid + " ORDER BY r.ordinal, t.t_first"},
+  };
+  Snapshot out;
+  for (const auto& [table, sql] : queries)
+    for (const auto& row : w.exec(sql)) out[table].push_back(row[0].c_str());
+  return out;
+}
+
+// Fails naming the table, the row and where the first difference is (rows can be 200 kB long).
+void check_same(const Snapshot& want, const Snapshot& got) {
+  for (const auto& table : analysis::archive_tables()) {
+    CAPTURE(table);
+    REQUIRE(want.count(table) == 1);
+    REQUIRE(got.count(table) == 1);
+    const auto &w = want.at(table), &g = got.at(table);
+    CHECK(g.size() == w.size());
+    for (size_t i = 0; i < std::min(w.size(), g.size()); ++i) {
+      if (w[i] == g[i]) continue;
+      size_t at = 0;
+      while (at < w[i].size() && at < g[i].size() && w[i][at] == g[i][at]) ++at;
+      const size_t from = at < 40 ? 0 : at - 40;
+      FAIL_CHECK("row " << i << " differs at byte " << at << ": want ..." << w[i].substr(from, 120) << "..., got ..."
+                        << g[i].substr(from, 120) << "...");
+    }
+  }
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string gunzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string text;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return text;
+}
+
+void gzip_to(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  REQUIRE(gzclose(f) == Z_OK);
+}
+
+// `text` (an archive's) with a new trailer: the digest of what it now holds.
+std::string resealed(const std::string& text) {
+  const std::string body = text.substr(0, text.rfind("@end "));
+  analysis::archive_file::Sha256 sha;
+  sha.update(body);
+  return body + "@end sha256=" + sha.hex() + "\n";
+}
+
+// Source (alpha and beta) and target (a campaign of its own and an agent nx-b of its own, so ids differ).
+struct TwoDatabases {
+  TestDatabase source, target;
+  TempDir dir;
+  int64_t alpha = 0, beta = 0;
+  TwoDatabases() {
+    migrate(source);
+    migrate(target);
+    {
+      pqxx::connection c(source.dsn());
+      pqxx::work w(c);
+      insert_agents(w);
+      alpha = insert_alpha(w);
+      beta = insert_beta(w);
+      w.commit();
+    }
+    target.exec("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, "
+                "compiler, git_sha) VALUES ('zz', 'z', 1, 1, 'sim', 'nano', 'k', 't', 'c', 'g'), ('nx-b', "
+                "'the-target-nx', 6, 1, 'sim', 'xavier-nx', 'k', 't', 'c', 'g')");
+    for (int i = 0; i < 3; ++i)
+      target.exec("INSERT INTO campaigns (name, source_file, source_yaml, run_count) VALUES ('local', 'l', '', 0)");
+  }
+  std::string file(const std::string& name) const { return (dir / name).string(); }
+  std::string archive_alpha() {
+    const std::string path = file("alpha.jsa.gz");
+    const auto r = archive_cli({std::to_string(alpha), "--db", source.dsn(), "--out", path});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return path;
+  }
+};
+
+TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another database with every value intact") {
+  const std::string path = file("alpha.jsa.gz");
+  const bj::object a = json_out(archive_cli({"alpha ü", "--db", source.dsn(), "--out", path, "--json"}));
+  CHECK(a.at("campaign").at("id").as_int64() == alpha);
+  const bj::object& counts = a.at("counts").as_object();
+  CHECK(counts.at("campaigns").as_int64() == 1);
+  CHECK(counts.at("agents").as_int64() == 2);  // not other-c: no run of alpha ran there
+  CHECK(counts.at("runs").as_int64() == 3);
+  CHECK(counts.at("epochs").as_int64() == 4);
+  CHECK(counts.at("minibatch_chunks").as_int64() == 3);
+  CHECK(counts.at("sample_chunks").as_int64() == 2);
+  CHECK(!std::filesystem::exists(path + ".partial"));
+  std::string hash;
+  for (int i = 0; i < 32; ++i) hash += "ab";
+  CHECK(gunzip(path).find(hash) == std::string::npos);  // no credential
+  REQUIRE(analysis::verify_archive(path).is_ok());
+
+  const bj::object imp = json_out(import_cli({path, "--db", target.dsn(), "--json"}));
+  const int64_t imported = imp.at("campaign").at("id").as_int64();
+  CHECK(imported != alpha);
+  CHECK(imp.at("campaign").at("name").as_string() == "alpha ü");
+  CHECK(imp.at("agents").at("reused").as_array() == bj::array{"nx-b"});
+  CHECK(imp.at("agents").at("created").as_array() == bj::array{"orin-a"});
+  const Snapshot want = snapshot(source.dsn(), alpha);
+  check_same(want, snapshot(target.dsn(), imported));
+  // The agent added is disconnected and has no credential; the one reused kept its own row.
+  CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'orin-a' AND NOT connected") == 1);
+  CHECK(target.count("SELECT count(*) FROM agent_credentials") == 0);
+  CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'nx-b' AND hostname = 'the-target-nx'") == 1);
+  CHECK(target.count("SELECT count(*) FROM agents") == 3);
+  // Run ids keep the runs' order; the partitions exist.
+  CHECK(target.count("SELECT count(*) FROM (SELECT ordinal, row_number() OVER (ORDER BY id) - 1 AS pos FROM runs "
+                     "WHERE campaign_id = " + std::to_string(imported) + ") s WHERE ordinal = pos") == 3);
+  CHECK(target.count("SELECT count(*) FROM minibatch_chunks_c" + std::to_string(imported)) == 3);
+
+  // Again: a second campaign of the same name, every agent reused.
+  const bj::object again = json_out(import_cli({path, "--db", target.dsn(), "--json"}));
+  const int64_t second = again.at("campaign").at("id").as_int64();
+  CHECK(second != imported);
+  CHECK(again.at("agents").at("created").as_array().empty());
+  check_same(want, snapshot(target.dsn(), second));
+  CHECK(target.count("SELECT count(*) FROM campaigns WHERE name = 'alpha ü'") == 2);
+  // And the text form names the new id.
+  const Cli text = import_cli({path, "--db", target.dsn()});
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("as campaign ") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming the file, and nothing is imported") {
+  const std::string path = archive_alpha();
+  const std::string bytes = read_bytes(path), text = gunzip(path);
+  const int64_t before = target.count("SELECT count(*) FROM campaigns");
+  auto refused = [&](const std::string& bad, const std::string& why) {
+    CAPTURE(why);
+    const Cli r = import_cli({bad, "--db", target.dsn()});
+    CHECK(r.rc != 0);
+    CHECK_MESSAGE(r.err.find(bad) != std::string::npos, r.err);
+    CHECK(target.count("SELECT count(*) FROM campaigns") == before);
+    return r.err;
+  };
+  write_file(file("truncated.gz"), bytes.substr(0, bytes.size() / 2));
+  CHECK(refused(file("truncated.gz"), "truncated").find("truncated") != std::string::npos);
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x10;
+  write_file(file("flipped.gz"), flipped);
+  refused(file("flipped.gz"), "a flipped byte");
+  std::string edited = text;
+  const size_t digit = edited.find("1797.123456789");
+  REQUIRE(digit != std::string::npos);
+  edited[digit] = '2';
+  gzip_to(file("edited.gz"), edited);
+  CHECK(refused(file("edited.gz"), "edited, recompressed").find("digest mismatch") != std::string::npos);
+  gzip_to(file("no-trailer.gz"), text.substr(0, text.rfind("@end ")));
+  CHECK(refused(file("no-trailer.gz"), "no trailer").find("without the trailer") != std::string::npos);
+  write_file(file("plain.txt"), text);
+  CHECK(refused(file("plain.txt"), "not gzip").find("not a gzip file") != std::string::npos);
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
+  gzip_to(file("v2.gz"), v2);
+  CHECK(refused(file("v2.gz"), "format version 2").find("version 2") != std::string::npos);
+  refused(file("missing.gz"), "no such file");
+
+  // Sound in form, but rows this database refuses: rolled back whole (campaign, agents, partitions).
+  std::string bad_status = text;
+  bad_status.replace(bad_status.find("\tfailed\t"), 8, "\tbogus\t");
+  gzip_to(file("bad-status.gz"), resealed(bad_status));
+  CHECK(refused(file("bad-status.gz"), "a run status").find("runs_status_check") != std::string::npos);
+  std::string bad_number = text;
+  bad_number.replace(bad_number.find("\t4096\t", bad_number.find("@table epochs")), 6, "\tmany\t");
+  gzip_to(file("bad-number.gz"), resealed(bad_number));
+  CHECK(refused(file("bad-number.gz"), "a number").find("table epochs") != std::string::npos);
+  CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'orin-a'") == 0);
+  CHECK(target.count("SELECT count(*) FROM pg_class WHERE relname LIKE 'minibatch_chunks_c%' AND relkind = 'r'") == before);
+  gzip_to(file("resealed.gz"), resealed(text));  // the resealing itself is sound
+  REQUIRE(analysis::verify_archive(file("resealed.gz")).is_ok());
+
+  // From a database with a migration this one lacks.
+  source.exec("INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_future.sql')");
+  const std::string future = file("future.gz");
+  REQUIRE(archive_cli({"alpha ü", "--db", source.dsn(), "--out", future}).rc == 0);
+  const Cli r = import_cli({future, "--db", target.dsn()});
+  CHECK(r.rc == 2);
+  CHECK_MESSAGE(r.err.find("schema version 9999") != std::string::npos, r.err);
+  CHECK(target.count("SELECT count(*) FROM campaigns") == before);
+  CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'orin-a'") == 0);
+}
+
+TEST_CASE_FIXTURE(TwoDatabases, "archive refuses executing runs; queued runs are imported paused") {
+  const Cli unknown = archive_cli({"no-such", "--db", source.dsn(), "--out", file("x.gz")});
+  CHECK(unknown.rc == 2);
+  CHECK(unknown.err.find("no campaign 'no-such'") != std::string::npos);
+  CHECK(archive_cli({"alpha ü", "--db", source.dsn()}).rc == 2);  // --out is required
+
+  source.exec("UPDATE runs SET status = 'running' WHERE campaign_id = " + std::to_string(alpha) + " AND ordinal = 2");
+  const Cli busy = archive_cli({std::to_string(alpha), "--db", source.dsn(), "--out", file("busy.gz")});
+  CHECK(busy.rc == 2);
+  CHECK(busy.err.find("jetsweep cancel " + std::to_string(alpha)) != std::string::npos);
+  CHECK(!std::filesystem::exists(file("busy.gz")));
+  CHECK(!std::filesystem::exists(file("busy.gz.partial")));
+
+  source.exec("UPDATE runs SET status = 'queued', agent_id = NULL WHERE campaign_id = " + std::to_string(alpha) +
+              " AND ordinal = 2");
+  const std::string path = archive_alpha();
+  const bj::object imp = json_out(import_cli({path, "--db", target.dsn(), "--json"}));
+  CHECK(imp.at("queued_runs").as_int64() == 1);
+  CHECK(target.count("SELECT count(*) FROM campaigns WHERE state = 'paused' AND id = " +
+                     std::to_string(imp.at("campaign").at("id").as_int64())) == 1);
+}
+
+TEST_CASE_FIXTURE(TwoDatabases, "drop asks for the name, refuses while a run executes, and drops one campaign") {
+  const std::string alpha_id = std::to_string(alpha);
+  const auto beta_before = snapshot(source.dsn(), beta);
+  const Cli wrong = drop_cli({alpha_id, "--db", source.dsn()}, "beta\n");
+  CHECK(wrong.rc == 1);
+  CHECK(wrong.err.find("nothing was dropped") != std::string::npos);
+  const Cli eof = drop_cli({alpha_id, "--db", source.dsn()}, "");
+  CHECK(eof.rc == 1);
+  CHECK(eof.err.find("end of input") != std::string::npos);
+  CHECK(source.count("SELECT count(*) FROM campaigns WHERE id = " + alpha_id) == 1);
+
+  source.exec("UPDATE runs SET status = 'running' WHERE campaign_id = " + alpha_id + " AND ordinal = 2");
+  const Cli busy = drop_cli({alpha_id, "--db", source.dsn(), "--yes"}, "");
+  CHECK(busy.rc == 2);
+  CHECK(busy.err.find("jetsweep cancel " + alpha_id) != std::string::npos);
+  CHECK(source.count("SELECT count(*) FROM campaigns WHERE id = " + alpha_id) == 1);
+  source.exec("UPDATE runs SET status = 'cancelled' WHERE campaign_id = " + alpha_id + " AND ordinal = 2");
+  {
+    // Ingest into another campaign holds its lock on the chunk tables: drop gives up after its lock timeout.
+    pqxx::connection c(source.dsn());
+    pqxx::work ingest(c);
+    ingest.exec("INSERT INTO minibatch_chunks VALUES (" + std::to_string(beta) + ", (SELECT id FROM runs WHERE "
+                "campaign_id = " + std::to_string(beta) + "), 1, 0, '{1}', '{1}', NULL)");
+    const Cli locked = drop_cli({alpha_id, "--db", source.dsn(), "--yes"}, "");
+    CHECK(locked.rc == 1);
+    CHECK_MESSAGE(locked.err.find("in use") != std::string::npos, locked.err);
+    CHECK(source.count("SELECT count(*) FROM campaigns WHERE id = " + alpha_id) == 1);
+  }  // rolled back
+
+  const Cli ok = drop_cli({"alpha ü", "--db", source.dsn(), "--json"}, "alpha ü\n");
+  const bj::object d = json_out(ok);
+  CHECK(d.at("campaign").at("id").as_int64() == alpha);
+  CHECK(d.at("runs").as_int64() == 3);
+  CHECK(d.at("epochs").as_int64() == 4);
+  CHECK(d.at("minibatch_chunks").as_int64() == 3);
+  CHECK(d.at("sample_chunks").as_int64() == 2);
+  CHECK(d.at("bytes_freed").as_int64() > 100000);
+  CHECK(source.count("SELECT count(*) FROM campaigns WHERE id = " + alpha_id) == 0);
+  CHECK(source.count("SELECT count(*) FROM runs WHERE campaign_id = " + alpha_id) == 0);
+  CHECK(source.count("SELECT count(*) FROM epochs e LEFT JOIN runs r ON r.id = e.run_id WHERE r.id IS NULL") == 0);
+  CHECK(source.count("SELECT count(*) FROM pg_class WHERE relname IN ('minibatch_chunks_c" + alpha_id +
+                     "', 'sample_chunks_c" + alpha_id + "')") == 0);
+  CHECK(snapshot(source.dsn(), beta) == beta_before);
+  CHECK(source.count("SELECT count(*) FROM agents") == 3);
+  CHECK(source.count("SELECT count(*) FROM agent_credentials") == 1);
+
+  const Cli gone = drop_cli({alpha_id, "--db", source.dsn(), "--yes"}, "");
+  CHECK(gone.rc == 2);
+  CHECK(gone.err.find("no campaign") != std::string::npos);
+  const Cli text = drop_cli({"beta", "--db", source.dsn(), "--yes"}, "");
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("dropped campaign " + std::to_string(beta) + " 'beta': 1 run, 1 epoch") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace jetsweep::testing

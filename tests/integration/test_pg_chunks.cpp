@@ -1,0 +1,226 @@
+// The chunked measurement layout (sql/016) against a real PostgreSQL: exactly-once ingest of minibatches and
+// samples whatever the resend (same chunk, overlapping chunk, partial overlap), per-epoch statistics kept at
+// ingest, what the expanding views give back, and a campaign's partitions made and dropped with it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "integration/one_claimed_run.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+
+namespace {
+
+proto::Sample sample(double t, int cores) {
+  proto::Sample s;
+  s.t_s = t;
+  s.cpu_util_pct = 10 * t;
+  for (int c = 0; c < cores; ++c) s.core_util_pct.push_back(t + c);
+  s.mem_used_kb = 1000 + static_cast<int64_t>(t);
+  s.disk_read_bytes = 4096;
+  if (cores % 2 == 0) s.power_w = 5.125;
+  s.temp_max_c = 40.5;
+  return s;
+}
+
+proto::SampleChunk sample_chunk(int64_t run_id, std::initializer_list<double> times) {
+  proto::SampleChunk c;
+  c.run_id = run_id;
+  for (double t : times) c.samples.push_back(sample(t, static_cast<int>(t) % 3));
+  return c;
+}
+
+std::string run_filter(const OneClaimedRun& f) { return " WHERE run_id = " + std::to_string(f.run_id); }
+
+}  // namespace
+
+TEST_CASE("minibatch chunks: every index stored once, whatever overlaps a resend has") {
+  OneClaimedRun f;
+  auto ingest = [&](int64_t epoch, int64_t first, std::vector<double> stall) {
+    std::vector<double> compute(stall.size(), 0.25);
+    REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, epoch, first, stall, compute, {}}).is_ok());
+  };
+  ingest(0, 0, {0.5, 0.5, 0.5, 0.5});          // 0..3
+  ingest(0, 0, {0.5, 0.5, 0.5, 0.5});          // the same chunk again
+  ingest(0, 2, {9, 9, 0.75, 0.75});            // 2..5: 2 and 3 stored already, 4 and 5 new
+  ingest(0, 8, {1.0, 1.0});                    // 8..9, leaving a gap 6..7
+  ingest(0, 5, {9, 0.125, 0.125, 9, 9, 2.0});  // 5..10: fills the gap and adds 10
+  ingest(1, 0, {3.0});                         // another epoch, same index
+  const std::string where = run_filter(f);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + where + " AND epoch = 0") == 11);
+  CHECK(f.db.count("SELECT count(DISTINCT idx) FROM minibatches" + where + " AND epoch = 0") == 11);
+  CHECK(f.db.count("SELECT min(idx) FROM minibatches" + where + " AND epoch = 0") == 0);
+  CHECK(f.db.count("SELECT max(idx) FROM minibatches" + where + " AND epoch = 0") == 10);
+  // The first value stored for an index stays (a resend never rewrites), so no 9 was written.
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + where + " AND stall_s = 9") == 0);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + where + " AND epoch = 0 AND idx IN (6, 7) AND stall_s = 0.125") == 2);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + where + " AND epoch = 1") == 1);
+  // Chunks never overlap: each index is in exactly one chunk.
+  CHECK(f.db.count("SELECT count(*) FROM minibatch_chunks a JOIN minibatch_chunks b ON a.run_id = b.run_id "
+                   "AND a.epoch = b.epoch AND a.first_idx < b.first_idx "
+                   "AND a.first_idx + cardinality(a.stall_s) > b.first_idx") == 0);
+}
+
+TEST_CASE("epoch statistics are kept when the epoch lands, and again when a late chunk does") {
+  OneClaimedRun f;
+  REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1, 0.2, 0.3, 0.4}, {1, 2, 3, 4}, {}}).is_ok());
+  proto::EpochResult e;
+  e.run_id = f.run_id;
+  e.epoch = 0;
+  e.e2e_s = 12.0;
+  e.stall_s = 1.5;
+  e.compute_s = 15.0;
+  e.minibatches = 5;
+  REQUIRE(f.store.ingest_epoch(f.agent_id, e).is_ok());
+  auto report = f.store.campaign_report(f.campaign_id);
+  REQUIRE(report.is_ok());
+  REQUIRE(report->runs.at(0).epochs.size() == 1);
+  auto stats = report->runs[0].epochs[0].minibatch_stats;
+  REQUIRE(stats.has_value());
+  CHECK(stats->recorded == 4);
+  CHECK(stats->stall_mean_s == doctest::Approx(0.25).epsilon(1e-6));
+  CHECK(stats->stall_p50_s == doctest::Approx(0.25).epsilon(1e-6));       // between 0.2 and 0.3
+  CHECK(stats->stall_p95_s == doctest::Approx(0.385).epsilon(1e-6));      // 0.3 + 0.85 * 0.1
+  CHECK(stats->compute_p95_s == doctest::Approx(3.85).epsilon(1e-6));
+  // The fifth minibatch arrives after its epoch (a resend after a reconnect): the statistics follow.
+  REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 4, {0.5}, {5}, {}}).is_ok());
+  report = f.store.campaign_report(f.campaign_id);
+  REQUIRE(report.is_ok());
+  stats = report->runs[0].epochs[0].minibatch_stats;
+  REQUIRE(stats.has_value());
+  CHECK(stats->recorded == 5);
+  CHECK(stats->stall_p50_s == doctest::Approx(0.3).epsilon(1e-6));
+  CHECK(stats->compute_mean_s == doctest::Approx(3.0).epsilon(1e-6));
+  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE abs(minibatch_mean_ms - 1000 * (0.3 + 3.0)) < 1e-3") == 1);
+}
+
+TEST_CASE("sample chunks: a partial resend is merged, each t_s stored once with its first values") {
+  OneClaimedRun f;
+  REQUIRE(f.store.ingest_samples(f.agent_id, sample_chunk(f.run_id, {1, 2, 3})).is_ok());
+  REQUIRE(f.store.ingest_samples(f.agent_id, sample_chunk(f.run_id, {1, 2, 3})).is_ok());   // identical resend
+  REQUIRE(f.store.ingest_samples(f.agent_id, sample_chunk(f.run_id, {7, 8})).is_ok());
+  auto partial = sample_chunk(f.run_id, {3, 4, 2.5});   // 3 stored; 2.5 falls inside the first chunk's span
+  partial.samples[0].cpu_util_pct = 99;                  // not the stored value: must not replace it
+  REQUIRE(f.store.ingest_samples(f.agent_id, partial).is_ok());
+  const std::string where = run_filter(f);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where) == 7);
+  CHECK(f.db.count("SELECT count(DISTINCT t_s) FROM samples" + where) == 7);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where + " AND cpu_util_pct = 99") == 0);
+  CHECK(f.db.count("SELECT count(*) FROM sample_chunks a JOIN sample_chunks b ON a.run_id = b.run_id "
+                   "AND a.t_first < b.t_first AND a.t_last >= b.t_first") == 0);
+  // Every column comes back as sent (reals as their shortest decimal): per-core values by sample.
+  auto samples = f.store.run_samples(f.run_id);
+  REQUIRE(samples.is_ok());
+  REQUIRE(samples->size() == 7);
+  CHECK(samples.value()[2].t_s == 2.5);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where +
+                   " AND t_s = 2 AND core_util_pct = '{2,3}'::real[] AND power_w = 5.125 AND temp_max_c = 40.5 "
+                   "AND mem_used_kb = 1002 AND cpu_util_pct = 20") == 1);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where + " AND t_s = 3 AND core_util_pct = '{}' AND power_w = 5.125") == 1);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where + " AND t_s = 4 AND core_util_pct = '{4}' AND power_w IS NULL") == 1);
+}
+
+TEST_CASE("a campaign's measurement partitions are made with it and dropped with it") {
+  OneClaimedRun f;
+  const std::string cid = std::to_string(f.campaign_id);
+  CHECK(f.db.count("SELECT count(*) FROM pg_class WHERE relname IN ('minibatch_chunks_c" + cid + "', 'sample_chunks_c" +
+                   cid + "')") == 2);
+  REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1}, {1}, {}}).is_ok());
+  REQUIRE(f.store.ingest_samples(f.agent_id, sample_chunk(f.run_id, {1})).is_ok());
+  CHECK(f.db.count("SELECT count(*) FROM minibatch_chunks_c" + cid) == 1);
+  f.db.exec("DELETE FROM campaigns WHERE id = " + cid);
+  CHECK(f.db.count("SELECT count(*) FROM pg_class WHERE relname LIKE '%chunks_c" + cid + "'") == 0);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches") == 0);
+  CHECK(f.db.count("SELECT count(*) FROM runs") == 0);
+}
+
+TEST_CASE("a value past float4 range is refused with an error naming it, and nothing is written") {
+  OneClaimedRun f;
+  auto bad = sample_chunk(f.run_id, {1});
+  bad.samples[0].power_w = 1e300;
+  auto s = f.store.ingest_samples(f.agent_id, bad);
+  CHECK_FALSE(s.is_ok());
+  CHECK(s.message().find("out of range for storage as real") != std::string::npos);
+  CHECK(f.db.count("SELECT count(*) FROM samples") == 0);
+}
+
+TEST_CASE("migration 016 moves per-row minibatches and samples into chunks, every value and statistic kept") {
+  TestDatabase db;
+  REQUIRE(db.apply_migrations(std::string(JETSWEEP_SOURCE_DIR) + "/sql", 15) == 15);
+  db.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+          "applied_at timestamptz NOT NULL DEFAULT now()); "
+          "INSERT INTO schema_migrations (version, name) SELECT v, 'old' FROM generate_series(1, 15) v; "
+          "INSERT INTO campaigns (name, source_file, source_yaml, run_count) VALUES ('a', 'f', 'y', 2), ('b', 'f', 'y', 1); "
+          "INSERT INTO runs (campaign_id, ordinal, config, device, epochs) VALUES "
+          "  (1, 0, '{}', 'x', 2), (1, 1, '{}', 'x', 2), (2, 0, '{}', 'x', 1); "
+          "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, loss) VALUES "
+          "  (1, 0, 1, 0.1, 0.8, 5000, 1), (1, 1, 1, 0.1, 0.8, 3, 1), (3, 0, 1, 1, 1, 1, 1); "
+          // 5,000 minibatches (two chunks), a gap (indices 0, 1, 5), copy_s partly NULL, an orphan row
+          "INSERT INTO minibatches SELECT 1, 0, i, i * 0.001, 0.1 + i * 0.0001, NULL FROM generate_series(0, 4999) i; "
+          "INSERT INTO minibatches VALUES (1, 1, 0, 0.5, 0.25, 0.01), (1, 1, 1, 0.5, 0.25, NULL), "
+          "  (1, 1, 5, 0.5, 0.25, 0.02), (3, 0, 7, 1, 2, NULL), (99, 0, 0, 1, 1, NULL); "
+          "INSERT INTO samples (run_id, t_s, cpu_util_pct, mem_used_kb, disk_read_bytes, power_w, core_util_pct, "
+          "  temp_max_c) VALUES (1, 0, 1, 100, 0, NULL, '{}', NULL), (1, 0.01, 2, 100, 5, 4.5, '{1,2}', 40), "
+          "  (1, 0.02, 3, 100, 5, 5.123, '{3,4,5}', 41); "
+          "INSERT INTO samples (run_id, t_s, cpu_util_pct, mem_used_kb, disk_read_bytes) "
+          "  SELECT 3, i * 0.01, 1, 1, 1 FROM generate_series(0, 4999) i; "
+          "CREATE TABLE old_mb AS SELECT * FROM minibatches WHERE run_id <> 99; "
+          "CREATE TABLE old_s AS SELECT * FROM samples");
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  CHECK(db.count("SELECT count(*) FROM minibatch_chunks") == 5);   // 4,096 + 904, two islands of epoch 1, run 3
+  CHECK(db.count("SELECT max(cardinality(stall_s)) FROM minibatch_chunks") == 4096);
+  CHECK(db.count("SELECT count(*) FROM sample_chunks") == 4);       // run 1; run 3 in 2,048s
+  // Every row as it was (values as float4 where the layout stores them), nothing more.
+  CHECK(db.count("SELECT count(*) FROM (SELECT run_id, epoch, idx, stall_s::real, compute_s::real, copy_s::real "
+                 "FROM old_mb EXCEPT ALL SELECT run_id, epoch, idx, stall_s, compute_s, copy_s FROM minibatches) x") == 0);
+  CHECK(db.count("SELECT count(*) FROM minibatches") == db.count("SELECT count(*) FROM old_mb"));
+  CHECK(db.count("SELECT count(*) FROM (SELECT run_id, t_s, cpu_util_pct::real, cpu_freq_mhz::real, mem_used_kb, "
+                 "disk_read_bytes, power_w::real, core_util_pct::real[], temp_max_c::real FROM old_s EXCEPT ALL "
+                 "SELECT run_id, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, core_util_pct, "
+                 "temp_max_c FROM samples) x") == 0);
+  CHECK(db.count("SELECT count(*) FROM samples") == db.count("SELECT count(*) FROM old_s"));
+  // Statistics from the old rows, exactly as the aggregates over them give.
+  CHECK(db.count("SELECT count(*) FROM epochs e, LATERAL (SELECT count(*) AS n, "
+                 "  percentile_cont(0.95) WITHIN GROUP (ORDER BY stall_s) AS p95, 1000 * avg(stall_s + compute_s) AS ms "
+                 "  FROM old_mb m WHERE m.run_id = e.run_id AND m.epoch = e.epoch) o "
+                 "WHERE e.mb_recorded = o.n AND e.stall_p95_s = o.p95 AND e.minibatch_mean_ms = o.ms") == 3);
+  // Later campaigns get partitions; a second migrate is a no-op.
+  CHECK(db.count("SELECT count(*) FROM pg_class WHERE relname IN ('minibatch_chunks_c1', 'sample_chunks_c2')") == 2);
+  REQUIRE(store.migrate().is_ok());
+  CHECK(db.count("SELECT count(*) FROM minibatch_chunks") == 5);
+}
+
+TEST_CASE("group commit: one transaction for many messages, a bad one rolled back alone") {
+  OneClaimedRun f;
+  auto bad = sample_chunk(f.run_id, {5});
+  bad.samples[0].cpu_util_pct = 1e300;   // past float4: this message fails, its neighbours do not
+  proto::EpochResult e;
+  e.run_id = f.run_id;
+  e.epoch = 0;
+  e.e2e_s = 3.0;
+  e.stall_s = 0.5;
+  e.compute_s = 2.0;
+  e.minibatches = 2;
+  std::vector<controller::IngestItem> items;
+  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok()});
+  items.push_back({f.agent_id, sample_chunk(f.run_id, {1, 2}), Status::ok()});
+  items.push_back({f.agent_id, bad, Status::ok()});
+  items.push_back({f.agent_id, e, Status::ok()});
+  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok()});   // resent
+  items.push_back({f.agent_id, proto::Heartbeat{}, Status::ok()});   // not a result
+  REQUIRE(f.store.ingest_batch(items).is_ok());
+  CHECK(items[0].result.is_ok());
+  CHECK(items[1].result.is_ok());
+  CHECK(items[2].result.code() == Code::kDbError);
+  CHECK(items[2].result.message().find("ingesting 'samples'") != std::string::npos);
+  CHECK(items[3].result.is_ok());
+  CHECK(items[4].result.is_ok());
+  CHECK(items[5].result.code() == Code::kInternal);
+  const std::string where = run_filter(f);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + where) == 2);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + where) == 2);
+  CHECK(f.db.count("SELECT count(*) FROM epochs" + where + " AND mb_recorded = 2 AND minibatch_mean_ms = 1250") == 1);
+  CHECK(f.db.count("SELECT count(*) FROM runs WHERE status = 'running' AND id = " + std::to_string(f.run_id)) == 1);
+}
