@@ -245,8 +245,11 @@ class Commands {
     });
   }
 
+  // The text report needs each run's summary only (?epochs=none: a 5,000-epoch campaign's rows would be
+  // hundreds of MB); --json carries every epoch.
   int report() {
-    return show<api::CampaignReport>("GET", api::campaign_report_path(arg()), "campaign report",
+    const std::string target = api::campaign_report_path(arg()) + (inv_.as_json ? "" : "?" + std::string(api::kReportWithoutEpochs));
+    return show<api::CampaignReport>("GET", target, "campaign report",
                                      [](const api::CampaignReport& r) { return format_report(r); });
   }
 

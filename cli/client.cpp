@@ -32,6 +32,8 @@ Status split_url(const std::string& url, std::string& host, std::string& port, b
 }
 
 // One request/response exchange on a connected stream (plain or TLS).
+constexpr uint64_t kMaxResponseBytes = uint64_t{1} << 30;
+
 template <class Stream>
 HttpResult exchange(Stream& stream, const std::string& host, const std::string& port, const std::string& method,
                     const std::string& target, const std::string& body, const Headers& headers) {
@@ -45,8 +47,11 @@ HttpResult exchange(Stream& stream, const std::string& host, const std::string& 
   }
   http::write(stream, req);
   beast::flat_buffer buffer;
-  http::response<http::string_body> res;
-  http::read(stream, buffer, res);
+  // Beast's default limit (8 MB) is below a long campaign's `report --json` (every epoch of every run).
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxResponseBytes);
+  http::read(stream, buffer, parser);
+  auto res = parser.release();
   return HttpResult{static_cast<int>(res.result_int()), res.body()};
 }
 

@@ -101,38 +101,30 @@ std::vector<std::string> varying_axes(const api::CampaignReport& report) {
   return varying;
 }
 
-// One run's row: epoch 0 apart from the mean of epochs 1 and later.
+// One run's row: epoch 0 apart from the mean of epochs 1 and later (the run's summary: the report may come
+// without its per-epoch rows).
 struct RunRow {
   int64_t minibatches = 0;
   std::optional<double> e0_e2e, e0_stall, e0_compute, e0_energy;
-  double sum_e2e = 0, sum_stall = 0, sum_compute = 0, sum_energy = 0;
-  int later = 0;
+  std::optional<double> later_e2e, later_stall, later_compute, later_energy;
   bool energy_ok = true;
   int64_t throttled_epochs = 0;
   std::string throttle_note;   // the first throttled epoch
 
   explicit RunRow(const api::ReportRun& run) {
-    for (const auto& e : run.epochs) {
-      minibatches = e.minibatches;
-      if (e.throttled && throttled_epochs++ == 0)
-        throttle_note = "epoch " + std::to_string(e.epoch) + ": " + e.throttle_reason.value_or("-");
-      if (e.epoch == 0) {
-        e0_e2e = e.e2e_s;
-        e0_stall = e.stall_s;
-        e0_compute = e.compute_s;
-        e0_energy = e.energy_j;
-      } else {
-        ++later;
-        sum_e2e += e.e2e_s;
-        sum_stall += e.stall_s;
-        sum_compute += e.compute_s;
-        energy_ok &= e.energy_j.has_value();
-        sum_energy += e.energy_j.value_or(0);
-      }
-    }
-  }
-  std::optional<double> mean(double sum) const {
-    return later ? std::optional<double>(sum / later) : std::nullopt;
+    const auto& s = run.summary;
+    minibatches = s.minibatches;
+    e0_e2e = s.e0_e2e_s;
+    e0_stall = s.e0_stall_s;
+    e0_compute = s.e0_compute_s;
+    e0_energy = s.e0_energy_j;
+    later_e2e = s.later_e2e_s;
+    later_stall = s.later_stall_s;
+    later_compute = s.later_compute_s;
+    later_energy = s.later_energy_j;
+    energy_ok = s.later_epochs == 0 || s.later_energy_j.has_value();
+    throttled_epochs = s.throttled_epochs;
+    throttle_note = s.first_throttle.value_or("");
   }
 };
 
@@ -158,9 +150,9 @@ void report_row(std::ostream& out, const api::ReportRun& r, const RunRow& row, c
       << r.agent.value_or("-").substr(0, 14) << std::setw(20) << model.substr(0, 19)
       << std::setw(static_cast<int>(width)) << label << std::right << std::setw(6) << row.minibatches << " | "
       << std::setw(9) << num(row.e0_e2e) << std::setw(9) << num(row.e0_stall) << std::setw(9) << num(row.e0_compute)
-      << std::setw(9) << num(row.e0_energy, 1) << " | " << std::setw(9) << num(row.mean(row.sum_e2e)) << std::setw(9)
-      << num(row.mean(row.sum_stall)) << std::setw(9) << num(row.mean(row.sum_compute)) << std::setw(9)
-      << (row.energy_ok ? num(row.mean(row.sum_energy), 1) : std::string("-")) << "\n";
+      << std::setw(9) << num(row.e0_energy, 1) << " | " << std::setw(9) << num(row.later_e2e) << std::setw(9)
+      << num(row.later_stall) << std::setw(9) << num(row.later_compute) << std::setw(9)
+      << (row.energy_ok ? num(row.later_energy, 1) : std::string("-")) << "\n";
   if (!r.error.empty() && r.status != "done") out << "      error: " << r.error << "\n";
   if (!row.throttle_note.empty()) out << "      THROTTLED: " << row.throttle_note << "\n";
 }

@@ -486,6 +486,7 @@ bj::object to_json(const ReportRun& v) {
   o["compute_device"] = value_or_null(v.compute_device);
   o["simulated"] = v.simulated;
   o["epochs"] = to_json(v.epochs);
+  o["summary"] = to_json(v.summary);
   return o;
 }
 
@@ -508,6 +509,7 @@ Status from_json(const bj::value& v, const std::string& where, ReportRun& out) {
   out.simulated = r->boolean("simulated");
   Status nested_status;
   nested(v, "epochs", where, out.epochs, nested_status);
+  nested(v, "summary", where, out.summary, nested_status);
   return finish(r, nested_status);
 }
 
@@ -516,6 +518,7 @@ bj::object to_json(const CampaignReport& v) {
   o["campaign"] = to_json(v.campaign);
   o["power_sensor"] = v.power_sensor;
   o["simulated_runs"] = v.simulated_runs;
+  o["epochs_included"] = v.epochs_included;
   o["runs"] = to_json(v.runs);
   return o;
 }
@@ -524,6 +527,7 @@ Status from_json(const bj::value& v, const std::string& where, CampaignReport& o
   ObjectReader r(v, where);
   out.power_sensor = r->boolean("power_sensor");
   out.simulated_runs = r->integer("simulated_runs");
+  out.epochs_included = r->boolean("epochs_included");
   Status nested_status;
   nested(v, "campaign", where, out.campaign, nested_status);
   nested(v, "runs", where, out.runs, nested_status);

@@ -234,6 +234,20 @@ struct ReportEpoch {
   std::optional<MinibatchStats> minibatch_stats;   // null when no minibatch of the epoch was stored
 };
 
+// A run's epochs as the text report shows them: epoch 0 apart from the mean of epochs 1 and later (the papers'
+// convention: epoch 0 carries start-up costs). Computed from the epochs (summarize_epochs) by the store that
+// reads them, so a report without its per-epoch rows (?epochs=none) still carries it.
+struct RunEpochSummary {
+  int64_t epochs = 0;
+  int64_t minibatches = 0;   // of the last epoch
+  std::optional<double> e0_e2e_s, e0_stall_s, e0_compute_s, e0_energy_j;
+  int64_t later_epochs = 0;
+  std::optional<double> later_e2e_s, later_stall_s, later_compute_s;
+  std::optional<double> later_energy_j;   // null unless every later epoch has an energy figure
+  int64_t throttled_epochs = 0;
+  std::optional<std::string> first_throttle;   // "epoch N: REASON" of the first throttled epoch
+};
+
 struct ReportRun {
   int64_t run_id = 0;
   std::string status;
@@ -253,11 +267,15 @@ struct ReportRun {
   std::optional<bool> page_cache_dropped;
   std::optional<std::string> compute_device;   // "cpu", "cuda:0 (NAME)", "simulated"
   bool simulated = false;                      // its facts say backend "sim"
-  std::vector<ReportEpoch> epochs;
+  std::vector<ReportEpoch> epochs;             // empty in a report asked for without them (?epochs=none)
+  RunEpochSummary summary;
 };
 
 // The keys of a stored run config that a report shows (model, dataset, ..., timing), picked from `stored`.
 boost::json::object report_config(const boost::json::object& stored);
+// The summary of a run's epochs (any order).
+RunEpochSummary summarize_epochs(const std::vector<ReportEpoch>& epochs);
+
 // Whether an agent's facts say its runs were on a simulated board (backend "sim"): such results are marked.
 bool simulated_backend(const std::optional<boost::json::object>& facts);
 
@@ -265,8 +283,11 @@ struct CampaignReport {
   ReportCampaign campaign;
   bool power_sensor = false;    // some epoch has an energy figure
   int64_t simulated_runs = 0;
+  bool epochs_included = true;   // false: asked for without per-epoch rows (?epochs=none; each run's summary only)
   std::vector<ReportRun> runs;
 };
+// ?epochs=none: the report without per-epoch rows (a 5,000-epoch campaign's would be hundreds of MB).
+inline constexpr const char* kReportWithoutEpochs = "epochs=none";
 
 // ---- the dashboard's routes (controller/api_web.cpp; codec in common/api_web.cpp) ----
 
@@ -371,6 +392,7 @@ boost::json::object to_json(const CampaignEstimate& v);
 boost::json::object to_json(const ReportCampaign& v);
 boost::json::object to_json(const EpochClocks& v);
 boost::json::object to_json(const MinibatchStats& v);
+boost::json::object to_json(const RunEpochSummary& v);
 boost::json::object to_json(const ReportEpoch& v);
 boost::json::object to_json(const ReportRun& v);
 boost::json::object to_json(const CampaignReport& v);
@@ -399,6 +421,7 @@ Status from_json(const boost::json::value& v, const std::string& where, Campaign
 Status from_json(const boost::json::value& v, const std::string& where, ReportCampaign& out);
 Status from_json(const boost::json::value& v, const std::string& where, EpochClocks& out);
 Status from_json(const boost::json::value& v, const std::string& where, MinibatchStats& out);
+Status from_json(const boost::json::value& v, const std::string& where, RunEpochSummary& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportEpoch& out);
 Status from_json(const boost::json::value& v, const std::string& where, ReportRun& out);
 Status from_json(const boost::json::value& v, const std::string& where, CampaignReport& out);

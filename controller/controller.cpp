@@ -303,10 +303,21 @@ void Controller::api_campaign_status(const ApiCall& call) {
 }
 
 void Controller::api_campaign_report(const ApiCall& call) {
-  answer_from_store<api::CampaignReport>(call, [ref = call.parts[2]](Store& s) -> Result<api::CampaignReport> {
-    JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
-    return s.campaign_report(id);
-  });
+  // ?epochs=none: each run's summary without its per-epoch rows (what the text report prints).
+  const std::string_view target = call.req->target();
+  const size_t query = target.find('?');
+  const bool without_epochs = query != std::string_view::npos &&
+                              target.substr(query + 1).find(api::kReportWithoutEpochs) != std::string_view::npos;
+  answer_from_store<api::CampaignReport>(
+      call, [ref = call.parts[2], without_epochs](Store& s) -> Result<api::CampaignReport> {
+        JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
+        JS_ASSIGN_OR_RETURN(api::CampaignReport report, s.campaign_report(id));
+        if (without_epochs) {
+          report.epochs_included = false;
+          for (auto& run : report.runs) run.epochs = {};
+        }
+        return report;
+      });
 }
 
 // The submission posted to /api/campaigns[/estimate]: the YAML body, the file the X-Jetsweep-Source header

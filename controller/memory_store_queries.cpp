@@ -264,6 +264,7 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   o.simulated = api::simulated_backend(o.facts);
   for (auto it = epochs_.lower_bound({run.id, kFirstEpoch}); it != epochs_.end() && it->first.first == run.id; ++it)
     o.epochs.push_back(report_epoch(run, it->second));
+  o.summary = api::summarize_epochs(o.epochs);
   return o;
 }
 

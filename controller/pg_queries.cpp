@@ -241,6 +241,7 @@ Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id) {
     for (const auto& row : runs) {
       api::ReportRun run = report_run(row);
       if (auto it = by_run.find(run.run_id); it != by_run.end()) run.epochs = std::move(it->second);
+      run.summary = api::summarize_epochs(run.epochs);
       report.simulated_runs += run.simulated ? 1 : 0;
       report.runs.push_back(std::move(run));
     }
@@ -260,6 +261,7 @@ Result<api::RunDetail> PgStore::run_detail(int64_t run_id) {
     api::RunDetail out;
     out.run = report_run(runs[0]);
     for (const auto& e : epochs) out.run.epochs.push_back(report_epoch(e));
+    out.run.summary = api::summarize_epochs(out.run.epochs);
     if (!c.empty()) {
       out.campaign_id = c[0][0].as<int64_t>();
       out.campaign_name = c[0][1].c_str();

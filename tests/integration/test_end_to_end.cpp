@@ -55,7 +55,21 @@ TEST_CASE("a small campaign runs on two agents and lands in PostgreSQL with exac
       CHECK(e.at("minibatches").as_int64() == ceil_div(kSamples, bs));
       CHECK(e.at("e2e_s").as_double() > 0);
       CHECK(e.as_object().contains("energy_j"));
+      const auto& stats = e.at("minibatch_stats").as_object();   // kept at ingest (sql/016)
+      CHECK(stats.at("recorded").as_int64() == e.at("minibatches").as_int64());
+      CHECK(stats.at("stall_p95_s").as_double() >= stats.at("stall_p50_s").as_double());
     }
+    CHECK(r.at("summary").at("epochs").as_int64() == 2);
+    CHECK(r.at("summary").at("later_e2e_s").as_double() == epochs[1].at("e2e_s").as_double());
+  }
+  // The text report's request: each run's summary, no per-epoch rows.
+  auto slim = cli::http_request(fleet.url(), "GET", "/api/campaigns/" + std::to_string(id) + "/report?epochs=none");
+  REQUIRE(slim.is_ok());
+  auto slim_json = bj::parse(slim->body).as_object();
+  CHECK(slim_json.at("epochs_included") == false);
+  for (const auto& rv : slim_json.at("runs").as_array()) {
+    CHECK(rv.at("epochs").as_array().empty());
+    CHECK(rv.at("summary").at("epochs").as_int64() == 2);
   }
   auto text = fleet.cli({"report", std::to_string(id)});
   CHECK(text.find("lenet5/mnist") != std::string::npos);

@@ -42,6 +42,7 @@ api::CampaignReport sample_report() {
   run.epochs.back().epoch = 1;
   run.epochs.back().throttled = false;
   run.epochs.back().throttle_reason.reset();
+  run.summary = api::summarize_epochs(run.epochs);
   r.runs.push_back(run);
   return r;
 }
@@ -63,6 +64,35 @@ TEST_CASE("campaign report: round trip, nulls on the wire, absent throttle_reaso
   CHECK_FALSE(back->runs[0].epochs[0].loss.has_value());
   CHECK(back->runs[0].epochs[0].clocks_start->cpu_khz == 1420800.0);
   CHECK(back->runs[0].applied->at("mode_name") == "15W");
+  CHECK(back->runs[0].summary.first_throttle == std::optional<std::string>("epoch 0: gpu clock fell"));
+}
+
+TEST_CASE("run summary: epoch 0 apart, means of the later epochs, energy only where every later epoch has it") {
+  std::vector<api::ReportEpoch> epochs(4);
+  for (int i = 0; i < 4; ++i) {
+    epochs[i].epoch = 3 - i;   // any order
+    epochs[i].e2e_s = 10.0 - i;
+    epochs[i].stall_s = 1;
+    epochs[i].compute_s = 2.0 * i;
+    epochs[i].minibatches = 100 + i;
+    epochs[i].energy_j = 5.0;
+  }
+  epochs[1].throttled = true;   // epoch 2
+  epochs[2].throttled = true;   // epoch 1: the first
+  epochs[2].throttle_reason = "cpu clock fell";
+  auto s = api::summarize_epochs(epochs);
+  CHECK(s.epochs == 4);
+  CHECK(s.minibatches == 100);   // of epoch 3, the last
+  CHECK(s.e0_e2e_s == 7.0);
+  CHECK(s.later_epochs == 3);
+  CHECK(s.later_e2e_s == doctest::Approx(9.0));
+  CHECK(s.later_compute_s == doctest::Approx(2.0));
+  CHECK(s.later_energy_j == 5.0);
+  CHECK(s.throttled_epochs == 2);
+  CHECK(s.first_throttle == std::optional<std::string>("epoch 1: cpu clock fell"));
+  epochs[0].energy_j.reset();
+  CHECK_FALSE(api::summarize_epochs(epochs).later_energy_j.has_value());
+  CHECK(api::summarize_epochs({}).epochs == 0);
 }
 
 TEST_CASE("campaign status and lists round-trip; key order is the wire's") {
@@ -118,7 +148,7 @@ TEST_CASE("agents, cancel, estimate, health and errors round-trip") {
 
 TEST_CASE("decoding names the place and the field") {
   auto bad = bj::parse(R"({"campaign":{"id":1,"name":"n","description":"","source_file":"f","created_at":"t"},
-    "power_sensor":false,"simulated_runs":0,"runs":[{"run_id":"seven"}]})");
+    "power_sensor":false,"simulated_runs":0,"epochs_included":true,"runs":[{"run_id":"seven"}]})");
   auto r = api::decode<api::CampaignReport>(bad, "campaign report");
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().code() == Code::kProtocolError);
