@@ -1,5 +1,6 @@
 #include "analysis/csv_corpus.hpp"
 
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -54,10 +55,11 @@ std::string quote(const std::string& s) {
   return q + "\"";
 }
 
+// printf's "%.10g" (std::to_chars with a precision is specified as printf; it is several times faster).
 std::string num(double v) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
+  return std::string(buf, r.ptr);
 }
 
 std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
@@ -65,9 +67,9 @@ std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
 // Unix times to the microsecond.
 std::string opt_unix(const std::optional<double>& v) {
   if (!v) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6f", *v);
-  return buf;
+  char buf[64];   // "%.6f"
+  const auto r = std::to_chars(buf, buf + sizeof buf, *v, std::chars_format::fixed, 6);
+  return r.ec == std::errc() ? std::string(buf, r.ptr) : std::string();
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The PowerTrain neural-network predictor (FGCS'24 sec. 3): dense 256-128-64-1 with ReLU, dropout
 // after layers 1 and 2, Adam (lr 1e-3), MSE loss, standardised inputs, best-validation checkpoint;
 // and PowerTrain transfer: keep the trained hidden layers, replace the output layer, fine-tune.
-// This header is torch-free; only nn_predictor.cpp includes LibTorch.
-// An NnRegressor owns its torch module; use one from one thread at a time.
+// This header is torch-free: the network lives in the LibTorch plugin (nn_backend.hpp, nn_torch.cpp), which
+// nn_predictor.cpp loads the first time a network is trained or loaded (kUnavailable naming the paths tried
+// when it cannot). An NnRegressor owns its network; use one from one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include "common/status.hpp"
 
 namespace jetsweep::analysis {
+
+class NnModel;
 
 struct NnOptions {
   int epochs = 100;                  // PowerTrain Table 4
@@ -56,10 +59,8 @@ class NnRegressor {
   bool valid() const { return impl_ != nullptr; }
 
  private:
-  struct Impl;
-  // A regressor with a freshly initialised network for `o` (seeded), used by train() and transfer().
-  static NnRegressor fresh(const NnOptions& o);
-  std::unique_ptr<Impl> impl_;
+  explicit NnRegressor(std::unique_ptr<NnModel> model);
+  std::unique_ptr<NnModel> impl_;
 };
 
 }  // namespace jetsweep::analysis

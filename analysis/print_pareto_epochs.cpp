@@ -100,7 +100,7 @@ bj::object report_json(const EpochsReport& r) {
   bj::array rows, groups;
   for (const auto& g : r.groups) {
     const std::string label = r.context.labels(g.config);
-    for (const auto& e : g.epochs) rows.push_back(epoch_json(e, label));
+    for (const EpochSample* e : g.epochs) rows.push_back(epoch_json(*e, label));
     groups.push_back(epoch_group_json(g, r.context.labels));
   }
   o["epochs"] = std::move(rows);
@@ -115,7 +115,8 @@ void print_epoch_group(std::ostream& out, const EpochGroup& g, const ConfigLabel
   out << pad("run", 8) << pad("instance", 14) << pad_left("rep", 4) << pad_left("epoch", 6) << pad_left("e2e_s", 11)
       << pad_left("stall_s", 11) << pad_left("compute_s", 11) << pad_left("other_s", 11) << pad_left("energy_j", 11)
       << "\n";
-  for (const auto& e : g.epochs) {
+  for (const EpochSample* ep : g.epochs) {
+    const EpochSample& e = *ep;
     out << pad(std::to_string(e.run_id), 8) << pad(e.instance, 14) << pad_left(std::to_string(e.repetition), 4)
         << pad_left(std::to_string(e.epoch), 6) << pad_left(fixed(e.time, 3), 11)
         << pad_left(fixed(e.stall_s, 3), 11) << pad_left(fixed(e.compute_s, 3), 11)
@@ -148,7 +149,8 @@ Status plot_report(const std::string& file, const EpochsReport& r) {
   for (const auto& g : r.groups) {
     any_sim = any_sim || g.simulated;
     all_sim = all_sim && g.simulated;
-    for (const auto& e : g.epochs) {
+    for (const EpochSample* ep : g.epochs) {
+      const EpochSample& e = *ep;
       std::string label = "r" + std::to_string(e.run_id) + " e" + std::to_string(e.epoch);
       if (e.epoch == 0) label += " warm-up";
       if (r.groups.size() > 1) label += " " + r.context.labels(g.config);

@@ -69,7 +69,8 @@ bool selected_epoch(const EpochSample& e, const EpochsQuery& q) {
 
 void summarise(EpochGroup& g) {
   std::vector<double> e2e, stall, compute, e0;
-  for (const auto& e : g.epochs) {
+  for (const EpochSample* ep : g.epochs) {
+    const EpochSample& e = *ep;
     if (e.epoch == 0) {
       e0.push_back(e.time);
       continue;
@@ -93,12 +94,20 @@ Result<EpochsReport> epochs_report(const Corpus& corpus, const EpochsQuery& quer
   const bool mode_pooled =
       std::find(corpus.pooled_over.begin(), corpus.pooled_over.end(), "mode") != corpus.pooled_over.end();
   using Key = std::tuple<std::string, std::string, bool, AxisMap>;
-  std::map<Key, std::vector<EpochSample>> groups;
+  std::map<Key, std::vector<const EpochSample*>> groups;
+  const EpochSample* previous = nullptr;   // consecutive epochs of one run share a group: its lookup is skipped
+  std::vector<const EpochSample*>* group = nullptr;
   for (const auto& e : corpus.epochs) {
     if (!selected_epoch(e, query)) continue;
-    AxisMap config = e.axes;
-    if (!mode_pooled && !config.count("mode")) config["mode"] = mode_axis_value(e.mode, e.mode_name);
-    groups[{e.device, e.workload, e.simulated, config}].push_back(e);
+    if (!previous || previous->device != e.device || previous->workload != e.workload ||
+        previous->simulated != e.simulated || previous->axes != e.axes || !(previous->mode == e.mode) ||
+        previous->mode_name != e.mode_name) {
+      AxisMap config = e.axes;
+      if (!mode_pooled && !config.count("mode")) config["mode"] = mode_axis_value(e.mode, e.mode_name);
+      group = &groups[{e.device, e.workload, e.simulated, std::move(config)}];
+    }
+    group->push_back(&e);
+    previous = &e;
   }
   if (groups.empty())
     return invalid_argument(query.run ? "--run: no epochs for run " + std::to_string(query.run) : "--workload: no epochs match");

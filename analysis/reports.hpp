@@ -122,7 +122,7 @@ struct EpochGroup {
   std::string device, workload;
   bool simulated = false;
   AxisMap config;
-  std::vector<EpochSample> epochs;
+  std::vector<const EpochSample*> epochs;   // in the corpus the report was made from (which must outlive it)
   // Means over epochs 1+ (absent without any), and of the warm-up epochs.
   std::optional<double> later_e2e_s, later_stall_s, later_compute_s, epoch0_e2e_s;
   size_t later_epochs = 0, warmup_epochs = 0;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "analysis/nn_backend.hpp"
 #include "analysis/nn_predictor.hpp"
 #include "analysis/prediction.hpp"
 #include "analysis/stats.hpp"
@@ -117,4 +118,23 @@ TEST_CASE("nn: save and load give identical predictions; bad inputs are rejected
   CHECK_FALSE(NnRegressor::train({modes[0]}, {1.0}, o).is_ok());
   o.log_target = true;
   CHECK_FALSE(NnRegressor::train({modes[0], modes[1]}, {1.0, -1.0}, o).is_ok());
+}
+
+TEST_CASE("nn plugin: found next to the executable; a missing or foreign library is refused with its path") {
+  auto found = load_nn_backend(nn_plugin_candidates());
+  REQUIRE_MESSAGE(found.is_ok(), found.status().message());
+  CHECK(found.value()->abi() == kNnBackendAbi);
+
+  auto missing = load_nn_backend({"/nonexistent/libjetsweep_nn.so"});
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK(missing.status().code() == Code::kUnavailable);
+  CHECK(missing.status().message().find("/nonexistent/libjetsweep_nn.so") != std::string::npos);
+  CHECK(missing.status().message().find("JETSWEEP_NN_PLUGIN") != std::string::npos);
+
+  auto foreign = load_nn_backend({"libpq.so.5"});   // a real shared library, not a plugin
+  REQUIRE_FALSE(foreign.is_ok());
+  CHECK(foreign.status().message().find("not a jetsweep NN plugin") != std::string::npos);
+
+  // The first loadable plugin among the candidates wins.
+  CHECK(load_nn_backend({"/nonexistent/libjetsweep_nn.so", nn_plugin_candidates().front()}).is_ok());
 }
