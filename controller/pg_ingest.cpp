@@ -15,6 +15,72 @@
 namespace jetsweep::controller {
 namespace bj = boost::json;
 
+namespace pg {
+
+const char* const kIngestRunAccess = "ingest_run_access";
+const char* const kIngestMarkRunning = "ingest_mark_running";
+const char* const kIngestMinibatchOverlap = "ingest_minibatch_overlap";
+const char* const kIngestSampleOverlap = "ingest_sample_overlap";
+const char* const kIngestEpoch = "ingest_epoch";
+
+void prepare_ingest_statements(pqxx::connection_base& conn) {
+  conn.prepare(kIngestRunAccess,
+               "SELECT status, campaign_id, agent_t0_unix_s IS NULL FROM runs WHERE id = $1 AND agent_id = $2 "
+               "FOR SHARE");
+  conn.prepare(kIngestMarkRunning,
+               "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
+               "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'");
+  // ($1 campaign, $2 run, $3 epoch, $4 first index, $5 last index): one row (NULL, NULL, whether the epoch has
+  // landed), then (first, last index) of each stored chunk overlapping [$4, $5].
+  conn.prepare(kIngestMinibatchOverlap,
+               "SELECT NULL::bigint, NULL::bigint, EXISTS (SELECT 1 FROM epochs WHERE run_id = $2 AND epoch = $3) "
+               "UNION ALL SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
+               "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx BETWEEN $4 AND $5 "
+               "UNION ALL (SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
+               "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx < $4 "
+               "  ORDER BY first_idx DESC LIMIT 1)");
+  // ($1 campaign, $2 run, $3 t_min, $4 t_max): the stored sample chunks overlapping [$3, $4].
+  conn.prepare(kIngestSampleOverlap,
+               "SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, "
+               "  core_n, core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 "
+               "  AND t_first BETWEEN $3::float8 AND $4::float8 "
+               "UNION ALL SELECT * FROM (SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, "
+               "  disk_read_bytes, power_w, temp_max_c, core_n, core_util_pct, t_last FROM sample_chunks "
+               "  WHERE campaign_id = $1 AND run_id = $2 AND t_first < $3::float8 ORDER BY t_first DESC LIMIT 1) p "
+               "WHERE p.t_last >= $3::float8");
+  // An epoch's row with its minibatch statistics from the chunks stored so far (normally all: they are sent
+  // before it); $10 the agent, $29 the campaign.
+  conn.prepare(kIngestEpoch,
+               "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
+               "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
+               "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
+               "  throttle_reason, copy_s, mb_recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, "
+               "  compute_p95_s, minibatch_mean_ms) "
+               "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
+               "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
+               "  $15::double precision, $16::double precision, $17::double precision, "
+               "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
+               "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
+               "  $25::double precision, $26, $27, $28::double precision, s.* "
+               "FROM epoch_minibatch_stats($29, $1, $2::integer) s "
+               "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
+               "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
+               "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
+               "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
+               "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
+               "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
+               "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
+               "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
+               "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
+               "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
+               "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s, mb_recorded = EXCLUDED.mb_recorded, "
+               "stall_mean_s = EXCLUDED.stall_mean_s, stall_p50_s = EXCLUDED.stall_p50_s, stall_p95_s = EXCLUDED.stall_p95_s, "
+               "compute_mean_s = EXCLUDED.compute_mean_s, compute_p50_s = EXCLUDED.compute_p50_s, "
+               "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms");
+}
+
+}  // namespace pg
+
 namespace {
 
 // Text form of a nullable double for COPY / parameters (nullptr = NULL).
@@ -33,12 +99,12 @@ NullableText nullable(const std::optional<double>& v) {
   return t;
 }
 
-// The first result of an assigned run shows it is running.
-void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id) {
-  w.exec_params("UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
-                "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'",
-                run_id, agent_id);
-}
+// What an agent may do with a run it sends results for (accepts_results).
+struct RunAccess {
+  int64_t campaign = 0;
+  bool assigned = false;     // not yet running: this result marks it running (mark_running)
+  bool t0_missing = false;   // runs.agent_t0_unix_s not yet known
+};
 
 // The campaign of the run when the agent may add results to it now: it owns the run, which is assigned or
 // running (nullopt otherwise). Locks the run's row FOR SHARE, so it cannot be reassigned or finished until the
@@ -46,15 +112,23 @@ void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id) {
 // cancelled, lost) nothing is written and the drop is logged; rows of runs the agent does not own are dropped
 // silently (a requeued run belongs to its new agent). Either way the message is still acknowledged, so the
 // agent's outbox drains.
-std::optional<int64_t> accepts_results(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const char* what) {
-  auto r = w.exec_params("SELECT status, campaign_id FROM runs WHERE id = $1 AND agent_id = $2 FOR SHARE", run_id,
-                         agent_id);
+std::optional<RunAccess> accepts_results(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const char* what) {
+  auto r = w.exec_prepared(pg::kIngestRunAccess, run_id, agent_id);
   if (r.empty()) return std::nullopt;
   const std::string status = r[0][0].c_str();
-  if (status == "assigned" || status == "running") return r[0][1].as<int64_t>();
+  if (status == "assigned" || status == "running")
+    return RunAccess{r[0][1].as<int64_t>(), status == "assigned", r[0][2].as<bool>()};
   JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
               << " (results are append-only)";
   return std::nullopt;
+}
+
+// The first result of an assigned run shows it is running (the row is locked FOR SHARE by accepts_results, so
+// its status is still the one read there; a later result of the same transaction sees 'running').
+void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id, RunAccess& access) {
+  if (!access.assigned) return;
+  w.exec_prepared(pg::kIngestMarkRunning, run_id, agent_id);
+  access.assigned = false;
 }
 
 void copy_rows(pqxx::transaction_base& w, const std::string& table, const chunks::CopyText& rows) {
@@ -72,31 +146,32 @@ void copy_rows(pqxx::transaction_base& w, const std::string& table, const chunks
 Status write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const proto::MinibatchChunk& m) {
   if (m.stall_s.empty()) return Status::ok();
   const int64_t first = m.first_index, last = m.first_index + static_cast<int64_t>(m.stall_s.size()) - 1;
-  const auto campaign = accepts_results(w, agent_id, m.run_id, "minibatches");
-  if (!campaign) return Status::ok();
-  // Chunks never overlap (each is written into a gap), so the stored ones overlapping [first, last] start in
-  // it or are the last one starting before it.
-  auto stored = w.exec_params(
-      "SELECT first_idx, first_idx + cardinality(stall_s) - 1 FROM minibatch_chunks "
-      "WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx BETWEEN $4 AND $5 "
-      "UNION ALL (SELECT first_idx, first_idx + cardinality(stall_s) - 1 FROM minibatch_chunks "
-      "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx < $4 ORDER BY first_idx DESC LIMIT 1)",
-      *campaign, m.run_id, m.epoch, first, last);
+  auto access = accepts_results(w, agent_id, m.run_id, "minibatches");
+  if (!access) return Status::ok();
+  // Whether the epoch has landed (the row with NULL indices), and the stored chunks overlapping [first, last]
+  // (chunks never overlap, each is written into a gap: they start in it or are the last one starting before it).
+  auto stored = w.exec_prepared(pg::kIngestMinibatchOverlap, access->campaign, m.run_id, m.epoch, first, last);
+  bool epoch_landed = false;
   std::vector<chunks::IndexRange> covered;
-  for (const auto& row : stored) covered.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+  for (const auto& row : stored) {
+    if (row[0].is_null()) epoch_landed = row[2].as<bool>();
+    else covered.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+  }
   const auto parts = chunks::uncovered(first, last, covered);
   if (!parts.empty()) {
     chunks::CopyText rows;
-    chunks::append_minibatch_rows(rows, *campaign, m, parts);
+    chunks::append_minibatch_rows(rows, access->campaign, m, parts);
     copy_rows(w, "minibatch_chunks", rows);
-    w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", *campaign, m.run_id, m.epoch);
+    // The epoch's statistics were computed when it landed: a chunk arriving after it recomputes them.
+    if (epoch_landed) w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", access->campaign, m.run_id, m.epoch);
   }
-  mark_running(w, m.run_id, agent_id);
+  mark_running(w, m.run_id, agent_id, *access);
   return Status::ok();
 }
 
 Status write_run_started(pqxx::transaction_base& w, int64_t agent_id, const proto::RunStarted& m) {
-  if (!accepts_results(w, agent_id, m.run_id, "run_started")) return Status::ok();
+  auto access = accepts_results(w, agent_id, m.run_id, "run_started");
+  if (!access) return Status::ok();
   auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
   w.exec_params(
       "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
@@ -104,13 +179,13 @@ Status write_run_started(pqxx::transaction_base& w, int64_t agent_id, const prot
       "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
       m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
       m.page_cache_dropped, m.t0_unix_s, m.compute_device);
-  mark_running(w, m.run_id, agent_id);
+  mark_running(w, m.run_id, agent_id, *access);
   return Status::ok();
 }
 
 Status write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::EpochResult& m) {
-  const auto campaign = accepts_results(w, agent_id, m.run_id, "epoch");
-  if (!campaign) return Status::ok();
+  auto access = accepts_results(w, agent_id, m.run_id, "epoch");
+  if (!access) return Status::ok();
   auto energy = nullable(m.energy_j);
   auto power = nullable(m.mean_power_w);
   auto mb_s = nullable(m.read_mb_s);
@@ -131,39 +206,13 @@ Status write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::Epo
   auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
   auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
   auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
-  w.exec_params(
-      "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
-      "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
-      "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
-      "  throttle_reason, copy_s, mb_recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, "
-      "  compute_p95_s, minibatch_mean_ms) "
-      "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
-      "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
-      "  $15::double precision, $16::double precision, $17::double precision, "
-      "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
-      "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
-      "  $25::double precision, $26, $27, $28::double precision, s.* "
-      // The epoch's minibatch statistics from the chunks stored so far (normally all: they are sent before it).
-      "FROM epoch_minibatch_stats($29, $1, $2::integer) s "
-      "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
-      "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
-      "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
-      "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
-      "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
-      "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
-      "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
-      "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
-      "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
-      "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
-      "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s, mb_recorded = EXCLUDED.mb_recorded, "
-      "stall_mean_s = EXCLUDED.stall_mean_s, stall_p50_s = EXCLUDED.stall_p50_s, stall_p95_s = EXCLUDED.stall_p95_s, "
-      "compute_mean_s = EXCLUDED.compute_mean_s, compute_p50_s = EXCLUDED.compute_p50_s, "
-      "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms",
+  w.exec_prepared(
+      pg::kIngestEpoch,
       m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
       agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
       cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
-      m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), *campaign);
-  mark_running(w, m.run_id, agent_id);
+      m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), access->campaign);
+  mark_running(w, m.run_id, agent_id, *access);
   return Status::ok();
 }
 
@@ -172,19 +221,15 @@ Status write_samples(pqxx::transaction_base& w, int64_t agent_id, const proto::S
   const auto fresh = chunks::sorted_unique(m.samples);
   const double t_min = fresh.front().t_s, t_max = fresh.back().t_s;
   {
-    const auto campaign = accepts_results(w, agent_id, m.run_id, "samples");
-    if (!campaign) return Status::ok();
+    auto access = accepts_results(w, agent_id, m.run_id, "samples");
+    if (!access) return Status::ok();
+    const int64_t campaign = access->campaign;
     // Sample chunks never overlap in time (a partial resend is merged, below), so the ones overlapping
     // [t_min, t_max] start in it or are the last one starting before it.
-    auto stored = w.exec_params(
-        "SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, core_n, "
-        "  core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 "
-        "  AND t_first BETWEEN $3::float8 AND $4::float8 "
-        "UNION ALL SELECT * FROM (SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, "
-        "  power_w, temp_max_c, core_n, core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 "
-        "  AND run_id = $2 AND t_first < $3::float8 ORDER BY t_first DESC LIMIT 1) p WHERE p.t_last >= $3::float8",
+    auto stored = w.exec_prepared(
+        pg::kIngestSampleOverlap,
         // t_s travels as the shortest round-trip decimal, so the bounds compare exactly with stored values.
-        *campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
+        campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
     std::vector<proto::Sample> merged = fresh;
     std::vector<double> replaced;   // t_first of the stored chunks merged with this message
     bool all_stored = !stored.empty();
@@ -204,15 +249,15 @@ Status write_samples(pqxx::transaction_base& w, int64_t agent_id, const proto::S
       // Only a partial resend (new samples among stored ones) replaces chunks: by one chunk holding both.
       for (double t : replaced)
         w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 AND t_first = $3::float8",
-                      *campaign, m.run_id, chunks::CopyText::number(t));
+                      campaign, m.run_id, chunks::CopyText::number(t));
       chunks::CopyText rows;
-      chunks::append_sample_row(rows, *campaign, m.run_id, replaced.empty() ? fresh : merged);
+      chunks::append_sample_row(rows, campaign, m.run_id, replaced.empty() ? fresh : merged);
       copy_rows(w, "sample_chunks", rows);
     }
-    if (m.t0_unix_s)
+    if (m.t0_unix_s && access->t0_missing)
       w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
                     m.run_id, agent_id, *m.t0_unix_s);
-    mark_running(w, m.run_id, agent_id);
+    mark_running(w, m.run_id, agent_id, *access);
   }
   return Status::ok();
 }
@@ -276,11 +321,39 @@ Status PgStore::ingest_alone(int64_t agent_id, const proto::Body& body) {
   });
 }
 
-// Group commit: the messages in one transaction, each in a savepoint of its own (one message's failure rolls
-// back its writes only, and is its result); one commit for all. kUnavailable (nothing committed) when the
-// connection, the commit or any message hit an outage, a deadlock or a serialization failure: the caller
-// retries the batch, which is safe (every write is idempotent).
+// Group commit: the messages in one transaction, one commit for all. First without savepoints (two round trips
+// less per message); when a message fails there (its data, or a lost race on a chunk), that transaction is
+// rolled back and the batch redone with a savepoint per message (ingest_batch_with_savepoints), so that each
+// message gets its own result. kUnavailable (nothing committed) when the connection, the commit or any message hit
+// an outage, a deadlock or a serialization failure: the caller retries the batch, which is safe (every write is
+// idempotent).
 Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
+  bool committed = false;
+  const Status fast = guarded("ingesting a batch of results", [&]() -> Status {
+    pqxx::work w(*conn_);
+    for (auto& item : items) {
+      try {
+        item.result = write_result(w, item.agent_id, item.body, max_attempts_);
+      } catch (const pqxx::transaction_rollback&) {
+        throw;   // the batch's: guarded makes it kUnavailable
+      } catch (const pqxx::sql_error& e) {
+        const Status s = sql_failure("ingesting a batch of results", e);
+        return s.code() == Code::kUnavailable ? s : Status::ok();   // else one message's: redone with savepoints
+      } catch (const std::out_of_range&) {
+        return Status::ok();   // a value the layout cannot store (chunks::CopyText): redone with savepoints
+      }
+      if (!item.result.is_ok()) return Status::ok();   // rolled back; redone with savepoints
+    }
+    w.commit();
+    committed = true;
+    return Status::ok();
+  });
+  if (!fast.is_ok() || committed) return fast;
+  return ingest_batch_with_savepoints(items);
+}
+
+// The batch with a savepoint per message: one message's failure rolls back its writes only, and is its result.
+Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
   return guarded("ingesting a batch of results", [&]() -> Status {
     pqxx::work w(*conn_);
     for (auto& item : items) {

@@ -103,6 +103,7 @@ bool PgStore::connected() const { return conn_ && conn_->is_open(); }
 Status PgStore::connect() {
   try {
     conn_ = std::make_unique<pqxx::connection>(dsn_);
+    pg::prepare_ingest_statements(*conn_);
     pqxx::nontransaction n(*conn_);
     n.exec("SET client_min_messages TO WARNING");
     return Status::ok();

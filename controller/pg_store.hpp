@@ -69,6 +69,7 @@ class PgStore final : public Store {
   Status sql_failure(const char* what, const pqxx::sql_error& e);
   // One result message in a transaction of its own (pg_ingest.cpp).
   Status ingest_alone(int64_t agent_id, const proto::Body& body);
+  Status ingest_batch_with_savepoints(std::vector<IngestItem>& items);
 
   std::string dsn_;
   int max_attempts_;

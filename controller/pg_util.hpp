@@ -42,6 +42,15 @@ auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
 
 namespace pg {
 
+// The ingest statements (pg_ingest.cpp), prepared on every connection PgStore opens (libpqxx prepares each on the
+// server at its first use): parsed and planned once per connection instead of once per message.
+extern const char* const kIngestRunAccess;         // ($1 run, $2 agent) -> status, campaign_id, t0 missing; FOR SHARE
+extern const char* const kIngestMarkRunning;       // ($1 run, $2 agent): assigned -> running
+extern const char* const kIngestMinibatchOverlap;  // see pg_ingest.cpp
+extern const char* const kIngestSampleOverlap;
+extern const char* const kIngestEpoch;
+void prepare_ingest_statements(pqxx::connection_base& conn);
+
 // The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per
 // physical board (agents sharing a board_id count once: the connected one, else the one seen last). A CTE
 // prefix: use as kEnrolledBoardsSql + " SELECT ... FROM enrolled ...".
