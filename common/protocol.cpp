@@ -481,7 +481,11 @@ Status parse(const bj::object&, FieldReader& r, TimeSyncReply& m) {
 Status parse(const bj::object&, FieldReader& r, Error& m) {
   m.code = r.string("code");
   m.message = r.string("message");
-  if (auto ref = r.opt_integer("ref_id")) m.ref_id = static_cast<uint64_t>(*ref);
+  if (auto ref = r.opt_integer("ref_id")) {
+    // A message id (an envelope id: never negative); a negative one would come back as a huge unsigned id.
+    if (*ref < 0) r.fail("ref_id", "must be >= 0");
+    else m.ref_id = static_cast<uint64_t>(*ref);
+  }
   return r.status();
 }
 

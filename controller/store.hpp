@@ -103,7 +103,7 @@ class Store {
   // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished), in order, each
   // item's result set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
   // (safe: every write is idempotent). This default writes them one by one (store.cpp); PgStore in one
-  // transaction with a savepoint per message.
+  // transaction, redone with a savepoint per message when one fails (pg_ingest.cpp).
   virtual Status ingest_batch(std::vector<IngestItem>& items);
 
   // What a campaign estimate needs (perf::estimate_campaign does the matching): the epoch times measured so

@@ -99,6 +99,10 @@ TEST_CASE("bad frames are rejected with a message naming type and field") {
   CHECK(rejection("{\"type\":\"register\",\"version\":1,\"id\":1,\"name\":\"a\",\"facts\":{\"hostname\":\"h\","
                   "\"cpus\":1,\"mem_bytes\":1,\"backend\":\"host\",\"device_class\":\"host\",\"storage\":[\"sd\",3]}}") ==
         "message 'register' field 'facts', field 'storage': element 1 is not a string");
+  // A negative message id in an error's ref_id (found by fuzz_protocol: it came back as a huge unsigned id,
+  // which then did not decode).
+  CHECK(rejection("{\"type\":\"error\",\"version\":1,\"id\":19,\"code\":\"protocol_or\",\"message\":\"bad\","
+                  "\"ref_id\":-4}") == "message 'error' field 'ref_id': must be >= 0");
 }
 
 TEST_CASE("oversized frames are rejected without parsing") {
