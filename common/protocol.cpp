@@ -41,12 +41,7 @@ bool o_has(const bj::object& o, const char* key) {
   return it != o.end() && !it->value().is_null();
 }
 
-bj::array to_array(const std::vector<double>& v) {
-  bj::array a;
-  a.reserve(v.size());
-  for (double d : v) a.emplace_back(d);
-  return a;
-}
+bj::array to_array(const std::vector<double>& v) { return bj::array(v.begin(), v.end()); }
 
 bj::value clocks_json(const std::optional<ClockReading>& c);  // defined below
 
@@ -481,11 +476,9 @@ Status parse(const bj::object&, FieldReader& r, TimeSyncReply& m) {
 Status parse(const bj::object&, FieldReader& r, Error& m) {
   m.code = r.string("code");
   m.message = r.string("message");
-  if (auto ref = r.opt_integer("ref_id")) {
-    // A message id (an envelope id: never negative); a negative one would come back as a huge unsigned id.
-    if (*ref < 0) r.fail("ref_id", "must be >= 0");
-    else m.ref_id = static_cast<uint64_t>(*ref);
-  }
+  // A message id, never negative (a negative one would come back as a huge unsigned id).
+  if (auto ref = r.opt_integer("ref_id"); ref && *ref < 0) r.fail("ref_id", "must be >= 0");
+  else if (ref) m.ref_id = static_cast<uint64_t>(*ref);
   return r.status();
 }
 
