@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/protocol.hpp"
 #include "common/text.hpp"
 
 namespace jetsweep::analysis {
@@ -22,6 +23,14 @@ const char* const kCorpusColumns[8] = {"device",  "workload", "cores",        "c
 namespace {
 
 const char* const kSoftwareColumns[] = {"kernel", "torch_version", "compiler", "git_sha", "l4t", "jetpack"};
+// Physical bounds of the measured columns, as the protocol bounds what agents send (common/protocol.hpp): a
+// value beyond one is refused naming it, so that no derived figure (energy = power x time, means over rows)
+// can overflow to infinity (found by fuzz_csv: fuzz/regressions/csv/energy-overflows-to-inf). Power: no
+// board or host draws 10 kW; energy: that power for the longest epoch.
+constexpr double kMaxPowerMw = 1e7;
+constexpr double kMaxMinibatchMs = proto::kMaxMinibatchSeconds * 1000.0;
+constexpr double kMaxEnergyJ = kMaxPowerMw / 1000.0 * proto::kMaxEpochSeconds;
+
 // Configuration axes as optional columns (the mode axis comes from the mode columns, or a `mode` column).
 const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "workers",         "prefetch",
                                     "threads",    "seed",    "storage",    "max_minibatches", "drop_caches",
@@ -108,7 +117,9 @@ Result<std::vector<std::string>> split_record(const std::string& line, const std
 namespace {
 
 // The header: the first non-empty line, naming every required column once. Column name -> field index.
-Result<std::map<std::string, size_t>> read_header(std::istream& in, const std::string& name, size_t& line_no) {
+using ColumnIndex = std::map<std::string, size_t, std::less<>>;   // looked up by const char* without a copy
+
+Result<ColumnIndex> read_header(std::istream& in, const std::string& name, size_t& line_no) {
   std::string line;
   while (std::getline(in, line)) {
     ++line_no;
@@ -117,7 +128,7 @@ Result<std::map<std::string, size_t>> read_header(std::istream& in, const std::s
   if (trim(line).empty()) return invalid_argument(name + ": empty file (expected a header line)");
   const std::string where = name + ":" + std::to_string(line_no);
   JS_ASSIGN_OR_RETURN(auto header, split_record(line, where));
-  std::map<std::string, size_t> col;
+  ColumnIndex col;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string h = trim(header[i]);
     if (col.count(h)) return invalid_argument(where + ": column '" + h + "' appears twice");
@@ -130,39 +141,46 @@ Result<std::map<std::string, size_t>> read_header(std::istream& in, const std::s
   return col;
 }
 
-// One data line: its fields by column name, and the first error met reading its numbers.
+// One data line: its fields (trimmed once) by column name, and the first error met reading its numbers.
 class CsvRow {
  public:
-  CsvRow(const std::map<std::string, size_t>& col, std::vector<std::string> fields, std::string where)
-      : col_(col), fields_(std::move(fields)), where_(std::move(where)) {}
+  CsvRow(const ColumnIndex& col, std::vector<std::string> fields, std::string where)
+      : col_(col), fields_(std::move(fields)), where_(std::move(where)) {
+    for (auto& f : fields_) f = trim(f);
+  }
   const std::string& where() const { return where_; }
   const Status& status() const { return bad_; }
-  std::string text(const char* c) const {
+  // The column's value; empty when the file has no such column.
+  const std::string& text(const char* c) const {
+    static const std::string kAbsent;
     auto it = col_.find(c);
-    return it == col_.end() ? std::string() : trim(fields_[it->second]);
+    return it == col_.end() ? kAbsent : fields_[it->second];
   }
-  std::optional<double> number(const char* c, bool required, bool positive) {
-    const std::string t = text(c);
-    const std::string column = where_ + ": column '" + c + "': ";
+  // The column's number: finite, > 0 (`positive`) or >= 0, and at most `max`; nullopt when empty (an
+  // error when `required`). The first error is kept in status().
+  std::optional<double> number(const char* c, bool required, bool positive,
+                               double max = std::numeric_limits<double>::max()) {
+    const std::string& t = text(c);
     if (t.empty()) {
-      if (required) fail(column + "empty value");
+      if (required) fail(c, "empty value");
       return std::nullopt;
     }
     auto v = to_double(t);
     if (!v) {
-      fail(column + "expected a number, got '" + t + "'");
+      fail(c, "expected a number, got '" + t + "'");
       return std::nullopt;
     }
-    if (positive && *v <= 0) fail(column + "must be positive, got '" + t + "'");
-    if (!positive && *v < 0) fail(column + "must not be negative, got '" + t + "'");
+    if (positive && *v <= 0) fail(c, "must be positive, got '" + t + "'");
+    if (!positive && *v < 0) fail(c, "must not be negative, got '" + t + "'");
+    if (*v > max) fail(c, "must be at most " + num(max) + ", got '" + t + "'");
     return v;
   }
 
  private:
-  void fail(const std::string& message) {
-    if (bad_.is_ok()) bad_ = invalid_argument(message);
+  void fail(const char* column, const std::string& message) {
+    if (bad_.is_ok()) bad_ = invalid_argument(where_ + ": column '" + column + "': " + message);
   }
-  const std::map<std::string, size_t>& col_;
+  const ColumnIndex& col_;
   std::vector<std::string> fields_;
   std::string where_;
   Status bad_;
@@ -180,13 +198,13 @@ Result<RowNumbers> read_numbers(CsvRow& row, bool named, const char* epoch_s_col
   n.cpu = row.number("cpu_mhz", !named, true);
   n.gpu = row.number("gpu_mhz", !named, true);
   n.emc = row.number("emc_mhz", !named, true);
-  n.minibatch_ms = row.number("minibatch_ms", true, true);
-  n.power = row.number("power_mw", false, true);
+  n.minibatch_ms = row.number("minibatch_ms", true, true, kMaxMinibatchMs);
+  n.power = row.number("power_mw", false, true, kMaxPowerMw);
   n.epoch = row.number("epoch", false, false);
-  n.epoch_s = row.number(epoch_s_col, false, true);
-  n.energy_j = row.number("energy_j", false, false);
-  n.stall = row.number("stall_s", false, false);
-  n.compute = row.number("compute_s", false, false);
+  n.epoch_s = row.number(epoch_s_col, false, true, proto::kMaxEpochSeconds);
+  n.energy_j = row.number("energy_j", false, false, kMaxEnergyJ);
+  n.stall = row.number("stall_s", false, false, proto::kMaxEpochSeconds);
+  n.compute = row.number("compute_s", false, false, proto::kMaxEpochSeconds);
   n.minibatches = row.number("minibatches", false, false);
   n.runs = row.number("runs", false, false);
   n.epochs = row.number("epochs", false, false);

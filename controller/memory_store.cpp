@@ -57,6 +57,19 @@ bj::object facts_json(const MemoryStore::Agent& a) {
 
 MemoryStore::MemoryStore(int max_attempts, Clock clock) : max_attempts_(max_attempts), clock_(std::move(clock)) {}
 
+void MemoryStore::copy_contents_from(const MemoryStore& other) {
+  std::scoped_lock lock(mu_, other.mu_);
+  agents_ = other.agents_;
+  campaigns_ = other.campaigns_;
+  runs_ = other.runs_;
+  epochs_ = other.epochs_;
+  minibatches_ = other.minibatches_;
+  samples_ = other.samples_;
+  next_agent_id_ = other.next_agent_id_;
+  next_campaign_id_ = other.next_campaign_id_;
+  next_run_id_ = other.next_run_id_;
+}
+
 double MemoryStore::now() const {
   if (clock_) return clock_();
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

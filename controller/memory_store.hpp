@@ -70,6 +70,11 @@ class MemoryStore final : public Store {
   // system clock.
   explicit MemoryStore(int max_attempts = 3, Clock clock = {});
 
+  // Tests and fuzzing (fuzz/fuzz_api.cpp): this store's rows and id counters become a copy of `other`'s, so
+  // a store reused for many cases starts each from the same state (max_attempts and the clock stay). Any
+  // thread; `other` is not `this`.
+  void copy_contents_from(const MemoryStore& other);
+
   Status migrate() override;
   Status reset_connections() override;
   Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) override;

@@ -1,7 +1,7 @@
 // libFuzzer target: the controller's HTTP JSON API (Controller::handle_api, routes in common/api.hpp) over a
 // MemoryStore, wired as tests/controller/controller_fixture.cpp wires it (a DbWorker, the Controller with
 // its CampaignWorker, one io_context whose handlers this thread runs), without a database or a socket.
-// Every input gets a fresh store holding one small campaign (so status, report, pause/resume/cancel and
+// Every input starts from a store holding one small campaign (so status, report, pause/resume/cancel and
 // run cancels find something) and is up to kMaxRequests requests, separated by a line "###":
 //   METHOD TARGET
 //   Header: value            (any number, up to kMaxHeaders)
@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -147,16 +148,53 @@ void check_answer(const HttpRequest& req, const HttpResponse& res, std::string_v
   }
 }
 
-// One input: a fresh store, worker and controller; the requests answered one after the other.
-void run_input(std::string_view input) {
+// What every input shares, made once (LLVMFuzzerInitialize): the io_context (this thread runs it) and the
+// DbWorker with its thread and MemoryStore. Creating them per input cost more than the requests themselves
+// (an epoll instance and its timer service, a thread under ASan); each input still starts from the same
+// state: the store is reset to `initial` before its first request, and the worker's queue is empty between
+// inputs (run_input waits for a job posted behind everything the input queued). Only the worker's metrics
+// (GET /metrics) carry over from one input to the next.
+struct Shared {
   asio::io_context ioc{1};
-  auto store = std::make_unique<MemoryStore>(3, [] { return kNow; });
-  auto created = store->create_campaign(stored_campaign(), "stored.yaml", std::string(kStoredCampaign));
-  fuzz::require(created.is_ok(), "the stored campaign is stored", created.is_ok() ? "" : created.status().to_string());
-  DbWorker db(std::move(store));
-  db.start();
-  auto controller = std::make_shared<Controller>(ioc, db, fuzz_options());
-  auto guard = asio::make_work_guard(ioc);
+  MemoryStore initial{3, [] { return kNow; }};
+  DbWorker db{std::make_unique<MemoryStore>(3, [] { return kNow; })};
+};
+
+Shared& shared() {
+  static Shared* s = [] {
+    auto* made = new Shared();   // never destroyed: its worker serves every input until the process exits
+    auto created = made->initial.create_campaign(stored_campaign(), "stored.yaml", std::string(kStoredCampaign));
+    fuzz::require(created.is_ok(), "the stored campaign is stored", created.is_ok() ? "" : created.status().to_string());
+    made->db.start();
+    return made;
+  }();
+  return *s;
+}
+
+// Runs `job` on the DbWorker behind every job queued before it and returns once its completion has run on
+// this thread, so every completion queued before it has run too (both queues are FIFO).
+void db_barrier(Shared& s, std::function<Status(Store&)> job) {
+  bool done = false;
+  s.db.post<Status>(s.ioc.get_executor(), std::move(job), [&](Status st) {
+    fuzz::require(st.is_ok(), "the DbWorker's barrier job succeeds", st.to_string());
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + kAnswerTimeout;
+  while (!done && std::chrono::steady_clock::now() < deadline) s.ioc.run_one_for(std::chrono::milliseconds(50));
+  fuzz::require(done, "the DbWorker's queue drains");
+}
+
+// One input: the store reset, a fresh controller (with its CampaignWorker); the requests answered one after
+// the other.
+void run_input(std::string_view input) {
+  Shared& s = shared();
+  s.ioc.restart();
+  auto guard = asio::make_work_guard(s.ioc);   // the worker's completions are posted from its thread
+  db_barrier(s, [&s](Store& store) {
+    dynamic_cast<MemoryStore&>(store).copy_contents_from(s.initial);
+    return Status::ok();
+  });
+  auto controller = std::make_shared<Controller>(s.ioc, s.db, fuzz_options());
   for (size_t i = 0; i < kMaxRequests && !input.empty(); ++i) {
     const size_t sep = input.find(kSeparator);
     const std::string_view text = input.substr(0, sep);
@@ -170,17 +208,19 @@ void run_input(std::string_view input) {
       response = std::move(r);
     });
     const auto deadline = std::chrono::steady_clock::now() + kAnswerTimeout;
-    while (!response && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(50));
+    while (!response && std::chrono::steady_clock::now() < deadline) s.ioc.run_one_for(std::chrono::milliseconds(50));
     fuzz::require(response.has_value(), "every request is answered", std::string(text.substr(0, 200)));
     check_answer(sent, *response, text);
-    ioc.poll();   // whatever else is ready (nothing should answer twice)
+    s.ioc.poll();   // whatever else is ready (nothing should answer twice)
     fuzz::require(answers == 1, "every request is answered once", std::string(text.substr(0, 200)));
   }
   controller->stop();
-  db.stop();   // finishes queued jobs; their completions wait in the io_context and run here
+  // The store's jobs still queued finish and their completions run here, while the controller lives.
+  db_barrier(s, [](Store&) { return Status::ok(); });
   guard.reset();
-  ioc.restart();
-  ioc.run();
+  // Nothing of this input's may stay queued (a timer or handler left would outlive its controller).
+  s.ioc.run_for(kAnswerTimeout);
+  fuzz::require(s.ioc.stopped(), "nothing of an input's stays queued after its controller stopped");
 }
 
 }  // namespace
@@ -188,7 +228,7 @@ void run_input(std::string_view input) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   fuzz::quiet_logs();
   IoThreadChecker::set_enabled(true);
-  (void)stored_campaign();
+  (void)shared();
   return 0;
 }
 

@@ -3,6 +3,7 @@
 // --where / --pool-over and the refusal to pool unlike configurations.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -275,4 +276,30 @@ TEST_CASE("csv: counts are whole numbers within range (found by fuzz_csv)") {
   CHECK(parse_error(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,2,1e300\n") ==
         "c.csv:2: column 'run_id': expected a whole number up to 9e+15, got '1e300'");
   CHECK(parsed(header + "orin,resnet,12,2201.6,1300.5,3199,150,1,2,123456789012\n").epochs.at(0).run_id == 123456789012);
+}
+
+TEST_CASE("csv: measured values within physical bounds, so no derived energy overflows (found by fuzz_csv)") {
+  // power_mw 1e308 with a 9000 s epoch: the derived energy (power x time) overflowed to inf, which the
+  // written corpus then carried as "inf" (fuzz/regressions/csv/energy-overflows-to-inf).
+  const std::string header =
+      "device,workload,cores,cpu_mhz,gpu_mhz,emc_mhz,minibatch_ms,power_mw,epoch,epoch_s,energy_j,stall_s\n";
+  CHECK(parse_error(header + "nx,lenet,6,1400,1100,1600,10.5,1e308,1,9000,,\n") ==
+        "c.csv:2: column 'power_mw': must be at most 10000000, got '1e308'");
+  CHECK(parse_error(header + "nx,lenet,6,1400,1100,1600,1e12,5000,1,9000,,\n") ==
+        "c.csv:2: column 'minibatch_ms': must be at most 86400000, got '1e12'");
+  CHECK(parse_error(header + "nx,lenet,6,1400,1100,1600,10.5,5000,1,3e6,,\n") ==
+        "c.csv:2: column 'epoch_s': must be at most 2592000, got '3e6'");
+  CHECK(parse_error(header + "nx,lenet,6,1400,1100,1600,10.5,5000,1,9000,1e11,\n") ==
+        "c.csv:2: column 'energy_j': must be at most 2.592e+10, got '1e11'");
+  CHECK(parse_error(header + "nx,lenet,6,1400,1100,1600,10.5,5000,1,9000,,1e300\n") ==
+        "c.csv:2: column 'stall_s': must be at most 2592000, got '1e300'");
+  // At the bounds: every derived figure is finite, and the corpus written per epoch reads back.
+  const Corpus c = parsed(header + "nx,lenet,6,1400,1100,1600,86400000,10000000,1,2592000,,2592000\n");
+  REQUIRE(c.epochs.size() == 1);
+  REQUIRE(c.epochs[0].energy.has_value());
+  CHECK(std::isfinite(*c.epochs[0].energy));
+  CHECK(*c.epochs[0].energy == doctest::Approx(1e4 * 2592000.0));
+  std::ostringstream out;
+  write_epochs_csv(out, c);
+  CHECK(parse(out.str()).is_ok());
 }
