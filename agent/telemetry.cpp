@@ -341,6 +341,16 @@ std::optional<double> HostProbe::read_temp_max_c() {
   return hottest;
 }
 
+// A power reading the controller accepts, [0, proto::kMaxPowerWatts], or none: a reading outside is a glitch
+// (a RAPL counter reset between two reads close in time, a corrupt rail file), not a measurement; sending it
+// would store a wrong number, and the controller refuses it anyway (as read_temp_max_c skips absurd zones).
+namespace {
+std::optional<double> plausible_power(std::optional<double> w) {
+  if (w && !(*w >= 0.0 && *w <= proto::kMaxPowerWatts)) return std::nullopt;
+  return w;
+}
+}  // namespace
+
 proto::Sample HostProbe::read(double t_s) {
   proto::Sample s;
   s.t_s = t_s;
@@ -362,7 +372,7 @@ proto::Sample HostProbe::read(double t_s) {
   auto disk = read_disk_read_bytes();
   if (disk && last_disk_ && *disk >= *last_disk_) s.disk_read_bytes = static_cast<int64_t>(*disk - *last_disk_);
   last_disk_ = disk;
-  if (power_) s.power_w = power_->read_power_w(t_s);
+  if (power_) s.power_w = plausible_power(power_->read_power_w(t_s));
   last_full_ = s;
   return s;
 }
@@ -371,7 +381,7 @@ proto::Sample HostProbe::read_power(double t_s) {
   proto::Sample s = last_full_;
   s.t_s = t_s;
   s.disk_read_bytes = 0;
-  s.power_w = power_ ? power_->read_power_w(t_s) : std::nullopt;
+  s.power_w = power_ ? plausible_power(power_->read_power_w(t_s)) : std::nullopt;
   return s;
 }
 

@@ -23,13 +23,12 @@ const char* const kCorpusColumns[8] = {"device",  "workload", "cores",        "c
 namespace {
 
 const char* const kSoftwareColumns[] = {"kernel", "torch_version", "compiler", "git_sha", "l4t", "jetpack"};
-// Physical bounds of the measured columns, as the protocol bounds what agents send (common/protocol.hpp): a
-// value beyond one is refused naming it, so that no derived figure (energy = power x time, means over rows)
-// can overflow to infinity (found by fuzz_csv: fuzz/regressions/csv/energy-overflows-to-inf). Power: no
-// board or host draws 10 kW; energy: that power for the longest epoch.
-constexpr double kMaxPowerMw = 1e7;
+// Physical bounds of the measured columns: those of the protocol for what agents send (common/protocol.hpp).
+// A value beyond one is refused naming it, so that no derived figure (energy = power x time, means over
+// rows) can overflow to infinity (found by fuzz_csv: fuzz/regressions/csv/energy-overflows-to-inf).
+constexpr double kMaxPowerMw = proto::kMaxPowerWatts * 1000.0;
 constexpr double kMaxMinibatchMs = proto::kMaxMinibatchSeconds * 1000.0;
-constexpr double kMaxEnergyJ = kMaxPowerMw / 1000.0 * proto::kMaxEpochSeconds;
+constexpr double kMaxEnergyJ = proto::kMaxEpochEnergyJoules;
 
 // Configuration axes as optional columns (the mode axis comes from the mode columns, or a `mode` column).
 const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "workers",         "prefetch",

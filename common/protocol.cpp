@@ -377,10 +377,10 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
   for (const auto& [key, value] : durations) within(r, key, value, 0, kMaxEpochSeconds);
   within(r, "t_start_s", m.t_start_s, 0, kMaxRunSeconds);
   within(r, "t_end_s", m.t_end_s, 0, kMaxRunSeconds);
-  const std::pair<const char*, std::optional<double>> non_negative[] = {
-      {"energy_j", m.energy_j}, {"mean_power_w", m.mean_power_w}, {"read_mb_s", m.read_mb_s},
-      {"read_iops", m.read_iops}};
-  for (const auto& [key, value] : non_negative) within(r, key, value, 0, kUnbounded);
+  within(r, "energy_j", m.energy_j, 0, kMaxEpochEnergyJoules);
+  within(r, "mean_power_w", m.mean_power_w, 0, kMaxPowerWatts);
+  within(r, "read_mb_s", m.read_mb_s, 0, kUnbounded);
+  within(r, "read_iops", m.read_iops, 0, kUnbounded);
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
@@ -408,7 +408,7 @@ Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
     s.power_w = sr.opt_number("power_w");
     within(sr, "t_s", s.t_s, 0, kMaxRunSeconds);
     within(sr, "temp_max_c", s.temp_max_c = sr.opt_number("temp_max_c"), -60, 200);   // absent (older agents): unknown
-    within(sr, "power_w", s.power_w, 0, kUnbounded);
+    within(sr, "power_w", s.power_w, 0, kMaxPowerWatts);
     if (!sr.ok()) return sr.status();
     m.samples.push_back(s);
   }

@@ -23,10 +23,14 @@ inline constexpr size_t kMaxFrameBytes = 16u << 20;   // larger frames are rejec
 inline constexpr size_t kMaxMinibatchesPerChunk = 4096;
 inline constexpr size_t kMaxSamplesPerChunk = 2048;
 // Physical bounds checked by decode() (a value outside is refused, naming the message, field and index):
-// durations are finite and in [0, bound]; energy, power and rates are finite and >= 0.
+// durations, power and energy are finite and in [0, bound]; rates are finite and >= 0.
 inline constexpr double kMaxMinibatchSeconds = 86400.0;          // one minibatch: 1 day
 inline constexpr double kMaxEpochSeconds = 30 * 86400.0;         // one epoch: 30 days
 inline constexpr double kMaxRunSeconds = 366 * 86400.0;          // a run's wall time, and t_s on its timeline
+// Power (a sample, an epoch's mean) in [0, 10 kW]: no board or host draws that much, and energy = power x
+// time then stays finite for any bounded duration; an epoch's energy: that power for the longest epoch.
+inline constexpr double kMaxPowerWatts = 1e4;
+inline constexpr double kMaxEpochEnergyJoules = kMaxPowerWatts * kMaxEpochSeconds;
 // Wall-clock readings (t0_unix_s, clock probes) are Unix seconds in [0, kMaxUnixSeconds] (year 2286). A
 // probe's offset (agent minus controller) is kept only within +-kMaxClockOffsetSeconds: generous, since a
 // Jetson has no RTC battery and can boot years off before NTP; and only from a probe whose round trip is

@@ -184,9 +184,14 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
       {[](EpochResult& e) { e.t_start_s = 0, e.t_end_s = 1e308; },
        "'t_end_s': 1e+308 is out of bounds: must be between 0 and 31622400"},
       {[](EpochResult& e) { e.t_start_s = 0, e.t_end_s = kMaxRunSeconds; }, ""},
-      // Energy, power and IO rates: >= 0.
-      {[](EpochResult& e) { e.energy_j = -5; }, "'energy_j': -5 is out of bounds: must be >= 0"},
-      {[](EpochResult& e) { e.mean_power_w = -0.5; }, "'mean_power_w': -0.5 is out of bounds: must be >= 0"},
+      // Energy and power: [0, 10 kW (for 30 days)], so that power x time stays finite; IO rates: >= 0.
+      {[](EpochResult& e) { e.energy_j = -5; }, "'energy_j': -5 is out of bounds: must be between 0 and 2.592e+10"},
+      {[](EpochResult& e) { e.energy_j = 1e308; },
+       "'energy_j': 1e+308 is out of bounds: must be between 0 and 2.592e+10"},
+      {[](EpochResult& e) { e.mean_power_w = -0.5; }, "'mean_power_w': -0.5 is out of bounds: must be between 0 and 10000"},
+      {[](EpochResult& e) { e.mean_power_w = 1e308; },
+       "'mean_power_w': 1e+308 is out of bounds: must be between 0 and 10000"},
+      {[](EpochResult& e) { e.energy_j = kMaxEpochEnergyJoules, e.mean_power_w = kMaxPowerWatts; }, ""},
       {[](EpochResult& e) { e.read_mb_s = -1; }, "'read_mb_s': -1 is out of bounds: must be >= 0"},
       {[](EpochResult& e) { e.read_iops = -1; }, "'read_iops': -1 is out of bounds: must be >= 0"},
       {[](EpochResult& e) { e.energy_j = e.mean_power_w = e.read_mb_s = e.read_iops = 0.0; }, ""},
@@ -197,7 +202,7 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
     CHECK(refusal(e) == (why.empty() ? why : "message 'epoch_result' field " + why));
   }
 
-  // Samples: t_s on the run's timeline, power >= 0, the sample named; the chunk's wall clock in [0, 1e10].
+  // Samples: t_s on the run's timeline, power in [0, 10 kW], the sample named; the chunk's wall clock in [0, 1e10].
   CHECK(refusal(SampleChunk{9, std::nullopt, {sample_at(0), sample_at(-1)}}) ==
         "message 'samples' field 'samples[1]', field 't_s': -1 is out of bounds: must be between 0 and 31622400");
   CHECK(refusal(SampleChunk{9, std::nullopt, {sample_at(1e308)}}) ==
@@ -205,7 +210,12 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
   auto negative_power = sample_at(1);
   negative_power.power_w = -2;
   CHECK(refusal(SampleChunk{9, std::nullopt, {negative_power}}) ==
-        "message 'samples' field 'samples[0]', field 'power_w': -2 is out of bounds: must be >= 0");
+        "message 'samples' field 'samples[0]', field 'power_w': -2 is out of bounds: must be between 0 and 10000");
+  negative_power.power_w = 1e308;   // times an epoch, an energy past DBL_MAX
+  CHECK(refusal(SampleChunk{9, std::nullopt, {negative_power}}) ==
+        "message 'samples' field 'samples[0]', field 'power_w': 1e+308 is out of bounds: must be between 0 and 10000");
+  negative_power.power_w = kMaxPowerWatts;
+  CHECK(refusal(SampleChunk{9, std::nullopt, {negative_power}}) == "");
   auto too_hot = sample_at(1);
   too_hot.temp_max_c = 1000;
   CHECK(refusal(SampleChunk{9, std::nullopt, {too_hot}}) ==

@@ -294,6 +294,24 @@ TEST_CASE("power-only reads repeat the last full read's host fields; disk bytes 
   CHECK(next.disk_read_bytes == 400 * 512);         // everything since the previous full read
 }
 
+TEST_CASE("a power reading beyond the protocol's bound is no reading (the controller would refuse it)") {
+  TempDir root;
+  write_file(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 100 0 100 800 0 0 0 0 0 0\n");
+  write_file(root / "proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 400 kB\n");
+  double watts = 5;
+  HostProbe probe(root.str(), std::make_unique<SetPower>(watts));
+  CHECK(probe.read(0.0).power_w == 5.0);
+  watts = proto::kMaxPowerWatts;
+  CHECK(probe.read_power(0.1).power_w == proto::kMaxPowerWatts);
+  watts = 429e3;   // a RAPL counter reset between two reads 10 ms apart: 4295 J / 0.01 s
+  CHECK_FALSE(probe.read(0.2).power_w.has_value());
+  CHECK_FALSE(probe.read_power(0.3).power_w.has_value());
+  watts = -1;
+  CHECK_FALSE(probe.read_power(0.4).power_w.has_value());
+  watts = 7;
+  CHECK(probe.read_power(0.5).power_w == 7.0);
+}
+
 TEST_CASE("RAPL package counters become power, with wrap-around; sub-domains are not added") {
   TempDir root;
   auto pkg = root / "sys/class/powercap/intel-rapl:0";
