@@ -102,3 +102,31 @@ int main() {
   set(JETSWEEP_CXX11_ABI ${abi} PARENT_SCOPE)
   message(STATUS "jetsweep: _GLIBCXX_USE_CXX11_ABI=${abi} (from LibTorch) applied to every target")
 endfunction()
+
+# jetsweep_agent_cxx_standard()
+# The one place where the agent's build follows the LibTorch version (issue 30; docs/GPU_CHECK.md). Sets
+# JETSWEEP_AGENT_CXX_STANDARD, the C++ standard of the agent, common/, net/, the device layer and their tests:
+# C++17 (JetPack 5's GCC 9, issue 11) unless the LibTorch found needs more. LibTorch's headers refuse anything below
+# C++20 from 2.14 on (c10: "C++20 or later compatible compiler is required to use PyTorch") and 2.13's already use
+# C++20 features (bit-field default initialisers in c10/core/AutogradState.h), so from 2.13 it is 20, which needs
+# GCC >= 11 (GCC 10 reports C++20 as 201709L). -DJETSWEEP_AGENT_CXX_STANDARD=20 forces it for any LibTorch.
+function(jetsweep_agent_cxx_standard)
+  set(std 17)
+  if(DEFINED Torch_VERSION AND Torch_VERSION VERSION_GREATER_EQUAL 2.13)
+    set(std 20)
+  endif()
+  if(DEFINED CACHE{JETSWEEP_AGENT_CXX_STANDARD})
+    set(std $CACHE{JETSWEEP_AGENT_CXX_STANDARD})
+  endif()
+  if(NOT std MATCHES "^(17|20|23)$")
+    message(FATAL_ERROR "jetsweep: JETSWEEP_AGENT_CXX_STANDARD is '${std}'; expected 17, 20 or 23")
+  endif()
+  if(std GREATER 17 AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 11)
+    message(FATAL_ERROR "jetsweep: LibTorch ${Torch_VERSION} needs C++${std}, which needs GCC >= 11; "
+      "${CMAKE_CXX_COMPILER} is GCC ${CMAKE_CXX_COMPILER_VERSION}")
+  endif()
+  if(NOT std EQUAL 17)
+    message(STATUS "jetsweep: the agent, common/, net/ and the device layer build as C++${std} (LibTorch ${Torch_VERSION})")
+  endif()
+  set(JETSWEEP_AGENT_CXX_STANDARD ${std} PARENT_SCOPE)
+endfunction()
