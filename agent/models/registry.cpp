@@ -1,3 +1,13 @@
+// Before every include: LibTorch's RecordFunction has a member only when NDEBUG is not defined (inputs_valid_ in
+// ATen/record_function.h, 1.13 through 2.x), and the MAC counter below reads RecordFunctions built by the library.
+// Every LibTorch the agent links (Debian's, pip wheels, NVIDIA's Jetson wheels) is a release build, so this file
+// must see the NDEBUG layout whatever the agent's build type: in a build without NDEBUG (CMake's Debug) the counter
+// read a byte of padding as inputs_valid_, had LibTorch swallow the resulting assertion, and counted some ops and
+// not others (LeNet-5 at 298,920 MACs instead of 416,520; VGG-11 at 0.11 G instead of 7.6 G). Tested by
+// tests/workloads/test_model_macs_debug.cpp, which compiles this file without NDEBUG at -O0.
+#ifndef NDEBUG
+#define NDEBUG 1
+#endif
 #include "agent/models/registry.hpp"
 
 #include <ATen/record_function.h>
@@ -114,6 +124,7 @@ thread_local int64_t* tl_macs = nullptr;
 std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction& fn) {
   if (tl_macs == nullptr) return nullptr;
   const std::string_view name = fn.name();
+  if (name != "aten::convolution" && name != "aten::mm" && name != "aten::addmm" && name != "aten::bmm") return nullptr;
   auto inputs = fn.inputs();
   auto tensor_sizes = [&](size_t i) -> std::vector<int64_t> {
     if (i >= inputs.size() || !inputs[i].isTensor()) return {};
