@@ -266,10 +266,12 @@ def reference(a):
                     computes.append(start_evt.elapsed_time(end_evt) / 1000.0)
                 else:
                     computes.append(time.perf_counter() - c0)
+                fetch_start = time.perf_counter()
                 if len(computes) == a.minibatches:
                     break
-                fetch_start = time.perf_counter()
-            e2e = time.perf_counter() - t0
+            # The epoch ends with its last minibatch, as the agent's does: the loader's teardown (worker processes
+            # joined when the iterator goes) is not in it.
+            e2e = fetch_start - t0
             n = len(computes)
             out.write(dump({"type": "minibatches", "epoch": epoch, "first_index": 0, "stall_s": stalls,
                             "compute_s": computes}) + "\n")
