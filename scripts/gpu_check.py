@@ -244,7 +244,7 @@ def reference(a):
             if cuda:
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
-            stalls, computes = [], []
+            stalls, computes, enqueues = [], [], []
             loss_sum = torch.zeros((), dtype=torch.float64, device=device)
             fetch_start = time.perf_counter()
             for x, y in loader:
@@ -260,6 +260,9 @@ def reference(a):
                 loss.backward()
                 optimizer.step()
                 loss_sum += loss.detach().to(torch.float64)
+                # The host's time to queue the compute: when it is as long as the events' time, the GPU waited for
+                # the host's launches (dispatch-bound) and the events measure Python's launch rate, not the GPU.
+                enqueues.append(time.perf_counter() - c0)
                 if cuda:
                     end_evt.record()
                     end_evt.synchronize()
@@ -274,7 +277,7 @@ def reference(a):
             e2e = fetch_start - t0
             n = len(computes)
             out.write(dump({"type": "minibatches", "epoch": epoch, "first_index": 0, "stall_s": stalls,
-                            "compute_s": computes}) + "\n")
+                            "compute_s": computes, "enqueue_s": enqueues}) + "\n")
             out.write(dump({"type": "epoch", "epoch": epoch, "e2e_s": e2e, "stall_s": sum(stalls),
                             "compute_s": sum(computes), "minibatches": n,
                             "mean_loss": loss_sum.item() / max(n, 1)}) + "\n")
@@ -292,7 +295,20 @@ SIZES = {
                       "resnet18": {"batch_size": 8, "minibatches": 3, "epochs": 2, "samples": 256}},
 }
 WORKERS = (0, 2)
+# Cases with a large batch, so that the GPU, not the host's kernel launches, sets the pace (on an H100 LeNet-5 at
+# batch 64 and ResNet-18 at 128 are dispatch-bound: Python's launches are slower than LibTorch's, and the event
+# times differ by that, not by how they are measured). (model, batch size, minibatches, workers)
+LARGE_BATCH = {"gpu": [("resnet18", 1024, 8, 2)], "cpu-rehearsal": [("resnet18", 32, 2, 0)]}
+# Rounds of (paper, pipelined, python) per case, interleaved; the summary compares each mode's fastest round
+# (GPU machines are shared VMs: one round's e2e moved by 12% between two runs on 2026-11-26).
+ROUNDS = {"gpu": 2, "cpu-rehearsal": 1}
+DISPATCH_BOUND = 0.5   # host enqueue time / event compute time at or above which the GPU waits for launches
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def round_file(name, timing, r):
+    """NAME-TIMING.jsonl for round 0, NAME-TIMING-rK.jsonl for round K."""
+    return f"{name}-{timing}.jsonl" if r == 0 else f"{name}-{timing}-r{r}.jsonl"
 
 
 def run_logged(cmd, log_path, timeout_s):
@@ -332,39 +348,43 @@ def cases(a):
             if err:
                 errors.append("make-data: " + err)
     plan = {"mode": a.mode, "cases": []}
+    shapes = [(m, sizes[m]["batch_size"], sizes[m]["minibatches"], w, f"{m}-w{w}") for m in datasets for w in WORKERS]
+    shapes += [(m, b, n, w, f"{m}-b{b}-w{w}") for m, b, n, w in LARGE_BATCH[a.mode]]
+    rounds = ROUNDS[a.mode]
     for device in ("cuda", "cpu"):
-        for model, (dataset, root) in datasets.items():
-            for w in WORKERS:
-                size = sizes[model]
-                case = {"name": f"{model}-w{w}-{device}", "model": model, "dataset": dataset, "data": root,
-                        "workers": w, "device": device, "batch_size": size["batch_size"],
-                        "minibatches": size["minibatches"], "epochs": size["epochs"]}
-                plan["cases"].append(case)
-                if (device == "cuda") != gpu:
-                    case["skipped"] = ("no GPU: the CPU rehearsal runs the cpu cases" if not gpu
-                                       else "on the GPU machine only the cuda cases run")
-                    continue
-                if errors:
-                    case["skipped"] = "no data (make-data failed)"
-                    continue
+        for model, batch, minibatches, w, stem in shapes:
+            dataset, root = datasets[model]
+            size = dict(sizes[model], batch_size=batch, minibatches=minibatches)
+            case = {"name": f"{stem}-{device}", "model": model, "dataset": dataset, "data": root,
+                    "workers": w, "device": device, "batch_size": size["batch_size"],
+                    "minibatches": size["minibatches"], "epochs": size["epochs"], "rounds": rounds}
+            plan["cases"].append(case)
+            if (device == "cuda") != gpu:
+                case["skipped"] = ("no GPU: the CPU rehearsal runs the cpu cases" if not gpu
+                                   else "on the GPU machine only the cuda cases run")
+                continue
+            if errors:
+                case["skipped"] = "no data (make-data failed)"
+                continue
+            for r in range(rounds):
                 for timing in ("paper", "pipelined"):
                     spec = os.path.join(cases_dir, f"{case['name']}-{timing}.yaml")
                     with open(spec, "w") as f:
                         f.write(f"model: {model}\ndataset: {dataset}\ndata: {root}\nbatch_size: {size['batch_size']}\n"
                                 f"workers: {w}\nprefetch: 2\nepochs: {size['epochs']}\nthreads: 1\nseed: 1\n"
                                 f"max_minibatches: {size['minibatches']}\naccelerator: {device}\ntiming: {timing}\n")
-                    out = os.path.join(cases_dir, f"{case['name']}-{timing}.jsonl")
+                    out = os.path.join(cases_dir, round_file(case["name"], timing, r))
                     err = run_logged([a.agent, "run", "--spec", spec, "--out", out], out[:-6] + ".log", a.timeout_s)
                     if err:
-                        errors.append(f"{case['name']} {timing}: " + err)
-                out = os.path.join(cases_dir, f"{case['name']}-python.jsonl")
-                err = run_logged([sys.executable, os.path.abspath(__file__), "reference", "--model", model, "--dataset",
-                                  dataset, "--data", root, "--batch", str(size["batch_size"]), "--workers", str(w),
-                                  "--minibatches", str(size["minibatches"]), "--epochs", str(size["epochs"]),
-                                  "--threads", "1", "--seed", "1", "--device", device, "--out", out],
-                                 out[:-6] + ".log", a.timeout_s)
+                        errors.append(f"{case['name']} {timing} round {r}: " + err)
+                out = os.path.join(cases_dir, round_file(case["name"], "python", r))
+                err = run_logged([sys.executable, os.path.abspath(__file__), "reference", "--model", model,
+                                  "--dataset", dataset, "--data", root, "--batch", str(size["batch_size"]),
+                                  "--workers", str(w), "--minibatches", str(size["minibatches"]), "--epochs",
+                                  str(size["epochs"]), "--threads", "1", "--seed", "1", "--device", device,
+                                  "--out", out], out[:-6] + ".log", a.timeout_s)
                 if err:
-                    errors.append(f"{case['name']} python: " + err)
+                    errors.append(f"{case['name']} python round {r}: " + err)
     plan["errors"] = errors
     with open(os.path.join(a.dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=2)
@@ -397,6 +417,48 @@ def ratio(a, b):
     return round(a / b, 4) if a is not None and b else None
 
 
+def check_agent_run(case, lines, where, on_gpu, failures):
+    """Checks one agent run (finished, device, epochs, stall + compute <= e2e, copies); returns its statistics."""
+    started = next((o for o in lines if o.get("type") == "run_started"), {})
+    device = started.get("compute_device", "")
+    finished = next((o for o in lines if o.get("type") == "run_finished"), {})
+    if finished.get("status") != "done":
+        failures.append(f"{where}: run did not finish: {finished}")
+    if on_gpu and not device.startswith("cuda"):
+        failures.append(f"{where}: compute device '{device}', expected cuda (a silent CPU fallback)")
+    if not on_gpu and device != "cpu":
+        failures.append(f"{where}: compute device '{device}', expected cpu")
+    epochs = [o for o in lines if o.get("type") == "epoch"]
+    if len(epochs) != case["epochs"]:
+        failures.append(f"{where}: {len(epochs)} epochs reported, expected {case['epochs']}")
+    worst = None
+    for e in epochs:
+        excess = e["stall_s"] + e["compute_s"] - e["e2e_s"]
+        worst = excess if worst is None else max(worst, excess)
+        if excess > SUM_SLACK_S:
+            failures.append(f"{where}: epoch {e['epoch']}: stall {e['stall_s']} + compute {e['compute_s']} "
+                            f"> e2e {e['e2e_s']}")
+        if e["minibatches"] != case["minibatches"]:
+            failures.append(f"{where}: epoch {e['epoch']}: {e['minibatches']} minibatches, expected "
+                            f"{case['minibatches']}")
+        if on_gpu and e.get("copy_s") is None:
+            failures.append(f"{where}: epoch {e['epoch']}: copy_s missing on the GPU")
+        if not on_gpu and e.get("copy_s") is not None:
+            failures.append(f"{where}: epoch {e['epoch']}: copy_s {e['copy_s']} on the CPU (nothing is copied)")
+    compute = per_minibatch(lines, "compute_s")
+    copies = per_minibatch(lines, "copy_s")
+    if on_gpu and len(copies) != len(compute):
+        failures.append(f"{where}: {len(copies)} per-minibatch copy_s values for {len(compute)} minibatches")
+    return {
+        "compute_device": device,
+        "compute_per_minibatch_median_s": statistics.median(compute) if compute else None,
+        "compute_per_minibatch_mean_s": statistics.fmean(compute) if compute else None,
+        "e2e_per_minibatch_s": e2e_per_minibatch(lines),
+        "copy_per_minibatch_median_s": statistics.median(copies) if copies else None,
+        "max_stall_plus_compute_minus_e2e_s": worst,
+    }
+
+
 def summary(a):
     mode_gpu = a.mode == "gpu"
     env = json.load(open(os.path.join(a.dir, "env.json")))
@@ -426,65 +488,41 @@ def summary(a):
             out["cases"].append(entry)
             continue
         on_gpu = case["device"] == "cuda"
+        rounds = case.get("rounds", 1)
         try:
-            ref = read_lines(os.path.join(cases_dir, name + "-python.jsonl"))
-            runs = {t: read_lines(os.path.join(cases_dir, f"{name}-{t}.jsonl")) for t in ("paper", "pipelined")}
+            # Every round of every mode is checked; the ratios use each mode's fastest round (least e2e).
+            all_runs = {t: [read_lines(os.path.join(cases_dir, round_file(name, t, r))) for r in range(rounds)]
+                        for t in ("paper", "pipelined", "python")}
         except (OSError, ValueError) as e:
             failures.append(f"{name}: output missing or not JSON lines: {e}")
             out["cases"].append(entry)
             continue
+        fastest = {t: min(range(rounds), key=lambda r: e2e_per_minibatch(all_runs[t][r]) or float("inf"))
+                   for t in all_runs}
+        ref = all_runs["python"][fastest["python"]]
         ref_compute = per_minibatch(ref, "compute_s")
+        ref_enqueue = per_minibatch(ref, "enqueue_s")
         ref_e2e = e2e_per_minibatch(ref)
-        entry["python"] = {"compute_per_minibatch_median_s": statistics.median(ref_compute) if ref_compute else None,
+        ref_compute_median = statistics.median(ref_compute) if ref_compute else None
+        enqueue_share = ratio(statistics.median(ref_enqueue), ref_compute_median) if ref_enqueue else None
+        entry["python"] = {"compute_per_minibatch_median_s": ref_compute_median,
                            "compute_per_minibatch_mean_s": statistics.fmean(ref_compute) if ref_compute else None,
-                           "e2e_per_minibatch_s": ref_e2e}
+                           "host_enqueue_per_minibatch_median_s": statistics.median(ref_enqueue) if ref_enqueue else None,
+                           "host_enqueue_vs_compute": enqueue_share,
+                           "e2e_per_minibatch_s": ref_e2e,
+                           "e2e_per_minibatch_s_rounds": [e2e_per_minibatch(x) for x in all_runs["python"]]}
         agent = {}
         for timing in ("paper", "pipelined"):
-            lines = runs[timing]
-            where = f"{name} {timing}"
-            started = next((o for o in lines if o.get("type") == "run_started"), {})
-            device = started.get("compute_device", "")
-            finished = next((o for o in lines if o.get("type") == "run_finished"), {})
-            if finished.get("status") != "done":
-                failures.append(f"{where}: run did not finish: {finished}")
-            if on_gpu and not device.startswith("cuda"):
-                failures.append(f"{where}: compute device '{device}', expected cuda (a silent CPU fallback)")
-            if not on_gpu and device != "cpu":
-                failures.append(f"{where}: compute device '{device}', expected cpu")
-            epochs = [o for o in lines if o.get("type") == "epoch"]
-            if len(epochs) != case["epochs"]:
-                failures.append(f"{where}: {len(epochs)} epochs reported, expected {case['epochs']}")
-            worst = None
-            for e in epochs:
-                excess = e["stall_s"] + e["compute_s"] - e["e2e_s"]
-                worst = excess if worst is None else max(worst, excess)
-                if excess > SUM_SLACK_S:
-                    failures.append(f"{where}: epoch {e['epoch']}: stall {e['stall_s']} + compute {e['compute_s']} "
-                                    f"> e2e {e['e2e_s']}")
-                if e["minibatches"] != case["minibatches"]:
-                    failures.append(f"{where}: epoch {e['epoch']}: {e['minibatches']} minibatches, expected "
-                                    f"{case['minibatches']}")
-                if on_gpu and e.get("copy_s") is None:
-                    failures.append(f"{where}: epoch {e['epoch']}: copy_s missing on the GPU")
-                if not on_gpu and e.get("copy_s") is not None:
-                    failures.append(f"{where}: epoch {e['epoch']}: copy_s {e['copy_s']} on the CPU (nothing is copied)")
-            compute = per_minibatch(lines, "compute_s")
-            copies = per_minibatch(lines, "copy_s")
-            if on_gpu and len(copies) != len(compute):
-                failures.append(f"{where}: {len(copies)} per-minibatch copy_s values for {len(compute)} minibatches")
-            agent[timing] = {
-                "compute_device": device,
-                "compute_per_minibatch_median_s": statistics.median(compute) if compute else None,
-                "compute_per_minibatch_mean_s": statistics.fmean(compute) if compute else None,
-                "e2e_per_minibatch_s": e2e_per_minibatch(lines),
-                "copy_per_minibatch_median_s": statistics.median(copies) if copies else None,
-                "max_stall_plus_compute_minus_e2e_s": worst,
-            }
+            for r in range(rounds):
+                where = f"{name} {timing}" + (f" round {r}" if r else "")
+                stats = check_agent_run(case, all_runs[timing][r], where, on_gpu, failures)
+                if r == fastest[timing]:
+                    agent[timing] = dict(stats, e2e_per_minibatch_s_rounds=[e2e_per_minibatch(x)
+                                                                           for x in all_runs[timing]])
         entry["agent"] = agent
         paper, pipelined = agent["paper"], agent["pipelined"]
         r = {
-            "paper_compute_vs_python_event": ratio(paper["compute_per_minibatch_median_s"],
-                                                   entry["python"]["compute_per_minibatch_median_s"]),
+            "paper_compute_vs_python_event": ratio(paper["compute_per_minibatch_median_s"], ref_compute_median),
             "paper_e2e_vs_python": ratio(paper["e2e_per_minibatch_s"], ref_e2e),
             "pipelined_e2e_vs_python": ratio(pipelined["e2e_per_minibatch_s"], ref_e2e),
             "pipelined_e2e_vs_paper_e2e": ratio(pipelined["e2e_per_minibatch_s"], paper["e2e_per_minibatch_s"]),
@@ -492,12 +530,19 @@ def summary(a):
         entry["ratios"] = r
         if on_gpu:
             goals = {
-                "compute_within_2pct": r["paper_compute_vs_python_event"] is not None
-                and abs(r["paper_compute_vs_python_event"] - 1) <= COMPUTE_TOLERANCE,
                 "paper_e2e_at_most_python": r["paper_e2e_vs_python"] is not None and r["paper_e2e_vs_python"] <= 1.0,
                 "pipelined_no_worse_than_paper": r["pipelined_e2e_vs_paper_e2e"] is not None
                 and r["pipelined_e2e_vs_paper_e2e"] <= 1.0,
             }
+            if enqueue_share is not None and enqueue_share >= DISPATCH_BOUND:
+                # The GPU waited for Python's launches: the reference's events time its dispatch, which LibTorch
+                # does faster. Not a measure of the agent's timing, so not judged (the large-batch case is).
+                entry["not_judged"] = {"compute_within_2pct": (
+                    f"dispatch-bound: the reference's host enqueue time is {enqueue_share:.2f}x its event time "
+                    f"(>= {DISPATCH_BOUND}), so its compute is Python's launch rate")}
+            else:
+                goals["compute_within_2pct"] = (r["paper_compute_vs_python_event"] is not None
+                                                and abs(r["paper_compute_vs_python_event"] - 1) <= COMPUTE_TOLERANCE)
             entry["goals"] = goals
             failures += [f"{name}: goal {g} missed ({r})" for g, ok in goals.items() if not ok]
         else:
