@@ -38,7 +38,7 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
   auto board = device::open_board(root);
   if (!board) {
     c.add("board", "fail", board.status().message());
-    for (const char* n : {"debugfs", "cpufreq", "devfreq", "emc", "nvpmodel", "power rails", "fan"})
+    for (const char* n : {"debugfs", "cpufreq", "devfreq", "emc", "nvpmodel", "gpu gating", "power rails", "fan"})
       c.add(n, "skip", "no Jetson board under " + o.root);
     return;
   }
@@ -91,6 +91,29 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
     c.add("nvpmodel", "ok",
           std::to_string(conf->modes.size()) + " modes in " + conf->source + "; reference state: mode " +
               std::to_string(*conf->default_mode) + (def ? " " + def->name : std::string()));
+  }
+  // The GPU's power gating: part of every run's state, and what decides which named modes need a reboot.
+  auto gating = device::read_board_gating(root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());
+  if (!gating) {
+    c.add("gpu gating", "fail", gating.status().message());
+  } else if (gating->gating.empty()) {
+    c.add("gpu gating", "warn", "no tpc_pg_mask or fbp_pg_mask under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0: "
+                                "runs record no GPU gating");
+  } else {
+    std::string reboot;
+    if (conf.is_ok()) {
+      for (const auto& m : conf->modes) {
+        auto g = m.gating(conf->source);
+        if (!g.is_ok()) continue;
+        if ((g->tpc_pg_mask && g->tpc_pg_mask != gating->gating.tpc_pg_mask) ||
+            (g->fbp_pg_mask && g->fbp_pg_mask != gating->gating.fbp_pg_mask))
+          reboot += (reboot.empty() ? "" : ", ") + m.name;
+      }
+    }
+    c.add("gpu gating", "ok",
+          gating->gating.to_string() + " in force (" + gating->tpc_source +
+              (gating->fbp_source.empty() ? "" : ", " + gating->fbp_source) + ")" +
+              (reboot.empty() ? "" : "; modes that need a reboot to apply: " + reboot));
   }
 
   const auto rails = device::discover_rails(root);

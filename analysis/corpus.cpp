@@ -100,7 +100,7 @@ bool row_matches(const Row& r, const std::vector<std::pair<std::string, std::str
 const std::vector<std::string>& config_axes() {
   static const std::vector<std::string> axes = {"mode",     "pin_clocks", "fan",  "batch_size", "workers",
                                                 "prefetch", "threads",    "seed", "storage",    "max_minibatches",
-                                                "drop_caches", "compute", "timing"};
+                                                "drop_caches", "compute", "timing", "gpu_gating"};
   return axes;
 }
 
@@ -153,6 +153,7 @@ std::string axis_token(const std::string& axis, const std::string& value) {
   if (axis == "max_minibatches") return "maxmb" + value;
   if (axis == "compute") return "on-" + value;
   if (axis == "timing") return value + "-timing";
+  if (axis == "gpu_gating") return value;   // "tpc_pg=240", "tpc_pg=240 fbp_pg=2"
   if (axis == "drop_caches") return value == "true" ? "drop-caches" : value == "false" ? "keep-caches" : "drop_caches=" + value;
   return axis + "=" + value;
 }

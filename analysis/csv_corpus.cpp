@@ -34,7 +34,7 @@ constexpr double kMaxEnergyJ = proto::kMaxEpochEnergyJoules;
 // Configuration axes as optional columns (the mode axis comes from the mode columns, or a `mode` column).
 const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "workers",         "prefetch",
                                     "threads",    "seed",    "storage",    "max_minibatches", "drop_caches",
-                                    "compute",    "timing"};
+                                    "compute",    "timing",  "gpu_gating"};
 
 
 // An epoch sample of the row's board, workload, instance, mode and configuration.
@@ -379,7 +379,7 @@ std::string dataset_of(const std::string& workload) {
 void write_corpus_csv(std::ostream& out, const Corpus& corpus) {
   for (size_t i = 0; i < 8; ++i) out << (i ? "," : "") << kCorpusColumns[i];
   out << ",instance,mode,mode_name,pin_clocks,fan,workers,prefetch,batch_size,threads,seed,dataset,storage,"
-         "max_minibatches,drop_caches,simulated,runs,epochs,epoch_s,energy_j,throttled,compute,timing\n";
+         "max_minibatches,drop_caches,simulated,runs,epochs,epoch_s,energy_j,throttled,compute,timing,gpu_gating\n";
   for (const auto& r : corpus.rows) {
     out << quote(r.device) << ',' << quote(r.workload) << ',' << mode_cells(r.mode);
     out << ',' << num(r.minibatch_ms) << ',' << opt_num(r.power_mw) << ',' << quote(r.instance) << ','
@@ -390,7 +390,7 @@ void write_corpus_csv(std::ostream& out, const Corpus& corpus) {
     for (const char* a : {"storage", "max_minibatches", "drop_caches"}) out << ',' << axis_cell(r.axes, a);
     out << ',' << (r.simulated ? "true" : "false") << ',' << r.runs << ',' << r.epochs << ',' << opt_num(r.epoch_s)
         << ',' << opt_num(r.energy_j) << ',' << opt_bool(r.throttled) << ',' << axis_cell(r.axes, "compute") << ','
-        << axis_cell(r.axes, "timing") << '\n';
+        << axis_cell(r.axes, "timing") << ',' << axis_cell(r.axes, "gpu_gating") << '\n';
   }
 }
 
@@ -399,7 +399,7 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
   out << ",instance,mode,mode_name,pin_clocks,fan,workers,prefetch,batch_size,threads,seed,dataset,storage,"
          "storage_device,max_minibatches,drop_caches,page_cache_dropped,reference_state,simulated,run_id,repetition,"
          "epoch,warmup,e2e_s,stall_s,compute_s,minibatches,energy_j,power_w,power_coverage,throttled,throttle_reason,"
-         "t_start_s,t_end_s,start_unix_s,end_unix_s,compute_device,compute,timing,copy_s";
+         "t_start_s,t_end_s,start_unix_s,end_unix_s,compute_device,compute,timing,copy_s,gpu_gating";
   for (const char* s : kSoftwareColumns) out << ',' << s;
   out << '\n';
   for (const auto& e : corpus.epochs) {
@@ -423,7 +423,8 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
         << (e.power_w ? num(*e.power_w) : "") << ',' << opt_num(e.power_coverage) << ',' << opt_bool(e.throttled)
         << ',' << quote(e.throttle_reason) << ',' << opt_num(e.t_start_s) << ',' << opt_num(e.t_end_s) << ','
         << opt_unix(e.start_unix_s) << ',' << opt_unix(e.end_unix_s) << ',' << quote(e.compute_device) << ','
-        << axis_cell(e.axes, "compute") << ',' << axis_cell(e.axes, "timing") << ',' << opt_num(e.copy_s);
+        << axis_cell(e.axes, "compute") << ',' << axis_cell(e.axes, "timing") << ',' << opt_num(e.copy_s) << ','
+        << axis_cell(e.axes, "gpu_gating");
     for (const char* s : kSoftwareColumns) {
       auto it = e.software.find(s);
       out << ',' << (it == e.software.end() ? "" : quote(it->second));

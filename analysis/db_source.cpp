@@ -125,6 +125,8 @@ AxisMap axes_of(const NamedRow& r, const ModeKey& mode, const std::string& mode_
   for (const char* axis : {"pin_clocks", "fan", "batch_size", "workers", "prefetch", "threads", "seed", "storage",
                            "max_minibatches", "drop_caches", "compute", "timing"})
     if (!r.is_null(axis)) a[axis] = canonical_axis_value(axis, r[axis].c_str());
+  // The GPU's power gating (sql/018_gpu_gating.sql): carried only where the board showed its masks.
+  if (!r.is_null("gpu_gating") && !r.text("gpu_gating").empty()) a["gpu_gating"] = r.text("gpu_gating");
   return a;
 }
 
@@ -132,7 +134,7 @@ AxisMap axes_of(const NamedRow& r, const ModeKey& mode, const std::string& mode_
 constexpr const char* kConfigColumns =
     "device_class, workload, instance, coalesce(mode_name, '') AS mode_name, cores, cpu_mhz, gpu_mhz, emc_mhz, "
     "coalesce(simulated, false) AS simulated, pin_clocks, fan, batch_size, workers, prefetch, threads, seed, storage, "
-    "max_minibatches, drop_caches, compute, timing";
+    "max_minibatches, drop_caches, compute, timing, gpu_gating";
 
 // Board class, workload, instance, mode and configuration (kConfigColumns).
 template <class Sample>
@@ -252,7 +254,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
                 "FROM analysis_mode_profile WHERE " + where +
                 " ORDER BY device_class, workload, cores, cpu_mhz, gpu_mhz, emc_mhz, mode_name, batch_size, workers, "
                 "prefetch, threads, seed, storage, max_minibatches, drop_caches, pin_clocks, fan, compute, timing, "
-                "instance, campaign_id"),
+                "gpu_gating, instance, campaign_id"),
         [&](const NamedRow& r) { corpus.rows.push_back(mode_record(r)); });
     // Each run's configuration once (analysis_runs), then its epochs' own columns: the configuration columns of
     // analysis_epochs are the run's, and reading them per epoch would evaluate them per epoch.

@@ -50,6 +50,9 @@ std::string applied_label(const bj::object& applied) {
   if (auto mode = a.opt_string("mode_name"); mode && !mode->empty()) label += " " + *mode;
   if (a.opt_boolean("clocks_pinned").value_or(false)) label += " pin";
   if (a.opt_string("fan").value_or("") == "max") label += " fan=max";
+  // GPU power gating read back (TPC/FBP units off): runs on a gated GPU never look like runs on a full one.
+  if (auto tpc = a.opt_integer("tpc_pg_mask")) label += " tpc_pg=" + std::to_string(*tpc);
+  if (auto fbp = a.opt_integer("fbp_pg_mask")) label += " fbp_pg=" + std::to_string(*fbp);
   return label;
 }
 

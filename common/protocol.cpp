@@ -143,6 +143,8 @@ bj::object to_json(const BoardState& b) {
   o["emc_hz"] = b.emc_hz;
   o["clocks_pinned"] = b.clocks_pinned;
   o["fan"] = b.fan;
+  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
+  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
   return o;
 }
 
@@ -435,8 +437,12 @@ Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
       b.emc_hz = ar.opt_integer("emc_hz").value_or(0);
       b.clocks_pinned = ar.opt_boolean("clocks_pinned").value_or(false);
       b.fan = ar.opt_string("fan").value_or("");
+      b.tpc_pg_mask = ar.opt_integer("tpc_pg_mask");
+      b.fbp_pg_mask = ar.opt_integer("fbp_pg_mask");
       if (ar.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
         ar.fail("cores_online", "cores and frequencies must be >= 0");
+      if (ar.ok() && ((b.tpc_pg_mask && *b.tpc_pg_mask < 0) || (b.fbp_pg_mask && *b.fbp_pg_mask < 0)))
+        ar.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
       if (!ar.ok()) return ar.status();
       m.applied = b;
     }
@@ -581,6 +587,8 @@ std::string BoardState::to_string() const {
   if (!mode_name.empty()) s += " " + mode_name;
   if (clocks_pinned) s += " pinned";
   if (fan == "max") s += " fan=max";
+  if (tpc_pg_mask) s += " tpc_pg=" + std::to_string(*tpc_pg_mask);
+  if (fbp_pg_mask) s += " fbp_pg=" + std::to_string(*fbp_pg_mask);
   return s;
 }
 

@@ -120,7 +120,11 @@ struct BoardState {
   int64_t emc_hz = 0;                   // EMC rate read back
   bool clocks_pinned = false;           // DVFS off (min = max), as jetson_clocks does
   std::string fan;                      // "max", "auto" (its normal control) or "" (no fan control found)
-  std::string to_string() const;        // "4c/1420/921/1600 MAXN pinned fan=max" (MHz)
+  // GPU power gating read back from the board (nvpmodel's TPC_PG_MASK / FBP_PG_MASK: a set bit = a unit off;
+  // AGX Orin 64GB boots with TPC_PG_MASK 240, 4 of 8 TPCs). Unset = the board shows none / not known.
+  std::optional<int64_t> tpc_pg_mask;
+  std::optional<int64_t> fbp_pg_mask;
+  std::string to_string() const;        // "4c/1420/921/1600 MAXN pinned fan=max tpc_pg=240" (MHz)
   bool operator==(const BoardState& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

@@ -1,4 +1,5 @@
 #include "agent/device/board.hpp"
+#include "agent/device/nvpmodel.hpp"
 
 #include <algorithm>
 #include <set>
@@ -297,9 +298,9 @@ Result<BoardInfo> detect_board(const fs::path& root) {
     info.nvpmodel_conf_fnv1a64 = fnv1a64_hex(*conf);
   }
   if (auto st = read_trimmed(under(root, "/var/lib/nvpmodel/status")); st.is_ok()) {
-    size_t colon = st->find(':');
-    if (colon != std::string::npos) {
-      if (auto id = parse_int(st->substr(colon + 1))) info.nvpmodel_mode = static_cast<int>(*id);
+    if (auto status = parse_nvpmodel_status(*st)) {   // "pmode:0002 fmode:quiet"
+      info.nvpmodel_mode = status->mode;
+      info.nvpmodel_fan_mode = status->fan_mode;
     }
   }
   return info;

@@ -43,7 +43,8 @@ struct BoardInfo {
   std::optional<L4tRelease> l4t;
   std::string kernel;                     // /proc/sys/kernel/osrelease (= uname -r)
   std::string nvpmodel_conf_fnv1a64;      // hash of /etc/nvpmodel.conf, empty if absent
-  std::optional<int> nvpmodel_mode;       // /var/lib/nvpmodel/status "pmode:000N"
+  std::optional<int> nvpmodel_mode;       // /var/lib/nvpmodel/status "pmode:000N fmode:quiet" -> N
+  std::string nvpmodel_fan_mode;          // its fmode ("quiet"), "" when not given
   int l4t_major() const { return l4t ? l4t->major : 0; }
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "agent/device/fs_util.hpp"
+#include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
 
 namespace jetsweep::device {
@@ -62,6 +63,14 @@ proto::BoardState read_board_state(const fs::path& root, const Board* board) {
     if (board->ops) {
       const EmcPaths emc = board->ops->emc_paths(board->root, board->info.l4t_major());
       if (auto rate = read_int(emc.current_rate); rate.is_ok()) s.emc_hz = *rate;
+    }
+    // GPU power gating as the board runs it (read back from the mask files; the conf names them, else NVIDIA's
+    // places). Unreadable masks stay unset ("unknown"), never 0.
+    auto conf = read_nvpmodel_conf(board->root);
+    auto gating = read_board_gating(board->root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());
+    if (gating.is_ok()) {
+      s.tpc_pg_mask = gating->gating.tpc_pg_mask;
+      s.fbp_pg_mask = gating->gating.fbp_pg_mask;
     }
     if (auto fan = find_fan(root)) {
       bool max = false;

@@ -141,6 +141,7 @@ json::object describe_board(const BoardInfo& bi) {
   o["kernel"] = bi.kernel;
   o["nvpmodel_conf_fnv1a64"] = bi.nvpmodel_conf_fnv1a64;
   o["nvpmodel_mode"] = bi.nvpmodel_mode ? json::value(*bi.nvpmodel_mode) : json::value(nullptr);
+  o["nvpmodel_fan_mode"] = bi.nvpmodel_fan_mode;
   return o;
 }
 
@@ -228,7 +229,22 @@ void print_probe(const ProbeFindings& f, const json::object& o, std::ostream& ou
     for (const auto& m : f.conf->modes) out << " " << m.id << "=" << m.name;
     if (f.conf->default_mode) out << " (default " << *f.conf->default_mode << ")";
     out << "\n";
+    if (bi.nvpmodel_mode) {
+      out << "nvpmodel status: mode " << *bi.nvpmodel_mode
+          << (bi.nvpmodel_fan_mode.empty() ? "" : ", fan mode " + bi.nvpmodel_fan_mode) << "\n";
+    }
+    for (const auto& m : o.at("nvpmodel_modes").as_array()) {
+      const auto& mo = m.as_object();
+      if (mo.if_contains("needs_reboot") && mo.at("needs_reboot").as_bool())
+        out << "mode " << mo.at("name").as_string().c_str() << " gates the GPU differently: needs nvpmodel -m "
+            << mo.at("id").as_int64() << " and a reboot\n";
+    }
   }
+  const auto& g = o.at("gpu_gating").as_object();
+  auto show = [&](const char* key) {
+    return g.if_contains(key) && !g.at(key).is_null() ? std::to_string(g.at(key).as_int64()) : std::string("none");
+  };
+  out << "gpu gating: tpc_pg_mask " << show("tpc_pg_mask") << ", fbp_pg_mask " << show("fbp_pg_mask") << "\n";
   for (const auto& r : f.sample.rails) {
     out << "rail " << r.name << ": " << (r.power_mw ? std::to_string(*r.power_mw) : std::string("?")) << " mW\n";
   }
@@ -272,6 +288,35 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
     errors.push_back(json::value(conf.status().to_string()));
   }
   o["nvpmodel_modes"] = std::move(modes);
+  // The GPU's power gating as the board runs it, and each mode's: a mode with other masks needs a reboot.
+  auto gating = read_board_gating(root, conf.is_ok() ? &*conf : nullptr, bi.l4t_major());
+  json::object gpu_gating;
+  auto mask = [](const std::optional<int64_t>& m) { return m ? json::value(*m) : json::value(nullptr); };
+  if (gating.is_ok()) {
+    gpu_gating["tpc_pg_mask"] = mask(gating->gating.tpc_pg_mask);
+    gpu_gating["fbp_pg_mask"] = mask(gating->gating.fbp_pg_mask);
+    gpu_gating["tpc_source"] = gating->tpc_source;
+    gpu_gating["fbp_source"] = gating->fbp_source;
+  } else {
+    errors.push_back(json::value(gating.status().to_string()));
+  }
+  o["gpu_gating"] = std::move(gpu_gating);
+  if (conf.is_ok()) {
+    auto& arr = o["nvpmodel_modes"].as_array();
+    for (size_t i = 0; i < conf->modes.size(); ++i) {
+      auto g = conf->modes[i].gating(conf->source);
+      if (!g.is_ok()) {
+        errors.push_back(json::value(g.status().to_string()));
+        continue;
+      }
+      arr[i].as_object()["tpc_pg_mask"] = mask(g->tpc_pg_mask);
+      arr[i].as_object()["fbp_pg_mask"] = mask(g->fbp_pg_mask);
+      // Appliable live only when every mask it sets is the board's (unknown board masks: not appliable).
+      bool live = gating.is_ok() && (!g->tpc_pg_mask || g->tpc_pg_mask == gating->gating.tpc_pg_mask) &&
+                  (!g->fbp_pg_mask || g->fbp_pg_mask == gating->gating.fbp_pg_mask);
+      arr[i].as_object()["needs_reboot"] = !live;
+    }
+  }
 
   auto reader = TelemetryReader::open(root, bi);
   BoardSample sample;

@@ -2,13 +2,35 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 
 #include "agent/device/fs_util.hpp"
 
 namespace jetsweep::device {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// A mask as the sysfs files and the conf write it: decimal, or hexadecimal with 0x.
+std::optional<int64_t> parse_mask(std::string_view v) {
+  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+    int64_t out = 0;
+    for (char c : v.substr(2)) {
+      int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+              : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                                                          : -1;
+      if (d < 0 || out > (INT64_MAX >> 4)) return std::nullopt;
+      out = out * 16 + d;
+    }
+    return out;
+  }
+  auto n = parse_int(v);
+  if (!n || *n < 0) return std::nullopt;
+  return *n;
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -25,6 +47,49 @@ const std::string* NvpParam::path_of(std::string_view arg) const {
     if (a == arg) return &p;
   }
   return nullptr;
+}
+
+std::optional<fs::path> NvpParam::resolve(const fs::path& root, std::string_view arg, int l4t_major) const {
+  const std::string* plain = path_of(arg);
+  const std::string* knext = path_of(std::string(arg) + "_KNEXT");
+  std::vector<const std::string*> order = l4t_major >= 36 ? std::vector{knext, plain} : std::vector{plain, knext};
+  for (const std::string* p : order) {
+    if (p && exists_file(under(root, *p))) return under(root, *p);
+  }
+  for (const std::string* p : order) {
+    if (p) return under(root, *p);
+  }
+  return std::nullopt;
+}
+
+std::string GpuGating::to_string() const {
+  std::string s;
+  if (tpc_pg_mask) s += "TPC_PG_MASK " + std::to_string(*tpc_pg_mask);
+  if (fbp_pg_mask) s += std::string(s.empty() ? "" : " ") + "FBP_PG_MASK " + std::to_string(*fbp_pg_mask);
+  return s.empty() ? "none" : s;
+}
+
+const NvpSetting* NvpMode::setting(std::string_view param, std::string_view arg) const {
+  for (const auto& st : settings) {
+    if (st.param == param && st.arg == arg) return &st;
+  }
+  return nullptr;
+}
+
+Result<GpuGating> NvpMode::gating(const std::string& source) const {
+  GpuGating g;
+  auto mask = [&](const char* param, const char* arg, std::optional<int64_t>& out) -> Status {
+    const NvpSetting* st = setting(param, arg);
+    if (!st) return Status::ok();
+    out = parse_mask(st->value);
+    if (!out)
+      return invalid_argument(source + ":" + std::to_string(st->line) + ": " + param + " " + arg + " '" + st->value +
+                              "' is not a non-negative integer mask");
+    return Status::ok();
+  };
+  JS_RETURN_IF_ERROR(mask("TPC_POWER_GATING", "TPC_PG_MASK", g.tpc_pg_mask));
+  JS_RETURN_IF_ERROR(mask("FBP_POWER_GATING", "FBP_PG_MASK", g.fbp_pg_mask));
+  return g;
 }
 
 const NvpParam* NvpmodelConf::param(std::string_view name) const {
@@ -90,6 +155,9 @@ Result<NvpmodelConf> parse_nvpmodel_conf(std::string_view text, std::string sour
         m.line = line_no;
         conf.modes.push_back(std::move(m));
         block = Block::kMode;
+      } else if (tokens[0] == "FAN_CONFIG") {
+        conf.default_fan_mode = kv["DEFAULT"];
+        block = Block::kOther;
       } else if (tokens[0] == "PM_CONFIG") {
         auto d = parse_int(kv["DEFAULT"]);
         if (!d) return invalid_argument(where + ": PM_CONFIG without a numeric DEFAULT: " + line);
@@ -104,8 +172,14 @@ Result<NvpmodelConf> parse_nvpmodel_conf(std::string_view text, std::string sour
     auto tokens = split_ws(line);
     switch (block) {
       case Block::kParam:
-        if (tokens.size() == 2) conf.params.back().args.emplace_back(tokens[0], tokens[1]);
-        else conf.warnings.push_back(where + ": skipped PARAM line '" + line + "'");
+        if (tokens.size() == 2) {
+          conf.params.back().args.emplace_back(tokens[0], tokens[1]);
+        } else if (tokens.size() == 3 && conf.params.back().type == "HWMON") {
+          // "WARN /sys/bus/i2c/.../hwmon curr1_max": the limit file of a hwmon folder.
+          conf.params.back().args.emplace_back(tokens[0], tokens[1] + "/" + tokens[2]);
+        } else {
+          conf.warnings.push_back(where + ": skipped PARAM line '" + line + "'");
+        }
         break;
       case Block::kMode:
         if (tokens.size() == 3) conf.modes.back().settings.push_back({tokens[0], tokens[1], tokens[2], line_no});
@@ -127,6 +201,53 @@ Result<NvpmodelConf> parse_nvpmodel_conf(std::string_view text, std::string sour
     }
   }
   return conf;
+}
+
+std::optional<NvpStatus> parse_nvpmodel_status(std::string_view text) {
+  auto tokens = split_ws(trim(text));
+  if (tokens.empty()) return std::nullopt;
+  NvpStatus st;
+  for (const auto& t : tokens) {
+    size_t colon = t.find(':');
+    std::string key = colon == std::string::npos ? "pmode" : t.substr(0, colon);
+    std::string value = colon == std::string::npos ? t : t.substr(colon + 1);
+    if (key == "pmode") {
+      auto id = parse_int(value);
+      if (!id || *id < 0 || *id > 1000) return std::nullopt;
+      st.mode = static_cast<int>(*id);
+    } else if (key == "fmode") {
+      st.fan_mode = value;
+    }
+  }
+  if (st.mode < 0) return std::nullopt;
+  return st;
+}
+
+Result<BoardGating> read_board_gating(const fs::path& root, const NvpmodelConf* conf, int l4t_major) {
+  BoardGating out;
+  auto read_mask = [&](const char* param, const char* arg, const char* file, std::optional<int64_t>& mask,
+                       std::string& source) -> Status {
+    std::vector<fs::path> candidates;
+    if (const NvpParam* p = conf ? conf->param(param) : nullptr) {
+      if (auto path = p->resolve(root, arg, l4t_major)) candidates.push_back(*path);
+    }
+    const fs::path r36 = under(root, std::string("/sys/devices/platform/gpu.0/") + file);
+    const fs::path old = under(root, std::string("/sys/devices/gpu.0/") + file);
+    if (l4t_major >= 36) candidates.insert(candidates.end(), {r36, old});
+    else candidates.insert(candidates.end(), {old, r36});
+    for (const auto& c : candidates) {
+      if (!exists_file(c)) continue;
+      JS_ASSIGN_OR_RETURN(std::string text, read_trimmed(c));
+      mask = parse_mask(text);
+      if (!mask) return invalid_argument(c.string() + ": GPU " + arg + " '" + text + "' is not a non-negative integer mask");
+      source = c.string();
+      return Status::ok();
+    }
+    return Status::ok();
+  };
+  JS_RETURN_IF_ERROR(read_mask("TPC_POWER_GATING", "TPC_PG_MASK", "tpc_pg_mask", out.gating.tpc_pg_mask, out.tpc_source));
+  JS_RETURN_IF_ERROR(read_mask("FBP_POWER_GATING", "FBP_PG_MASK", "fbp_pg_mask", out.gating.fbp_pg_mask, out.fbp_source));
+  return out;
 }
 
 Result<NvpmodelConf> read_nvpmodel_conf(const std::filesystem::path& root) {

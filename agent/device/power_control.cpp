@@ -150,11 +150,46 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
     return invalid_argument("no nvpmodel mode '" + std::string(name_or_id) + "' in " + conf.source + " (modes: " + names + ")");
   }
   const FrequencyTables& t = board.tables;
+  const int l4t = board.info.l4t_major();
   DeviceTarget target;
+  // GPU power gating first: a mask the board does not run with needs a reboot, so nothing else matters.
+  JS_ASSIGN_OR_RETURN(GpuGating want, mode->gating(conf.source));
+  if (!want.empty()) {
+    JS_ASSIGN_OR_RETURN(BoardGating have, read_board_gating(board.root, &conf, l4t));
+    const std::string what = "nvpmodel mode " + mode->name + " (id " + std::to_string(mode->id) + ", " + conf.source +
+                             ":" + std::to_string(mode->line) + ") gates the GPU with " + want.to_string();
+    auto check = [&](const char* name, const std::optional<int64_t>& w, const std::optional<int64_t>& h,
+                     const std::string& source, const char* file) -> Status {
+      if (!w) return Status::ok();
+      if (!h)
+        return invalid_argument(what + ", but the board shows no " + name + " (no " + file +
+                                " under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0 of " + board.root.string() +
+                                "): cannot tell whether that gating is in force");
+      if (*w != *h)
+        return invalid_argument(what + ", but the board runs with " + name + " " + std::to_string(*h) + " (" + source +
+                                "). GPU masks change only at boot: this mode needs `nvpmodel -m " +
+                                std::to_string(mode->id) + "` and a reboot, which this agent does not do; set the mode "
+                                "on the board, reboot it, then run again");
+      target.notes.push_back(std::string("GPU gating ") + name + " " + std::to_string(*h) + " in force (" + source + ")");
+      return Status::ok();
+    };
+    JS_RETURN_IF_ERROR(check("TPC_PG_MASK", want.tpc_pg_mask, have.gating.tpc_pg_mask, have.tpc_source, "tpc_pg_mask"));
+    JS_RETURN_IF_ERROR(check("FBP_PG_MASK", want.fbp_pg_mask, have.gating.fbp_pg_mask, have.fbp_source, "fbp_pg_mask"));
+  }
   std::map<size_t, DeviceTarget::Cluster> clusters;
   std::optional<int64_t> gpu_min, gpu_max;
+  bool gpu_clock_seen = false;
   for (const auto& s : mode->settings) {
     std::string where = conf.source + ":" + std::to_string(s.line);
+    if (s.param == "TPC_POWER_GATING" || s.param == "FBP_POWER_GATING") continue;   // checked above
+    if (s.param == "GPU_POWER_CONTROL_ENABLE" || s.param == "GPU_POWER_CONTROL_DISABLE") {
+      const NvpParam* param = conf.param(s.param);
+      std::optional<fs::path> path = param ? param->resolve(board.root, s.arg, l4t) : std::nullopt;
+      if (!path) return invalid_argument(where + ": " + s.param + " " + s.arg + " has no path in a PARAM block");
+      // Written around the GPU clocks in the conf's order: ENABLE before them, DISABLE after.
+      (gpu_clock_seen ? target.gpu_power_after : target.gpu_power_before).push_back({*path, s.value});
+      continue;
+    }
     bool handled = s.param == "CPU_ONLINE" ||
                    (s.param.rfind("CPU_", 0) == 0 && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) ||
                    (s.param == "GPU" && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) ||
@@ -191,6 +226,7 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
       continue;
     }
     if (s.param == "GPU" && (s.arg == "MIN_FREQ" || s.arg == "MAX_FREQ")) {
+      gpu_clock_seen = true;
       if (s.arg == "MAX_FREQ") gpu_max = *value < 0 ? t.gpu_hz.back() : floor_in(t.gpu_hz, *value);
       else gpu_min = *value <= 0 ? t.gpu_hz.front() : ceil_in(t.gpu_hz, *value);
       continue;
@@ -198,7 +234,7 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
     if (s.param == "EMC" && s.arg == "MAX_FREQ") {
       std::optional<fs::path> cap_path;
       if (param) {
-        if (const std::string* p = param->path_of("MAX_FREQ")) cap_path = under(board.root, *p);
+        cap_path = param->resolve(board.root, "MAX_FREQ", l4t);   // MAX_FREQ or MAX_FREQ_KNEXT (R36)
       }
       if (!cap_path) cap_path = board.ops->emc_paths(board.root, board.info.l4t_major()).cap;
       if (!cap_path) return invalid_argument(where + ": EMC MAX_FREQ set but this board has no nvpmodel EMC cap file");
@@ -339,6 +375,9 @@ Result<PowerController::ApplyPlan> PowerController::plan_apply(const DeviceTarge
   }
   plan.railgate = t.gpu.device_dir / "railgate_enable";
   if (target.gpu_railgate_off) files.emplace_back(EntryRole::kOther, plan.railgate);
+  for (const auto* list : {&target.gpu_power_before, &target.gpu_power_after}) {
+    for (const auto& fv : *list) files.emplace_back(EntryRole::kOther, fv.path);
+  }
   if (target.gpu_min_max_hz) {
     files.emplace_back(EntryRole::kFreqMin, t.gpu.devfreq_dir / "min_freq");
     files.emplace_back(EntryRole::kFreqMax, t.gpu.devfreq_dir / "max_freq");
@@ -413,10 +452,12 @@ Status PowerController::write_plan(const DeviceTarget& target, const ApplyPlan& 
   }
   // 4. GPU: keep it powered, then its clocks.
   if (target.gpu_railgate_off) JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.railgate, "0"));
+  for (const auto& fv : target.gpu_power_before) JS_RETURN_IF_ERROR(write(EntryRole::kOther, fv.path, fv.value));
   if (target.gpu_min_max_hz) {
     auto [gmin, gmax] = *target.gpu_min_max_hz;
     JS_RETURN_IF_ERROR(write_range(t.gpu.devfreq_dir / "min_freq", t.gpu.devfreq_dir / "max_freq", gmin, gmax));
   }
+  for (const auto& fv : target.gpu_power_after) JS_RETURN_IF_ERROR(write(EntryRole::kOther, fv.path, fv.value));
   // 5. EMC: nvpmodel cap, then lock and rate.
   if (target.emc_cap_hz) JS_RETURN_IF_ERROR(write(EntryRole::kOther, *target.emc_cap_path, std::to_string(*target.emc_cap_hz)));
   if (target.emc_lock_hz) {

@@ -52,6 +52,13 @@ struct DeviceTarget {
   bool disable_cpuidle = false;
   bool gpu_railgate_off = false;
   bool fan_max = false;
+  // nvpmodel's GPU_POWER_CONTROL_ENABLE ("on": the GPU kept powered while its clocks are written) and
+  // GPU_POWER_CONTROL_DISABLE ("auto" after them), in the conf's order around the GPU clocks.
+  struct FileValue {
+    fs::path path;
+    std::string value;
+  };
+  std::vector<FileValue> gpu_power_before, gpu_power_after;
   std::vector<std::string> notes;        // e.g. nvpmodel settings that were ignored
 };
 
@@ -61,6 +68,11 @@ Result<DeviceTarget> plan_power_mode(const Board& board, const PowerMode& mode, 
 // Builds the target of a named nvpmodel mode (name or id) from <root>/etc/nvpmodel.conf.
 // -1 caps mean "table maximum"; a cap between table entries is rounded down to the nearest
 // table frequency (a minimum is rounded up), which is what cpufreq/devfreq do with such a cap.
+// Paths come from the conf's ARG or ARG_KNEXT line, whichever the board has (R36: KNEXT). A mode that gates
+// the GPU (TPC_PG_MASK, FBP_PG_MASK) is applied only when the board already runs with those masks (read back
+// from the mask files): masks change at boot, so otherwise kInvalidArgument names the mode, both masks and the
+// `nvpmodel -m ID` + reboot it needs. HWMON over-current limits and clocks of other engines (DLA, PVA) are
+// listed in the target's notes, not written.
 Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts);
 // jetson_clocks without arguments: pins each online cluster and the GPU at their current max,
 // EMC locked at the nvpmodel cap (if set and in the table) or the table maximum.

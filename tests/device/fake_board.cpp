@@ -104,16 +104,19 @@ void identify(FakeSpec& spec, const char* name, const char* sim_class, Family fa
 // nvpmodel.conf of a t194/t234 board (cluster i's clock is read on core i x cores_per_cluster); records the
 // mode names in `spec`.
 std::string nvpmodel_conf(FakeSpec& spec, int cores, const std::vector<std::string>& clusters, int cores_per_cluster,
-                          const std::string& gpu_devfreq, const std::string& emc_cap, const std::vector<ConfMode>& modes) {
-  std::string conf = param_cpu_online(cores);
+                          const std::string& gpu_devfreq, const BpmpBoard& b) {
+  std::string conf = param_cpu_online(cores) + b.gating_params;
   for (size_t i = 0; i < clusters.size(); ++i)
     conf += param_cpu_clock(clusters[i], cores_per_cluster * static_cast<int>(i));
-  conf += param_gpu(gpu_devfreq) + param_emc(emc_cap);
+  conf += param_gpu(gpu_devfreq) + (b.emc_param.empty() ? param_emc(b.emc.cap) : b.emc_param);
   spec.mode_names.clear();
-  for (const auto& m : modes) {
+  for (size_t i = 0; i < b.modes.size(); ++i) {
+    const ConfMode& m = b.modes[i];
+    const std::string gating = i < b.mode_gating.size() ? b.mode_gating[i] : "";
     conf += "< POWER_MODEL ID=" + std::to_string(m.id) + " NAME=" + m.name + " >\n" +
-            cores_online(cores, m.cores_online) + cpu_limits(clusters, m.cpu_min_khz, m.cpu_max_khz) +
-            "GPU MIN_FREQ 0\nGPU MAX_FREQ " + std::to_string(m.gpu_max_hz) + "\nEMC MAX_FREQ " +
+            cores_online(cores, m.cores_online) + gating + cpu_limits(clusters, m.cpu_min_khz, m.cpu_max_khz) +
+            "GPU MIN_FREQ 0\nGPU MAX_FREQ " + std::to_string(m.gpu_max_hz) + "\n" +
+            (gating.empty() ? "" : "GPU_POWER_CONTROL_DISABLE GPU_PWR_CNTL_DIS auto\n") + "EMC MAX_FREQ " +
             std::to_string(m.emc_max_hz) + "\n" + m.extra;
     spec.mode_names.push_back(m.name);
   }
@@ -249,8 +252,9 @@ void FakeBoard::add_common(const std::string& compatible, const std::string& mod
   write("/etc/nv_tegra_release", release);
   write("/proc/sys/kernel/osrelease", kernel + "\n");
   write("/proc/sys/vm/drop_caches", "0\n");
+  // JetPack 4.3 and later: the id zero-padded, then the fan mode.
   write("/var/lib/nvpmodel/status", "pmode:" + std::string(4 - std::to_string(spec_.default_mode).size(), '0') +
-                                        std::to_string(spec_.default_mode) + "\n");
+                                        std::to_string(spec_.default_mode) + " fmode:quiet\n");
 }
 
 void FakeBoard::add_cpus(int cores, const std::vector<std::vector<int>>& clusters, const std::vector<int64_t>& khz) {
@@ -403,6 +407,7 @@ void FakeBoard::build_nano_r32() {
              "4.9.253-tegra");
   add_cpus(4, {{0, 1, 2, 3}}, kNanoCpu);
   add_gpu("/sys/devices/gpu.0", "57000000.gpu", "gpu", kNanoGpu, "");
+  write("/sys/devices/gpu.0/power/control", "auto\n");   // runtime PM, which nvpmodel turns "on" (GPU_PWR_CNTL_EN)
   // t210 EMC: clk debugfs; possible rates include three the bandwidth manager never uses.
   write("/sys/kernel/debug/clk/emc/clk_possible_rates",
         "40800 68000 102000 204000 408000 665600 800000 1065600 1331200 1600000 (kHz)\n");
@@ -460,7 +465,11 @@ void FakeBoard::build_bpmp_board(const BpmpBoard& b) {
   write("/proc/meminfo", meminfo(b.memory.total_kb, b.memory.avail_kb, b.memory.nvmap));
   const int cores_per_cluster = static_cast<int>(b.clusters.front().size());
   write("/etc/nvpmodel.conf", nvpmodel_conf(spec_, cores, b.conf_clusters, cores_per_cluster,
-                                            b.gpu.device_dir + "/devfreq/" + b.gpu.devfreq_name, b.emc.cap, b.modes));
+                                            b.gpu.device_dir + "/devfreq/" + b.gpu.devfreq_name, b));
+  // The GPU's masks as booted, and its runtime-PM control (read through the gpu.0 link, as nvpmodel does).
+  if (b.tpc_pg_mask_now) write(b.gpu.device_dir + "/tpc_pg_mask", std::to_string(*b.tpc_pg_mask_now) + "\n");
+  if (b.fbp_pg_mask_now) write(b.gpu.device_dir + "/fbp_pg_mask", std::to_string(*b.fbp_pg_mask_now) + "\n");
+  if (!b.gating_params.empty()) write(b.gpu.device_dir + "/power/control", "auto\n");
 }
 
 }  // namespace jetsweep::device::testing

@@ -21,8 +21,11 @@ std::vector<int64_t> ladder_then(int64_t last, int64_t top) {
 
 const char* const kR36Release =
     "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024\n";
-const std::vector<int64_t> kOrinGpu = {114750000, 216750000, 318750000, 420750000, 522750000, 624750000, 726750000,
-                                       828750000, 930750000, 1032750000, 1134750000, 1236750000, 1300500000};
+// The AGX Orin GPU ladder of an R35/R36 BSP (NVPMODEL.md): NVIDIA's own mode caps 408, 612 and 816 MHz are steps
+// of it (102 MHz steps from 306 MHz, then 1300.5). The PowerTrain paper's 13-step ladder (114.75 ... 1300.5 MHz)
+// is an older BSP's and stays the simulated agx-orin's (agent/device/sim_tables.cpp).
+const std::vector<int64_t> kOrinGpu = {306000000,  408000000,  510000000,  612000000,  714000000, 816000000,
+                                       918000000, 1020000000, 1122000000, 1224000000, 1300500000};
 
 BpmpBoard agx_xavier_r32() {
   BpmpBoard b;
@@ -85,6 +88,31 @@ BpmpBoard xavier_nx_r35() {
   return b;
 }
 
+// NVIDIA's t234 PARAM blocks for GPU gating and power control, with the R36 (_KNEXT) paths beside the older ones.
+std::string orin_gating_params(bool fbp) {
+  std::string s;
+  if (fbp)
+    s += "< PARAM TYPE=FILE NAME=FBP_POWER_GATING >\nFBP_PG_MASK /sys/devices/gpu.0/fbp_pg_mask\n"
+         "FBP_PG_MASK_KNEXT /sys/devices/platform/gpu.0/fbp_pg_mask\n\n";
+  return s + "< PARAM TYPE=FILE NAME=TPC_POWER_GATING >\nTPC_PG_MASK /sys/devices/gpu.0/tpc_pg_mask\n"
+             "TPC_PG_MASK_KNEXT /sys/devices/platform/gpu.0/tpc_pg_mask\n\n"
+             "< PARAM TYPE=FILE NAME=GPU_POWER_CONTROL_ENABLE >\nGPU_PWR_CNTL_EN /sys/devices/gpu.0/power/control\n"
+             "GPU_PWR_CNTL_EN_KNEXT /sys/devices/platform/gpu.0/power/control\n\n"
+             "< PARAM TYPE=FILE NAME=GPU_POWER_CONTROL_DISABLE >\nGPU_PWR_CNTL_DIS /sys/devices/gpu.0/power/control\n"
+             "GPU_PWR_CNTL_DIS_KNEXT  /sys/devices/platform/gpu.0/power/control\n\n";
+}
+
+// A mode's lines between CPU_ONLINE and its clocks, in NVIDIA's order.
+std::string orin_mode_gating(int64_t tpc, std::optional<int64_t> fbp) {
+  return (fbp ? "FBP_POWER_GATING FBP_PG_MASK " + std::to_string(*fbp) + "\n" : std::string()) +
+         "TPC_POWER_GATING TPC_PG_MASK " + std::to_string(tpc) + "\nGPU_POWER_CONTROL_ENABLE GPU_PWR_CNTL_EN on\n";
+}
+
+// The EMC block of NVIDIA's t234 files: no space after '<', the R36 cap path as MAX_FREQ_KNEXT.
+const char* const kOrinEmcParam =
+    "<PARAM TYPE=CLOCK NAME=EMC >\nMAX_FREQ /sys/kernel/nvpmodel_emc_cap/emc_iso_cap\n"
+    "MAX_FREQ_KNEXT /sys/kernel/nvpmodel_clk_cap/emc\n\n";
+
 BpmpBoard agx_orin(int l4t_major) {
   const bool r36 = l4t_major >= 36;
   BpmpBoard b;
@@ -125,6 +153,13 @@ BpmpBoard agx_orin(int l4t_major) {
              {1, "MODE_15W", 4, 0, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
              {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
              {3, "MODE_50W", 12, 0, 1497600, 816000000, 0, ""}};
+  // NVIDIA's p3701-0000 masks: MAXN and MODE_50W 0 (8 of 8 TPCs), MODE_30W 240 (4), MODE_15W 248 (3); the board
+  // boots in mode 2, so its TPC mask reads 240.
+  b.gating_params = orin_gating_params(false);
+  b.mode_gating = {orin_mode_gating(0, std::nullopt), orin_mode_gating(248, std::nullopt),
+                   orin_mode_gating(240, std::nullopt), orin_mode_gating(0, std::nullopt)};
+  b.emc_param = kOrinEmcParam;
+  b.tpc_pg_mask_now = 240;
   return b;
 }
 
@@ -152,6 +187,12 @@ BpmpBoard orin_nano_r36() {
   b.memory = {7802340, 6000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
   b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}};
+  // NVIDIA's p3767-0003 masks: FBP_PG_MASK 2 in both modes, TPC_PG_MASK 240 (15W, the default) and 252 (7W).
+  b.gating_params = orin_gating_params(true);
+  b.mode_gating = {orin_mode_gating(240, 2), orin_mode_gating(252, 2)};
+  b.emc_param = kOrinEmcParam;
+  b.tpc_pg_mask_now = 240;
+  b.fbp_pg_mask_now = 2;
   return b;
 }
 

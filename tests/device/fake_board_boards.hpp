@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,13 @@ struct BpmpBoard {
   FakeMemory memory{};
   std::vector<std::string> conf_clusters;  // nvpmodel.conf clock names, one per cluster
   std::vector<ConfMode> modes;
+  // NVIDIA's GPU gating and power control (t234): PARAM blocks (TPC/FBP_POWER_GATING, GPU_POWER_CONTROL_*, with
+  // the _KNEXT paths of the R35.4+ files), each mode's lines between CPU_ONLINE and the clocks (masks,
+  // GPU_PWR_CNTL_EN; GPU_PWR_CNTL_DIS follows the GPU clocks), and the masks the board booted with.
+  std::string gating_params;
+  std::vector<std::string> mode_gating;   // per mode, in `modes` order; empty: no gating lines
+  std::string emc_param;                  // the EMC PARAM block when it names both paths; "": MAX_FREQ <emc.cap>
+  std::optional<int64_t> tpc_pg_mask_now, fbp_pg_mask_now;
 };
 
 // The board of `kind`; every kind but kNanoR32 (std::logic_error for that one).

@@ -71,6 +71,28 @@ TEST_CASE("probe --json reports identity, tables, mode count, nvpmodel modes, ra
   });
 }
 
+TEST_CASE("probe shows the board's GPU gating, the nvpmodel status and the modes that need a reboot") {
+  FakeBoard fb(FakeKind::kAgxOrinR35);
+  CliResult r = run("probe", {"--root", fb.root().string(), "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  auto v = boost::json::parse(r.out);
+  const auto& o = v.as_object();
+  CHECK(o.at("nvpmodel_mode").as_int64() == 2);
+  CHECK(o.at("nvpmodel_fan_mode").as_string() == "quiet");
+  CHECK(o.at("gpu_gating").at("tpc_pg_mask").as_int64() == 240);
+  CHECK(o.at("gpu_gating").at("fbp_pg_mask").is_null());
+  std::vector<std::string> reboot;
+  for (const auto& m : o.at("nvpmodel_modes").as_array()) {
+    if (m.at("needs_reboot").as_bool()) reboot.push_back(std::string(m.at("name").as_string()));
+  }
+  // NVIDIA's masks: MAXN 0, MODE_15W 248, MODE_30W 240 (the booted one), MODE_50W 0.
+  CHECK(reboot == std::vector<std::string>{"MAXN", "MODE_15W", "MODE_50W"});
+  CliResult text = run("probe", {"--root", fb.root().string()});
+  CHECK(text.out.find("gpu gating: tpc_pg_mask 240, fbp_pg_mask none") != std::string::npos);
+  CHECK(text.out.find("nvpmodel status: mode 2, fan mode quiet") != std::string::npos);
+  CHECK(text.out.find("mode MAXN gates the GPU differently: needs nvpmodel -m 0 and a reboot") != std::string::npos);
+}
+
 TEST_CASE("probe text output and failure on a non-Jetson root") {
   FakeBoard fb(FakeKind::kAgxXavierR32);
   CliResult r = run("probe", {"--root=" + fb.root().string()});

@@ -1,6 +1,9 @@
 // Detection, provenance, frequency tables, mode counts, nvpmodel parsing, sim tables.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "agent/device/board.hpp"
 #include "agent/device/fs_util.hpp"
 #include "agent/device/nvpmodel.hpp"
@@ -101,11 +104,12 @@ TEST_CASE("fake AGX Xavier: 29 CPU x 14 GPU x 9 EMC x 8 cores = 29,232 power mod
   CHECK(t.emc_table_source.string().find("bpmp/debug/emc/possible_rates") != std::string::npos);
 }
 
-TEST_CASE("AGX Orin and Orin Nano mode counts match PowerTrain") {
+TEST_CASE("AGX Orin and Orin Nano mode counts: the board's own tables (PowerTrain's AGX Orin count is its BSP's)") {
   FakeBoard orin(FakeKind::kAgxOrinR35);
   auto b1 = open_board(orin.root());
   REQUIRE(b1.is_ok());
-  CHECK(b1->tables.mode_count() == 18096);
+  // 12 cores x 29 CPU x 11 GPU (R35's ladder) x 4 EMC; PowerTrain's 18,096 counts its BSP's 13 GPU steps (sim).
+  CHECK(b1->tables.mode_count() == 15312);
   FakeBoard nano(FakeKind::kOrinNanoR36);
   auto b2 = open_board(nano.root());
   REQUIRE(b2.is_ok());
@@ -152,7 +156,7 @@ TEST_CASE("GPU devfreq is found through /sys/class/devfreq, skipping other devfr
   CHECK(missing.status().message().find("15340000.vic=vic") != std::string::npos);
   auto board = open_board(fb.root());
   REQUIRE(board.is_ok());
-  CHECK(board->tables.gpu_hz.size() == 13);
+  CHECK(board->tables.gpu_hz.size() == 11);   // the R36 BSP ladder, 306 ... 1300.5 MHz
 }
 
 TEST_CASE("resolve_in_root keeps absolute link targets inside the root") {
@@ -188,6 +192,100 @@ TEST_CASE("nvpmodel.conf parsing") {
   auto bad_default = parse_nvpmodel_conf("< POWER_MODEL ID=0 NAME=A >\nGPU MAX_FREQ -1\n< PM_CONFIG DEFAULT=9 >\n", "t.conf");
   REQUIRE_FALSE(bad_default.is_ok());
   CHECK(bad_default.status().message().find("DEFAULT=9") != std::string::npos);
+}
+
+TEST_CASE("nvpmodel status as JetPack writes it: zero-padded id, then the fan mode") {
+  auto st = parse_nvpmodel_status("pmode:0002 fmode:quiet\n");
+  REQUIRE(st.has_value());
+  CHECK(st->mode == 2);
+  CHECK(st->fan_mode == "quiet");
+  CHECK(parse_nvpmodel_status("pmode:0000")->mode == 0);
+  CHECK(parse_nvpmodel_status("pmode:0000")->fan_mode == "");
+  CHECK(parse_nvpmodel_status("3")->mode == 3);
+  CHECK_FALSE(parse_nvpmodel_status("pmode:two fmode:cool").has_value());
+  CHECK_FALSE(parse_nvpmodel_status("fmode:cool").has_value());
+  CHECK_FALSE(parse_nvpmodel_status("").has_value());
+  // Every fake board writes the JetPack >= 4.3 form; detection records both fields.
+  for (FakeKind kind : testing::all_fake_kinds()) {
+    FakeBoard fb(kind);
+    auto info = detect_board(fb.root());
+    REQUIRE(info.is_ok());
+    CHECK(info->nvpmodel_mode == fb.spec().default_mode);
+    CHECK(info->nvpmodel_fan_mode == "quiet");
+  }
+}
+
+TEST_CASE("nvpmodel.conf in NVIDIA's full syntax: gating, GPU power control, HWMON limits, KNEXT paths, fan config") {
+  const std::string conf_text =
+      "< PARAM TYPE=FILE NAME=TPC_POWER_GATING >\n"
+      "TPC_PG_MASK /sys/devices/gpu.0/tpc_pg_mask\n"
+      "TPC_PG_MASK_KNEXT  /sys/devices/platform/gpu.0/tpc_pg_mask\n"
+      "<PARAM TYPE=CLOCK NAME=EMC >\n"
+      "MAX_FREQ /sys/kernel/nvpmodel_emc_cap/emc_iso_cap\n"
+      "MAX_FREQ_KNEXT /sys/kernel/nvpmodel_clk_cap/emc\n"
+      "< PARAM TYPE=HWMON NAME=VDDIN_OC_LIMIT >\n"
+      "WARN /sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3 curr1_max\n"
+      "CRIT /sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3 curr1_crit\n"
+      "< POWER_MODEL ID=0 NAME=MODE_15W_6CORE >\n"
+      "TPC_POWER_GATING TPC_PG_MASK 1\n"
+      "VDDIN_OC_LIMIT WARN 4000\n"
+      "VDDIN_OC_LIMIT  CRIT 5000\n"
+      "EMC MAX_FREQ 0\n"
+      "< POWER_MODEL ID=1 NAME=BAD_MASK >\n"
+      "TPC_POWER_GATING TPC_PG_MASK -3\n"
+      "< FAN_CONFIG DEFAULT=quiet >\n"
+      "< PM_CONFIG DEFAULT=0 >\n";
+  auto conf = parse_nvpmodel_conf(conf_text, "nx.conf");
+  REQUIRE_MESSAGE(conf.is_ok(), conf.status().to_string());
+  CHECK(conf->warnings.empty());
+  CHECK(conf->default_fan_mode == "quiet");
+  const NvpParam* hwmon = conf->param("VDDIN_OC_LIMIT");
+  REQUIRE(hwmon != nullptr);
+  CHECK(hwmon->type == "HWMON");
+  REQUIRE(hwmon->path_of("CRIT") != nullptr);
+  CHECK(*hwmon->path_of("CRIT") == "/sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3/curr1_crit");
+  const NvpMode* m = conf->find("0");
+  REQUIRE(m != nullptr);
+  REQUIRE(m->setting("VDDIN_OC_LIMIT", "CRIT") != nullptr);
+  CHECK(m->setting("VDDIN_OC_LIMIT", "CRIT")->value == "5000");
+  auto g = m->gating(conf->source);
+  REQUIRE(g.is_ok());
+  CHECK(g->tpc_pg_mask == 1);
+  CHECK_FALSE(g->fbp_pg_mask.has_value());
+  CHECK(g->to_string() == "TPC_PG_MASK 1");
+  auto bad = conf->find("BAD_MASK")->gating(conf->source);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("nx.conf:16") != std::string::npos);
+
+  // KNEXT: the path the board has, the newer kernel's first on R36; neither present: the release's preference.
+  const fs::path root = testing::make_temp_dir("knext");
+  const NvpParam* emc = conf->param("EMC");
+  CHECK(emc->resolve(root, "MAX_FREQ", 35) == root / "sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
+  CHECK(emc->resolve(root, "MAX_FREQ", 36) == root / "sys/kernel/nvpmodel_clk_cap/emc");
+  fs::create_directories(root / "sys/kernel/nvpmodel_clk_cap");
+  std::ofstream(root / "sys/kernel/nvpmodel_clk_cap/emc") << "0\n";
+  CHECK(emc->resolve(root, "MAX_FREQ", 35) == root / "sys/kernel/nvpmodel_clk_cap/emc");   // the one that exists
+  CHECK_FALSE(emc->resolve(root, "MIN_FREQ", 36).has_value());
+  fs::remove_all(root);
+}
+
+TEST_CASE("probe and doctor show the GPU gating and which modes need a reboot") {
+  FakeBoard fb(FakeKind::kAgxOrinR36);
+  auto conf = read_nvpmodel_conf(fb.root());
+  REQUIRE(conf.is_ok());
+  auto gating = read_board_gating(fb.root(), &*conf, 36);
+  REQUIRE(gating.is_ok());
+  CHECK(gating->gating.tpc_pg_mask == 240);
+  CHECK_FALSE(gating->gating.fbp_pg_mask.has_value());
+  CHECK(gating->tpc_source == (fb.root() / "sys/devices/platform/gpu.0/tpc_pg_mask").string());
+  FakeBoard nano(FakeKind::kOrinNanoR36);
+  auto nano_gating = read_board_gating(nano.root(), nullptr, 36);   // without a conf: NVIDIA's places
+  REQUIRE(nano_gating.is_ok());
+  CHECK(nano_gating->gating.to_string() == "TPC_PG_MASK 240 FBP_PG_MASK 2");
+  FakeBoard xavier(FakeKind::kAgxXavierR32);   // no mask files in this fixture: no gating, not an error
+  auto none = read_board_gating(xavier.root(), nullptr, 32);
+  REQUIRE(none.is_ok());
+  CHECK(none->gating.empty());
 }
 
 TEST_CASE("L4T release line and FNV-1a hash") {
@@ -238,7 +336,18 @@ TEST_CASE("simulated board tables match JETSON.md and the fake boards") {
     REQUIRE(sim.is_ok());
     CHECK(sim->cores == board->tables.cores);
     CHECK(sim->cpu_khz == board->tables.cpu_khz);
-    CHECK(sim->gpu_hz == board->tables.gpu_hz);
+    if (fb.spec().sim_class == "agx-orin") {
+      // The simulated AGX Orin keeps the PowerTrain paper's (older BSP's) GPU ladder; a board reads its own. Both
+      // end at 1300.5 MHz, and the R35 ladder holds NVIDIA's mode caps, which the paper's does not.
+      CHECK(sim->gpu_hz.size() == 13);
+      CHECK(sim->gpu_hz.back() == board->tables.gpu_hz.back());
+      for (int64_t cap : {408000000, 612000000, 816000000}) {
+        CHECK(std::count(board->tables.gpu_hz.begin(), board->tables.gpu_hz.end(), cap) == 1);
+        CHECK(std::count(sim->gpu_hz.begin(), sim->gpu_hz.end(), cap) == 0);
+      }
+    } else {
+      CHECK(sim->gpu_hz == board->tables.gpu_hz);
+    }
     CHECK(sim->emc_hz == board->tables.emc_hz);
     CHECK(sim->module == std::string(module_name(board->info.module)));
   }

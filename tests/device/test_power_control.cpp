@@ -109,7 +109,7 @@ TEST_CASE("lowering writes min before max; raising writes max before min") {
   fs::path max_p = board.tables.clusters[0].cpufreq_dir / "scaling_max_freq";
   fs::path gmin = board.tables.gpu.devfreq_dir / "min_freq", gmax = board.tables.gpu.devfreq_dir / "max_freq";
 
-  REQUIRE(ctl.apply(PowerMode{4, 729600, 318750000, 665600000}, ApplyOptions{true, false}).is_ok());
+  REQUIRE(ctl.apply(PowerMode{4, 729600, 408000000, 665600000}, ApplyOptions{true, false}).is_ok());
   CHECK(write_index(ctl, min_p) >= 0);
   CHECK(write_index(ctl, min_p) < write_index(ctl, max_p));
   CHECK(write_index(ctl, gmin) < write_index(ctl, gmax));
@@ -240,7 +240,7 @@ TEST_CASE("a read-back mismatch stops the apply naming path and value; restore u
   fs::create_symlink("/dev/null", fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate"));
   auto before = fb.snapshot();
   PowerController ctl(fb.board(), fb.state_dir());
-  Status s = ctl.apply(PowerMode{8, 1728000, 624750000, 2133000000}, ApplyOptions{});
+  Status s = ctl.apply(PowerMode{8, 1728000, 612000000, 2133000000}, ApplyOptions{});
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.code() == Code::kIoError);
   CHECK(s.message().find(fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate").string()) != std::string::npos);
@@ -319,14 +319,31 @@ TEST_CASE("named nvpmodel modes") {
                               {"/sys/kernel/debug/clk/override.emc/clk_state", "1"},
                               {"/sys/kernel/debug/clk/override.emc/clk_update_rate", "1600000000"}});
   }
-  SUBCASE("AGX Orin MODE_15W on R35 and R36 (cap file moved)") {
+  SUBCASE("AGX Orin MODE_15W on R35 and R36 (cap file moved), once the board booted with its TPC mask") {
     for (FakeKind kind : {FakeKind::kAgxOrinR35, FakeKind::kAgxOrinR36}) {
       FakeBoard fb(kind);
       CAPTURE(fb.spec().name);
+      // Out of the box the board runs MODE_30W's TPC_PG_MASK 240: MODE_15W's 248 needs nvpmodel and a reboot.
+      auto refused = plan_named_mode(fb.board(), "MODE_15W", ApplyOptions{});
+      REQUIRE_FALSE(refused.is_ok());
+      CHECK(refused.status().code() == Code::kInvalidArgument);
+      const std::string why = refused.status().message();
+      CAPTURE(why);
+      CHECK(why.find("MODE_15W (id 1") != std::string::npos);
+      CHECK(why.find("TPC_PG_MASK 248") != std::string::npos);
+      CHECK(why.find("TPC_PG_MASK 240") != std::string::npos);
+      CHECK(why.find(kind == FakeKind::kAgxOrinR36 ? "platform/gpu.0/tpc_pg_mask" : "/sys/devices/gpu.0/tpc_pg_mask") !=
+            std::string::npos);
+      CHECK(why.find("`nvpmodel -m 1` and a reboot") != std::string::npos);
+      // After that reboot the mask reads 248 and the mode applies live.
+      fb.write(kind == FakeKind::kAgxOrinR36 ? "/sys/devices/platform/gpu.0/tpc_pg_mask" : "/sys/devices/gpu.0/tpc_pg_mask",
+               "248\n");
       auto before = fb.snapshot();
       PowerController ctl(fb.board(), fb.state_dir());
       auto target = plan_named_mode(ctl.board(), "MODE_15W", ApplyOptions{});
-      REQUIRE(target.is_ok());
+      REQUIRE_MESSAGE(target.is_ok(), target.status().to_string());
+      CHECK(std::any_of(target->notes.begin(), target->notes.end(),
+                        [](const std::string& n) { return n.find("TPC_PG_MASK 248 in force") != std::string::npos; }));
       CHECK(target->clusters.size() == 1);  // clusters 4-7 and 8-11 go offline
       CHECK(std::any_of(target->notes.begin(), target->notes.end(),
                         [](const std::string& n) { return n.find("DLA0_CORE") != std::string::npos; }));
@@ -336,9 +353,46 @@ TEST_CASE("named nvpmodel modes") {
       CHECK(val(fb, cpu_path(11, "online")) == "0");
       CHECK(val(fb, "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq") == "1113600");
       CHECK(val(fb, fb.spec().emc_cap_path) == "2133000000");
+      // The conf's paths, KNEXT on R36: the EMC cap and GPU power control "on" before the GPU clock, "auto" after.
+      const bool r36 = kind == FakeKind::kAgxOrinR36;
+      CHECK(fb.spec().emc_cap_path == (r36 ? "/sys/kernel/nvpmodel_clk_cap/emc" : "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap"));
+      const std::string control = r36 ? "/sys/devices/platform/gpu.0/power/control" : "/sys/devices/gpu.0/power/control";
+      std::vector<std::string> gpu_sequence;
+      for (const auto& [path, value] : ctl.last_writes()) {
+        const std::string p = path.string();
+        if (p.size() >= control.size() && p.compare(p.size() - control.size(), control.size(), control) == 0)
+          gpu_sequence.push_back("control=" + value);
+        if (p.find("/devfreq/") != std::string::npos && p.find("max_freq") != std::string::npos)
+          gpu_sequence.push_back("gpu_max=" + value);
+      }
+      std::string seq;
+      for (const auto& g : gpu_sequence) seq += g + ";";
+      CHECK(seq == "control=on;gpu_max=408000000;control=auto;");
       REQUIRE(ctl.restore().is_ok());
       CHECK(diff_snapshots(before, fb.snapshot()) == "");
     }
+  }
+  SUBCASE("Orin Nano 7W gates more TPCs than the 15W the board booted in; FBP_PG_MASK 2 in both") {
+    FakeBoard fb(FakeKind::kOrinNanoR36);
+    auto refused = plan_named_mode(fb.board(), "7W", ApplyOptions{});
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.status().message().find("TPC_PG_MASK 252 FBP_PG_MASK 2") != std::string::npos);
+    CHECK(refused.status().message().find("runs with TPC_PG_MASK 240") != std::string::npos);
+    auto same = plan_named_mode(fb.board(), "15W", ApplyOptions{});
+    REQUIRE_MESSAGE(same.is_ok(), same.status().to_string());
+    // A mask file that holds no number is named, not taken for "no gating".
+    fb.write("/sys/devices/platform/gpu.0/fbp_pg_mask", "on\n");
+    auto bad = plan_named_mode(fb.board(), "15W", ApplyOptions{});
+    REQUIRE_FALSE(bad.is_ok());
+    CHECK(bad.status().message().find("fbp_pg_mask: GPU FBP_PG_MASK 'on' is not a non-negative integer mask") !=
+          std::string::npos);
+  }
+  SUBCASE("a board that shows no mask file cannot take a gating mode") {
+    FakeBoard fb(FakeKind::kAgxOrinR35);
+    fs::remove(fb.root() / "sys/devices/17000000.ga10b/tpc_pg_mask");
+    auto s = plan_named_mode(fb.board(), "MAXN", ApplyOptions{});
+    REQUIRE_FALSE(s.is_ok());
+    CHECK(s.status().message().find("the board shows no TPC_PG_MASK") != std::string::npos);
   }
   SUBCASE("unknown mode lists the known ones") {
     FakeBoard fb(FakeKind::kOrinNanoR36);

@@ -256,7 +256,7 @@ TEST_CASE("an agent that dies after the stop: the next restore starts nvfancontr
   auto before = fb.snapshot();
   {
     PowerController ctl(fb.board(), fb.state_dir(), systemctl(sc));
-    REQUIRE(ctl.apply(PowerMode{4, 1420800, 624750000, 2133000000}, ApplyOptions{true, true}).is_ok());
+    REQUIRE(ctl.apply(PowerMode{4, 1420800, 612000000, 2133000000}, ApplyOptions{true, true}).is_ok());
   }  // the agent "dies" here: no restore
   CHECK_FALSE(sc.active());
   REQUIRE(contains(*read_raw(restore_state_path(fb.state_dir())), "\nservice\tnvfancontrol\n"));
