@@ -88,9 +88,12 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
     c.add("nvpmodel", "fail", conf->source + " has no PM_CONFIG DEFAULT: runs without a power mode have no reference state");
   } else {
     const device::NvpMode* def = conf->find(std::to_string(*conf->default_mode));
-    c.add("nvpmodel", "ok",
+    c.add("nvpmodel", conf->warnings.empty() ? "ok" : "warn",
           std::to_string(conf->modes.size()) + " modes in " + conf->source + "; reference state: mode " +
-              std::to_string(*conf->default_mode) + (def ? " " + def->name : std::string()));
+              std::to_string(*conf->default_mode) + (def ? " " + def->name : std::string()) +
+              (conf->warnings.empty() ? std::string()
+                                      : "; " + std::to_string(conf->warnings.size()) + " line(s) not understood, first: " +
+                                            conf->warnings.front()));
   }
   // The GPU's power gating: part of every run's state, and what decides which named modes need a reboot.
   auto gating = device::read_board_gating(root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());

@@ -100,8 +100,16 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
                                 named->name + (config.has_power_mode() ? "" : ")");
   // Plan (and so check every value against the board's tables) before anything is written: a refused mode
   // leaves the board as it is.
-  auto base_target = device::plan_named_mode(board, base, device::ApplyOptions{});
+  // A named mode needs its GPU masks in force (else nvpmodel and a reboot); the reference state, the base of
+  // runs that name none, runs on the gating the board booted with, which every run records (applied).
+  auto base_target = device::plan_named_mode(board, base, device::ApplyOptions{},
+                                             config.power_mode_name.empty() ? device::GatingRule::kAsBooted
+                                                                            : device::GatingRule::kRequireBooted);
   if (!base_target) return base_target.status().with_context(base_what);
+  const bool base_gating_differs = base_target->gating_differs;
+  for (const auto& note : base_target->notes)
+    if (base_gating_differs && note.find("gates the GPU") != std::string::npos)
+      JS_LOG_WARN << "run " << run_id << ": reference state: " << note;
   device::RunModeRequest req{"", config.cores, config.cpu_khz, config.gpu_hz, config.emc_hz, false};
   std::optional<Result<device::DeviceTarget>> overlay;
   if (explicit_settings) {
@@ -126,7 +134,9 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
     JS_RETURN_IF_ERROR(apply(fan, "fan_max"));
   }
   started.applied = device::read_board_state(root_, &board);
-  if (!explicit_settings) {
+  // Named only when the board is in that mode, GPU gating included: the reference mode's clocks on another
+  // gating are not that mode, and the read-back settings and masks say what ran.
+  if (!explicit_settings && !base_gating_differs) {
     started.applied->mode_name = named->name;
     started.applied->nvpmodel_id = named->id;
   }

@@ -283,6 +283,10 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
   if (conf.is_ok()) {
     for (const auto& m : conf->modes) modes.push_back(json::object{{"id", m.id}, {"name", m.name}});
     o["nvpmodel_default"] = conf->default_mode ? json::value(*conf->default_mode) : json::value(nullptr);
+    // Lines the parser could not place (file:line and the line): named, never silently dropped.
+    json::array skipped;
+    for (const auto& w : conf->warnings) skipped.push_back(json::value(w));
+    o["nvpmodel_skipped_lines"] = std::move(skipped);
   } else {
     o["nvpmodel_default"] = nullptr;
     errors.push_back(json::value(conf.status().to_string()));

@@ -141,7 +141,8 @@ Result<DeviceTarget> plan_power_mode(const Board& board, const PowerMode& mode, 
   return target;
 }
 
-Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts) {
+Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts,
+                                     GatingRule gating) {
   JS_ASSIGN_OR_RETURN(NvpmodelConf conf, read_nvpmodel_conf(board.root));
   const NvpMode* mode = conf.find(name_or_id);
   if (!mode) {
@@ -165,6 +166,12 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
         return invalid_argument(what + ", but the board shows no " + name + " (no " + file +
                                 " under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0 of " + board.root.string() +
                                 "): cannot tell whether that gating is in force");
+      if (*w != *h && gating == GatingRule::kAsBooted) {
+        target.gating_differs = true;
+        target.notes.push_back(what + "; the board runs with " + name + " " + std::to_string(*h) + " (" + source +
+                               "): its cores and clocks applied on that gating");
+        return Status::ok();
+      }
       if (*w != *h)
         return invalid_argument(what + ", but the board runs with " + name + " " + std::to_string(*h) + " (" + source +
                                 "). GPU masks change only at boot: this mode needs `nvpmodel -m " +

@@ -59,7 +59,16 @@ struct DeviceTarget {
     std::string value;
   };
   std::vector<FileValue> gpu_power_before, gpu_power_after;
+  // GatingRule::kAsBooted only: the mode's masks are not the board's, so the board runs the mode's cores and
+  // clocks on another GPU gating (and is not "in" that mode).
+  bool gating_differs = false;
   std::vector<std::string> notes;        // e.g. nvpmodel settings that were ignored
+};
+
+// What plan_named_mode does with a mode whose GPU masks are not the board's.
+enum class GatingRule {
+  kRequireBooted,  // refuse it (a named mode: its masks need nvpmodel and a reboot)
+  kAsBooted,       // plan its cores and clocks on the gating in force, noted (the reference state as a base)
 };
 
 // Validates `mode` against the board's tables (cores 1..N, every value in its table) and builds
@@ -73,7 +82,8 @@ Result<DeviceTarget> plan_power_mode(const Board& board, const PowerMode& mode, 
 // from the mask files): masks change at boot, so otherwise kInvalidArgument names the mode, both masks and the
 // `nvpmodel -m ID` + reboot it needs. HWMON over-current limits and clocks of other engines (DLA, PVA) are
 // listed in the target's notes, not written.
-Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts);
+Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_or_id, const ApplyOptions& opts,
+                                     GatingRule gating = GatingRule::kRequireBooted);
 // jetson_clocks without arguments: pins each online cluster and the GPU at their current max,
 // EMC locked at the nvpmodel cap (if set and in the table) or the table maximum.
 Result<DeviceTarget> plan_pin_current(const Board& board, const ApplyOptions& opts);

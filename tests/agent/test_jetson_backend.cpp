@@ -175,10 +175,61 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     named.power_mode_name = spec.mode_names.back();
     CollectingSink sink2;
     auto fin2 = ex->execute(2, named, sink2, cancel);
-    REQUIRE_MESSAGE(fin2.status == "done", fin2.error);
+    // A mode whose GPU masks are not the board's (AGX Orin's MODE_50W: 0, Orin Nano's 7W: 252; both boards booted
+    // with 240) needs nvpmodel and a reboot: refused before it trains. Any other mode runs.
+    auto named_gating = conf->find(named.power_mode_name)->gating(conf->source);
+    auto board_gating = device::read_board_gating(fb.root(), &*conf, board->info.l4t_major());
+    REQUIRE(named_gating.is_ok());
+    REQUIRE(board_gating.is_ok());
+    const bool needs_reboot =
+        (named_gating->tpc_pg_mask && named_gating->tpc_pg_mask != board_gating->gating.tpc_pg_mask) ||
+        (named_gating->fbp_pg_mask && named_gating->fbp_pg_mask != board_gating->gating.fbp_pg_mask);
+    CHECK(needs_reboot == (spec.sim_class == "agx-orin" || spec.sim_class == "orin-nano"));
+    if (needs_reboot) {
+      CHECK(fin2.status == "failed");
+      CHECK(fin2.error.find("and a reboot") != std::string::npos);
+    } else {
+      REQUIRE_MESSAGE(fin2.status == "done", fin2.error);
+    }
     REQUIRE(ex->restore_board().is_ok());
     CHECK(rig.changes() == "");
   }
+}
+
+TEST_CASE("jetson backend: every run records the GPU gating; the reference state runs on the gating as booted") {
+  JetsonRig rig(FakeKind::kAgxOrinR35, 16);
+  std::atomic<bool> cancel{false};
+  auto started_of = [&](int64_t id, const RunConfig& c) {
+    CollectingSink sink;
+    auto fin = rig.ex->execute(id, c, sink, cancel);
+    REQUIRE_MESSAGE(fin.status == "done", fin.error);
+    REQUIRE(std::holds_alternative<proto::RunStarted>(sink.messages.front()));
+    return std::get<proto::RunStarted>(sink.messages.front());
+  };
+  // Out of the box: mode 2, MODE_30W, 4 of 8 TPCs, and the record says so.
+  proto::RunStarted booted = started_of(1, rig.run());
+  REQUIRE(booted.applied.has_value());
+  CHECK(booted.applied->mode_name == "MODE_30W");
+  CHECK(booted.applied->tpc_pg_mask == 240);
+  CHECK(booted.applied->to_string().find("tpc_pg=240") != std::string::npos);
+  RunConfig sweep = rig.run();   // a PowerTrain-style setting on that board: still on 4 TPCs, and recorded so
+  sweep.gpu_hz = 816000000;
+  CHECK(started_of(2, sweep).applied->tpc_pg_mask == 240);
+  // After `nvpmodel -m 0` and a reboot the masks read 0: the reference state's (MODE_30W's) cores and clocks run
+  // on all 8 TPCs, so the run is not labelled MODE_30W; MAXN now applies live.
+  REQUIRE(rig.ex->restore_board().is_ok());
+  rig.fb.write("/sys/devices/gpu.0/tpc_pg_mask", "0\n");
+  proto::RunStarted ungated = started_of(3, rig.run());
+  CHECK(ungated.applied->tpc_pg_mask == 0);
+  CHECK(ungated.applied->mode_name.empty());
+  CHECK(ungated.applied->cores_online == 8);
+  RunConfig maxn = rig.run();
+  maxn.power_mode_name = "MAXN";
+  proto::RunStarted full = started_of(4, maxn);
+  CHECK(full.applied->mode_name == "MAXN");
+  CHECK(full.applied->tpc_pg_mask == 0);
+  CHECK(full.applied->cores_online == 12);
+  REQUIRE(rig.ex->restore_board().is_ok());
 }
 
 TEST_CASE("jetson backend: settings a dead agent left are restored when the backend opens") {

@@ -87,10 +87,18 @@ TEST_CASE("probe shows the board's GPU gating, the nvpmodel status and the modes
   }
   // NVIDIA's masks: MAXN 0, MODE_15W 248, MODE_30W 240 (the booted one), MODE_50W 0.
   CHECK(reboot == std::vector<std::string>{"MAXN", "MODE_15W", "MODE_50W"});
+  CHECK(o.at("nvpmodel_skipped_lines").as_array().empty());
   CliResult text = run("probe", {"--root", fb.root().string()});
   CHECK(text.out.find("gpu gating: tpc_pg_mask 240, fbp_pg_mask none") != std::string::npos);
   CHECK(text.out.find("nvpmodel status: mode 2, fan mode quiet") != std::string::npos);
   CHECK(text.out.find("mode MAXN gates the GPU differently: needs nvpmodel -m 0 and a reboot") != std::string::npos);
+  // A line the parser cannot place is named with its file and line.
+  fb.write("/etc/nvpmodel.conf", fb.read("/etc/nvpmodel.conf") + "< POWER_MODEL ID=9 NAME=ODD >\nGPU MAX_FREQ\n");
+  CliResult odd = run("probe", {"--root", fb.root().string(), "--json"});
+  auto skipped = boost::json::parse(odd.out).at("nvpmodel_skipped_lines").as_array();
+  REQUIRE(skipped.size() == 1);
+  CHECK(std::string(skipped[0].as_string()).find("nvpmodel.conf:") != std::string::npos);
+  CHECK(std::string(skipped[0].as_string()).find("'GPU MAX_FREQ'") != std::string::npos);
 }
 
 TEST_CASE("probe text output and failure on a non-Jetson root") {
