@@ -33,6 +33,32 @@ std::string first_unwritable(const std::vector<path>& files) {
   return "";
 }
 
+// The GPU's power gating: part of every run's state, and what decides which named modes need a reboot.
+void check_gpu_gating(Checklist& c, const path& root, const device::NvpmodelConf* conf, int l4t_major) {
+  auto gating = device::read_board_gating(root, conf, l4t_major);
+  if (!gating) {
+    c.add("gpu gating", "fail", gating.status().message());
+  } else if (gating->gating.empty()) {
+    c.add("gpu gating", "warn", "no tpc_pg_mask or fbp_pg_mask under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0: "
+                                "runs record no GPU gating");
+  } else {
+    std::string reboot;
+    if (conf) {
+      for (const auto& m : conf->modes) {
+        auto g = m.gating(conf->source);
+        if (!g.is_ok()) continue;
+        if ((g->tpc_pg_mask && g->tpc_pg_mask != gating->gating.tpc_pg_mask) ||
+            (g->fbp_pg_mask && g->fbp_pg_mask != gating->gating.fbp_pg_mask))
+          reboot += (reboot.empty() ? "" : ", ") + m.name;
+      }
+    }
+    c.add("gpu gating", "ok",
+          gating->gating.to_string() + " in force (" + gating->tpc_source +
+              (gating->fbp_source.empty() ? "" : ", " + gating->fbp_source) + ")" +
+              (reboot.empty() ? "" : "; modes that need a reboot to apply: " + reboot));
+  }
+}
+
 void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_needs) {
   const path root = o.root;
   auto board = device::open_board(root);
@@ -95,29 +121,7 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
                                       : "; " + std::to_string(conf->warnings.size()) + " line(s) not understood, first: " +
                                             conf->warnings.front()));
   }
-  // The GPU's power gating: part of every run's state, and what decides which named modes need a reboot.
-  auto gating = device::read_board_gating(root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());
-  if (!gating) {
-    c.add("gpu gating", "fail", gating.status().message());
-  } else if (gating->gating.empty()) {
-    c.add("gpu gating", "warn", "no tpc_pg_mask or fbp_pg_mask under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0: "
-                                "runs record no GPU gating");
-  } else {
-    std::string reboot;
-    if (conf.is_ok()) {
-      for (const auto& m : conf->modes) {
-        auto g = m.gating(conf->source);
-        if (!g.is_ok()) continue;
-        if ((g->tpc_pg_mask && g->tpc_pg_mask != gating->gating.tpc_pg_mask) ||
-            (g->fbp_pg_mask && g->fbp_pg_mask != gating->gating.fbp_pg_mask))
-          reboot += (reboot.empty() ? "" : ", ") + m.name;
-      }
-    }
-    c.add("gpu gating", "ok",
-          gating->gating.to_string() + " in force (" + gating->tpc_source +
-              (gating->fbp_source.empty() ? "" : ", " + gating->fbp_source) + ")" +
-              (reboot.empty() ? "" : "; modes that need a reboot to apply: " + reboot));
-  }
+  check_gpu_gating(c, root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());
 
   const auto rails = device::discover_rails(root);
   if (rails.empty()) {

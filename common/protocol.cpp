@@ -47,8 +47,7 @@ bj::value clocks_json(const std::optional<ClockReading>& c);  // defined below
 
 template <class T>
 void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
-  if (v) o[k] = *v;
-  else o[k] = nullptr;
+  o[k] = v ? bj::value(*v) : bj::value(nullptr);
 }
 
 // ---- encoders: fill the envelope object with the body's fields ----
@@ -131,24 +130,6 @@ void fill(bj::object& o, const EpochResult& m) {
   o["throttled"] = m.throttled;
   if (!m.throttle_reason.empty()) o["throttle_reason"] = m.throttle_reason;
 }
-}  // namespace
-
-bj::object to_json(const BoardState& b) {
-  bj::object o;
-  o["mode_name"] = b.mode_name;
-  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
-  o["cores_online"] = b.cores_online;
-  o["cpu_khz"] = b.cpu_khz;
-  o["gpu_hz"] = b.gpu_hz;
-  o["emc_hz"] = b.emc_hz;
-  o["clocks_pinned"] = b.clocks_pinned;
-  o["fan"] = b.fan;
-  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
-  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
-  return o;
-}
-
-namespace {
 
 bj::value clocks_json(const std::optional<ClockReading>& c) {
   if (!c) return nullptr;
@@ -425,27 +406,25 @@ Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
   m.compute_device = r.opt_string("compute_device").value_or("");
   m.t0_unix_s = r.number("t0_unix_s");
   within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
-  if (o_has(o, "applied")) {
-    if (const auto* a = r.object("applied")) {
-      FieldReader ar(*a, r.where() + " field 'applied',");
-      BoardState b;
-      b.mode_name = ar.opt_string("mode_name").value_or("");
-      b.nvpmodel_id = ar.opt_integer("nvpmodel_id");
-      b.cores_online = ar.opt_integer("cores_online").value_or(0);
-      b.cpu_khz = ar.opt_integer("cpu_khz").value_or(0);
-      b.gpu_hz = ar.opt_integer("gpu_hz").value_or(0);
-      b.emc_hz = ar.opt_integer("emc_hz").value_or(0);
-      b.clocks_pinned = ar.opt_boolean("clocks_pinned").value_or(false);
-      b.fan = ar.opt_string("fan").value_or("");
-      b.tpc_pg_mask = ar.opt_integer("tpc_pg_mask");
-      b.fbp_pg_mask = ar.opt_integer("fbp_pg_mask");
-      if (ar.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
-        ar.fail("cores_online", "cores and frequencies must be >= 0");
-      if (ar.ok() && ((b.tpc_pg_mask && *b.tpc_pg_mask < 0) || (b.fbp_pg_mask && *b.fbp_pg_mask < 0)))
-        ar.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
-      if (!ar.ok()) return ar.status();
-      m.applied = b;
-    }
+  if (const auto* a = o_has(o, "applied") ? r.object("applied") : nullptr) {
+    FieldReader ar(*a, r.where() + " field 'applied',");
+    BoardState b;
+    b.mode_name = ar.opt_string("mode_name").value_or("");
+    b.nvpmodel_id = ar.opt_integer("nvpmodel_id");
+    b.cores_online = ar.opt_integer("cores_online").value_or(0);
+    b.cpu_khz = ar.opt_integer("cpu_khz").value_or(0);
+    b.gpu_hz = ar.opt_integer("gpu_hz").value_or(0);
+    b.emc_hz = ar.opt_integer("emc_hz").value_or(0);
+    b.clocks_pinned = ar.opt_boolean("clocks_pinned").value_or(false);
+    b.fan = ar.opt_string("fan").value_or("");
+    b.tpc_pg_mask = ar.opt_integer("tpc_pg_mask");
+    b.fbp_pg_mask = ar.opt_integer("fbp_pg_mask");
+    if (ar.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
+      ar.fail("cores_online", "cores and frequencies must be >= 0");
+    if (ar.ok() && ((b.tpc_pg_mask && *b.tpc_pg_mask < 0) || (b.fbp_pg_mask && *b.fbp_pg_mask < 0)))
+      ar.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
+    if (!ar.ok()) return ar.status();
+    m.applied = b;
   }
   return r.status();
 }
@@ -590,6 +569,21 @@ std::string BoardState::to_string() const {
   if (tpc_pg_mask) s += " tpc_pg=" + std::to_string(*tpc_pg_mask);
   if (fbp_pg_mask) s += " fbp_pg=" + std::to_string(*fbp_pg_mask);
   return s;
+}
+
+bj::object to_json(const BoardState& b) {
+  bj::object o;
+  o["mode_name"] = b.mode_name;
+  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
+  o["cores_online"] = b.cores_online;
+  o["cpu_khz"] = b.cpu_khz;
+  o["gpu_hz"] = b.gpu_hz;
+  o["emc_hz"] = b.emc_hz;
+  o["clocks_pinned"] = b.clocks_pinned;
+  o["fan"] = b.fan;
+  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
+  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
+  return o;
 }
 
 double unix_now_s() {

@@ -94,6 +94,59 @@ void add_pin(const Board& board, DeviceTarget& target) {
   }
 }
 
+// Whether `mode`'s GPU masks are the board's (see plan_named_mode); what is in force goes to `target`'s notes.
+Status check_mode_gating(const Board& board, const NvpmodelConf& conf, const NvpMode& mode, GatingRule gating,
+                         DeviceTarget& target) {
+  JS_ASSIGN_OR_RETURN(GpuGating want, mode.gating(conf.source));
+  if (want.empty()) return Status::ok();
+  JS_ASSIGN_OR_RETURN(BoardGating have, read_board_gating(board.root, &conf, board.info.l4t_major()));
+  const std::string what = "nvpmodel mode " + mode.name + " (id " + std::to_string(mode.id) + ", " + conf.source +
+                           ":" + std::to_string(mode.line) + ") gates the GPU with " + want.to_string();
+  auto check = [&](const char* name, const std::optional<int64_t>& w, const std::optional<int64_t>& h,
+                   const std::string& source, const char* file) -> Status {
+    if (!w) return Status::ok();
+    if (!h)
+      return invalid_argument(what + ", but the board shows no " + name + " (no " + file +
+                              " under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0 of " + board.root.string() +
+                              "): cannot tell whether that gating is in force");
+    if (*w != *h && gating == GatingRule::kAsBooted) {
+      target.gating_differs = true;
+      target.notes.push_back(what + "; the board runs with " + name + " " + std::to_string(*h) + " (" + source +
+                             "): its cores and clocks applied on that gating");
+      return Status::ok();
+    }
+    if (*w != *h)
+      return invalid_argument(what + ", but the board runs with " + name + " " + std::to_string(*h) + " (" + source +
+                              "). GPU masks change only at boot: this mode needs `nvpmodel -m " +
+                              std::to_string(mode.id) + "` and a reboot, which this agent does not do; set the mode "
+                              "on the board, reboot it, then run again");
+    target.notes.push_back(std::string("GPU gating ") + name + " " + std::to_string(*h) + " in force (" + source + ")");
+    return Status::ok();
+  };
+  JS_RETURN_IF_ERROR(check("TPC_PG_MASK", want.tpc_pg_mask, have.gating.tpc_pg_mask, have.tpc_source, "tpc_pg_mask"));
+  JS_RETURN_IF_ERROR(check("FBP_PG_MASK", want.fbp_pg_mask, have.gating.fbp_pg_mask, have.fbp_source, "fbp_pg_mask"));
+  return Status::ok();
+}
+
+// Leaves out the clusters whose CPUs all end up offline (they need no clocks).
+void drop_offline_clusters(const Board& board, DeviceTarget& target) {
+  std::vector<DeviceTarget::Cluster> kept;
+  for (const auto& c : target.clusters) {
+    bool any_online = false;
+    for (int cpu : board.tables.clusters[c.index].cpus) {
+      auto it = target.online.find(cpu);
+      if (it != target.online.end()) {
+        any_online = any_online || it->second;
+      } else {
+        auto on = cpu_online(board.root, cpu);
+        any_online = any_online || (on.is_ok() && *on);
+      }
+    }
+    if (any_online) kept.push_back(c);
+  }
+  target.clusters = std::move(kept);
+}
+
 }  // namespace
 
 std::string PowerMode::to_string() const {
@@ -154,35 +207,7 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
   const int l4t = board.info.l4t_major();
   DeviceTarget target;
   // GPU power gating first: a mask the board does not run with needs a reboot, so nothing else matters.
-  JS_ASSIGN_OR_RETURN(GpuGating want, mode->gating(conf.source));
-  if (!want.empty()) {
-    JS_ASSIGN_OR_RETURN(BoardGating have, read_board_gating(board.root, &conf, l4t));
-    const std::string what = "nvpmodel mode " + mode->name + " (id " + std::to_string(mode->id) + ", " + conf.source +
-                             ":" + std::to_string(mode->line) + ") gates the GPU with " + want.to_string();
-    auto check = [&](const char* name, const std::optional<int64_t>& w, const std::optional<int64_t>& h,
-                     const std::string& source, const char* file) -> Status {
-      if (!w) return Status::ok();
-      if (!h)
-        return invalid_argument(what + ", but the board shows no " + name + " (no " + file +
-                                " under /sys/devices/gpu.0 or /sys/devices/platform/gpu.0 of " + board.root.string() +
-                                "): cannot tell whether that gating is in force");
-      if (*w != *h && gating == GatingRule::kAsBooted) {
-        target.gating_differs = true;
-        target.notes.push_back(what + "; the board runs with " + name + " " + std::to_string(*h) + " (" + source +
-                               "): its cores and clocks applied on that gating");
-        return Status::ok();
-      }
-      if (*w != *h)
-        return invalid_argument(what + ", but the board runs with " + name + " " + std::to_string(*h) + " (" + source +
-                                "). GPU masks change only at boot: this mode needs `nvpmodel -m " +
-                                std::to_string(mode->id) + "` and a reboot, which this agent does not do; set the mode "
-                                "on the board, reboot it, then run again");
-      target.notes.push_back(std::string("GPU gating ") + name + " " + std::to_string(*h) + " in force (" + source + ")");
-      return Status::ok();
-    };
-    JS_RETURN_IF_ERROR(check("TPC_PG_MASK", want.tpc_pg_mask, have.gating.tpc_pg_mask, have.tpc_source, "tpc_pg_mask"));
-    JS_RETURN_IF_ERROR(check("FBP_PG_MASK", want.fbp_pg_mask, have.gating.fbp_pg_mask, have.fbp_source, "fbp_pg_mask"));
-  }
+  JS_RETURN_IF_ERROR(check_mode_gating(board, conf, *mode, gating, target));
   std::map<size_t, DeviceTarget::Cluster> clusters;
   std::optional<int64_t> gpu_min, gpu_max;
   bool gpu_clock_seen = false;
@@ -258,22 +283,7 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
     int64_t mn = std::min(gpu_min.value_or(t.gpu_hz.front()), mx);
     target.gpu_min_max_hz = {mn, mx};
   }
-  // Clusters whose CPUs all end up offline need no clocks.
-  std::vector<DeviceTarget::Cluster> kept;
-  for (const auto& c : target.clusters) {
-    bool any_online = false;
-    for (int cpu : t.clusters[c.index].cpus) {
-      auto it = target.online.find(cpu);
-      if (it != target.online.end()) {
-        any_online = any_online || it->second;
-      } else {
-        auto on = cpu_online(board.root, cpu);
-        any_online = any_online || (on.is_ok() && *on);
-      }
-    }
-    if (any_online) kept.push_back(c);
-  }
-  target.clusters = std::move(kept);
+  drop_offline_clusters(board, target);
   target.fan_max = opts.fan_max;
   if (opts.pin_clocks) add_pin(board, target);
   return target;

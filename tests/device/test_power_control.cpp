@@ -372,6 +372,18 @@ TEST_CASE("named nvpmodel modes") {
       CHECK(diff_snapshots(before, fb.snapshot()) == "");
     }
   }
+  SUBCASE("unknown mode lists the known ones") {
+    FakeBoard fb(FakeKind::kOrinNanoR36);
+    PowerController ctl(fb.board(), fb.state_dir());
+    Status s = ctl.apply_named("MAXN_SUPER", ApplyOptions{});
+    REQUIRE_FALSE(s.is_ok());
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(s.message().find("MAXN_SUPER") != std::string::npos);
+    CHECK(s.message().find("1=7W") != std::string::npos);
+  }
+}
+
+TEST_CASE("named nvpmodel modes need the GPU masks they set in force") {
   SUBCASE("Orin Nano 7W gates more TPCs than the 15W the board booted in; FBP_PG_MASK 2 in both") {
     FakeBoard fb(FakeKind::kOrinNanoR36);
     auto refused = plan_named_mode(fb.board(), "7W", ApplyOptions{});
@@ -393,15 +405,6 @@ TEST_CASE("named nvpmodel modes") {
     auto s = plan_named_mode(fb.board(), "MAXN", ApplyOptions{});
     REQUIRE_FALSE(s.is_ok());
     CHECK(s.status().message().find("the board shows no TPC_PG_MASK") != std::string::npos);
-  }
-  SUBCASE("unknown mode lists the known ones") {
-    FakeBoard fb(FakeKind::kOrinNanoR36);
-    PowerController ctl(fb.board(), fb.state_dir());
-    Status s = ctl.apply_named("MAXN_SUPER", ApplyOptions{});
-    REQUIRE_FALSE(s.is_ok());
-    CHECK(s.code() == Code::kInvalidArgument);
-    CHECK(s.message().find("MAXN_SUPER") != std::string::npos);
-    CHECK(s.message().find("1=7W") != std::string::npos);
   }
 }
 
