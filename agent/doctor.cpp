@@ -47,9 +47,7 @@ void check_gpu_gating(Checklist& c, const path& root, const device::NvpmodelConf
       for (const auto& m : conf->modes) {
         auto g = m.gating(conf->source);
         if (!g.is_ok()) continue;
-        if ((g->tpc_pg_mask && g->tpc_pg_mask != gating->gating.tpc_pg_mask) ||
-            (g->fbp_pg_mask && g->fbp_pg_mask != gating->gating.fbp_pg_mask))
-          reboot += (reboot.empty() ? "" : ", ") + m.name;
+        if (!g->applies_live_on(gating->gating)) reboot += (reboot.empty() ? "" : ", ") + m.name;
       }
     }
     c.add("gpu gating", "ok",
@@ -138,12 +136,13 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
   if (!fan) {
     c.add("fan", "warn", "no pwm-fan control found: fan_max runs cannot set the fan");
   } else if (fan->legacy) {
-    c.add("fan", "ok", "pwm-fan (R32 target_pwm/temp_control)");
+    c.add("fan", "ok", std::string("pwm-fan (R32 target_pwm/temp_control)") + (fan->tach ? "; speed from " + fan->tach->string() : ""));
   } else {
     // R35+: nvfancontrol.service rewrites pwm1 while it runs (JETSON.md); PowerController stops it for fan_max.
     const bool nvfan = device::exists_file(device::under(root, "/etc/systemd/system/multi-user.target.wants/nvfancontrol.service"));
     c.add("fan", "ok",
-          std::to_string(fan->pwm.size()) + " pwm-fan hwmon pwm1 file(s)" +
+          std::to_string(fan->pwm.size()) + " fan pwm file(s) (pwm-fan hwmon pwm1, f75308 pwmN)" +
+              (fan->tach ? "; speed from " + fan->tach->string() : "; no tachometer found") +
               (nvfan ? "; nvfancontrol.service is enabled and overrides pwm1 while it runs: the agent stops it "
                        "(systemctl stop nvfancontrol) for runs that set fan_max and starts it again when it restores "
                        "the board; a run with fan_max fails, naming the command, when systemctl cannot reach systemd "

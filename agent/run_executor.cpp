@@ -54,6 +54,7 @@ class EmittingObserver final : public TrainingObserver {
     cache_start_ = cache_fraction(run_id_, data_, cache_warned_);
     io_.start();
     clocks_start_ = device::read_clocks(clocks_.root, clocks_.board);
+    board_throttle_start_ = clocks_.board ? device::board_throttle_reason(clocks_.root, clocks_.applied) : "";
     sampler_.sample_now();   // a sample close to the window's start edge
     chunk_ = proto::MinibatchChunk{run_id_, epoch, 0, {}, {}, {}};
   }
@@ -96,6 +97,10 @@ class EmittingObserver final : public TrainingObserver {
     r.clocks_end = clocks_end;
     r.throttle_reason = device::throttle_reason(clocks_.applied, clocks_start_);
     if (r.throttle_reason.empty()) r.throttle_reason = device::throttle_reason(clocks_.applied, clocks_end);
+    // Over-current alarms and the measured GPU clock, at the epoch's start and end (Jetson boards).
+    if (r.throttle_reason.empty()) r.throttle_reason = board_throttle_start_;
+    if (r.throttle_reason.empty() && clocks_.board)
+      r.throttle_reason = device::board_throttle_reason(clocks_.root, clocks_.applied);
     for (const auto& s : samples) {   // CPU frequency sampled during the epoch
       if (!r.throttle_reason.empty()) break;
       if (s.t_s < t0 || s.t_s > t1 || !s.cpu_freq_mhz) continue;
@@ -150,6 +155,7 @@ class EmittingObserver final : public TrainingObserver {
   double t0_unix_s_;
   ClockContext clocks_;
   proto::ClockReading clocks_start_;
+  std::string board_throttle_start_;
   std::optional<double> cache_start_;
   bool cache_warned_ = false;
   proto::MinibatchChunk chunk_;

@@ -92,7 +92,7 @@ struct EmcPaths {
   fs::path lock;                      // write 1 to lock
   fs::path rate;                      // write the rate (Hz) after locking
   fs::path current_rate;              // current rate (Hz) for telemetry
-  bool rate_before_lock = false;      // jetson_clocks order: t210 writes the rate, then locks; BPMP locks first
+  bool rate_before_lock = false;      // jetson_clocks order: lock, then rate (R32+, BPMP); R28 t210 wrote the rate first
   std::optional<fs::path> cap;        // nvpmodel cap (Hz, 0 = none), when the board has one
   std::vector<fs::path> activity;     // candidates for the actmon average (first existing wins)
 };

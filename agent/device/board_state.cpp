@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "agent/device/board_telemetry.hpp"
 #include "agent/device/fs_util.hpp"
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
@@ -113,6 +114,18 @@ proto::ClockReading read_clocks(const fs::path& root, const Board* board) {
     }
   }
   return c;
+}
+
+std::string board_throttle_reason(const fs::path& root, const proto::BoardState& applied) {
+  const auto alarms = raised_overcurrent_alarms(discover_rails(root));
+  if (!alarms.empty()) return "over-current alarm " + alarms.front();
+  if (applied.clocks_pinned && applied.gpu_hz > 0) {
+    const double target = static_cast<double>(applied.gpu_hz);
+    if (auto measured = read_measured_gpu_hz(root); measured && *measured < target * (1.0 - kTolerance))
+      return "GPU measured at " + mhz(*measured, 1e6) + " MHz (nafll_gpc pto_counter), pinned at " + mhz(target, 1e6) +
+             " MHz";
+  }
+  return "";
 }
 
 std::string throttle_reason(const proto::BoardState& applied, const proto::ClockReading& c) {

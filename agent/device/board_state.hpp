@@ -25,4 +25,9 @@ proto::ClockReading read_clocks(const fs::path& root, const Board* board);
 // was changed under the run). Unknown (0 / absent) values are not judged.
 std::string throttle_reason(const proto::BoardState& applied, const proto::ClockReading& c);
 
+// Why the board throttles itself although its requested clocks look right, or "": an INA3221 over-current alarm
+// raised now (R35+ currK_crit_alarm / currK_max_alarm), or, with clocks pinned, the measured GPU clock (BPMP
+// nafll_gpc pto_counter) more than 2% below the pinned rate. Boards without those files are not judged.
+std::string board_throttle_reason(const fs::path& root, const proto::BoardState& applied);
+
 }  // namespace jetsweep::device

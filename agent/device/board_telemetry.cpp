@@ -96,6 +96,8 @@ std::vector<RailSource> discover_rails(const fs::path& root) {
         s.power = iio / ("in_power" + ks + "_input");
         s.voltage = iio / ("in_voltage" + ks + "_input");
         s.current = iio / ("in_current" + ks + "_input");
+        s.warn_limit = iio / ("warn_current_limit_" + ks);
+        s.crit_limit = iio / ("crit_current_limit_" + ks);
         out.push_back(std::move(s));
       }
     }
@@ -112,12 +114,61 @@ std::vector<RailSource> discover_rails(const fs::path& root) {
         s.name = *name;
         s.voltage = hw / ("in" + ks + "_input");
         s.current = hw / ("curr" + ks + "_input");
+        s.warn_limit = hw / ("curr" + ks + "_max");
+        s.crit_limit = hw / ("curr" + ks + "_crit");
+        s.warn_alarm = hw / ("curr" + ks + "_max_alarm");
+        s.crit_alarm = hw / ("curr" + ks + "_crit_alarm");
         s.hwmon = true;
         out.push_back(std::move(s));
       }
     }
   }
   return out;
+}
+
+Rail read_rail(const RailSource& src, std::vector<std::string>* errors) {
+  Rail rail;
+  rail.name = src.name;
+  rail.voltage_mv = read_number(src.voltage, errors);
+  rail.current_ma = read_number(src.current, errors);
+  if (src.hwmon) {
+    if (rail.voltage_mv && rail.current_ma) rail.power_mw = *rail.voltage_mv * *rail.current_ma / 1000.0;
+  } else {
+    rail.power_mw = read_number(src.power, errors);
+  }
+  // Limits and alarms are optional files: read where the board has them.
+  auto optional_number = [&](const fs::path& p) -> std::optional<double> {
+    if (p.empty() || !exists_file(p)) return std::nullopt;
+    return read_number(p, errors);
+  };
+  rail.warn_limit_ma = optional_number(src.warn_limit);
+  rail.crit_limit_ma = optional_number(src.crit_limit);
+  rail.warn_alarm = optional_number(src.warn_alarm).value_or(0) != 0;
+  rail.crit_alarm = optional_number(src.crit_alarm).value_or(0) != 0;
+  return rail;
+}
+
+std::vector<std::string> raised_overcurrent_alarms(const std::vector<RailSource>& rails) {
+  std::vector<std::string> out;
+  for (const auto& src : rails) {
+    for (const fs::path* alarm : {&src.crit_alarm, &src.warn_alarm}) {
+      if (alarm->empty() || !exists_file(*alarm)) continue;
+      auto v = read_number(*alarm, nullptr);
+      if (v && *v != 0) out.push_back(src.name + " " + alarm->filename().string() + " (" + alarm->string() + ")");
+    }
+  }
+  return out;
+}
+
+std::optional<double> read_measured_gpu_hz(const fs::path& root) {
+  std::optional<double> lowest;
+  for (const char* gpc : {"nafll_gpc0", "nafll_gpc1"}) {
+    fs::path p = under(root, "/sys/kernel/debug/bpmp/debug/clk") / gpc / "pto_counter";
+    if (!exists_file(p)) continue;
+    auto v = read_number(p, nullptr);
+    if (v && *v > 0 && (!lowest || *v < *lowest)) lowest = v;  // a gated GPC reads 0
+  }
+  return lowest;
 }
 
 Result<TelemetryReader> TelemetryReader::open(const fs::path& root) {
@@ -139,6 +190,8 @@ Result<TelemetryReader> TelemetryReader::open(const fs::path& root, const BoardI
   r.rails_ = discover_rails(root);
   r.thermal_zones_ = list_prefixed(under(root, "/sys/devices/virtual/thermal"), "thermal_zone");
   r.fan_ = find_fan(root);
+  for (const char* gpc : {"nafll_gpc0", "nafll_gpc1"})
+    r.gpu_measured_ = r.gpu_measured_ || exists_file(under(root, "/sys/kernel/debug/bpmp/debug/clk") / gpc / "pto_counter");
   const FamilyOps* ops = family_ops(info.family);
   if (auto gpu = find_gpu_devfreq(root); gpu.is_ok()) {
     r.gpu_cur_freq_ = gpu->devfreq_dir / "cur_freq";
@@ -272,18 +325,7 @@ BoardSample TelemetryReader::read() {
   s.t_s = monotonic_s();
   std::vector<std::string>* err = &s.errors;
 
-  for (const auto& src : rails_) {
-    Rail rail;
-    rail.name = src.name;
-    rail.voltage_mv = read_number(src.voltage, err);
-    rail.current_ma = read_number(src.current, err);
-    if (src.hwmon) {
-      if (rail.voltage_mv && rail.current_ma) rail.power_mw = *rail.voltage_mv * *rail.current_ma / 1000.0;
-    } else {
-      rail.power_mw = read_number(src.power, err);
-    }
-    s.rails.push_back(std::move(rail));
-  }
+  for (const auto& src : rails_) s.rails.push_back(read_rail(src, err));
   TotalPower tp = total_power(s.rails);
   s.total_power_w = tp.watts;
   s.total_power_rule = tp.rule;
@@ -292,6 +334,7 @@ BoardSample TelemetryReader::read() {
     if (auto v = read_number(*gpu_load_, err)) s.gpu_load_pct = *v / 10.0;
   }
   if (gpu_cur_freq_) s.gpu_freq_hz = read_number(*gpu_cur_freq_, err);
+  if (gpu_measured_) s.gpu_measured_freq_hz = read_measured_gpu_hz(root_);
   if (emc_rate_) s.emc_freq_hz = read_number(*emc_rate_, err);
   if (emc_activity_) s.emc_activity = read_number(*emc_activity_, err);
   if (s.emc_activity && s.emc_freq_hz && *s.emc_freq_hz > 0) {
@@ -315,12 +358,10 @@ BoardSample TelemetryReader::read() {
   if (const auto& fan = fan_) {
     if (fan->legacy) {
       s.fan_pwm = read_number(fan->target_pwm, err);
-      if (exists_file(fan->rpm)) s.fan_rpm = read_number(fan->rpm, err);
     } else if (!fan->pwm.empty()) {
       s.fan_pwm = read_number(fan->pwm.front(), err);
-      fs::path rpm = fan->pwm.front().parent_path() / "fan1_input";
-      if (exists_file(rpm)) s.fan_rpm = read_number(rpm, err);
     }
+    if (fan->tach) s.fan_rpm = read_number(*fan->tach, err);
   }
   return s;
 }
@@ -340,7 +381,11 @@ boost::json::object to_json(const BoardSample& s) {
     rails.push_back(json::object{{"name", r.name},
                                  {"voltage_mv", opt(r.voltage_mv)},
                                  {"current_ma", opt(r.current_ma)},
-                                 {"power_mw", opt(r.power_mw)}});
+                                 {"power_mw", opt(r.power_mw)},
+                                 {"warn_limit_ma", opt(r.warn_limit_ma)},
+                                 {"crit_limit_ma", opt(r.crit_limit_ma)},
+                                 {"warn_alarm", r.warn_alarm},
+                                 {"crit_alarm", r.crit_alarm}});
   }
   o["rails"] = std::move(rails);
   auto put = [&](std::initializer_list<std::pair<const char*, const std::optional<double>*>> fields) {
@@ -348,9 +393,15 @@ boost::json::object to_json(const BoardSample& s) {
   };
   put({{"gpu_load_pct", &s.gpu_load_pct},
        {"gpu_freq_hz", &s.gpu_freq_hz},
+       {"gpu_measured_freq_hz", &s.gpu_measured_freq_hz},
        {"emc_util_pct", &s.emc_util_pct},
        {"emc_freq_hz", &s.emc_freq_hz},
        {"emc_activity", &s.emc_activity}});
+  if (!s.gpu_cluster_load_pct.empty()) {
+    json::array gpc;
+    for (double l : s.gpu_cluster_load_pct) gpc.push_back(json::value(l));
+    o["gpu_cluster_load_pct"] = std::move(gpc);
+  }
   json::array cores;
   for (const auto& c : s.cores) {
     cores.push_back(json::object{{"cpu", c.cpu}, {"online", c.online}, {"freq_khz", opt(c.freq_khz)}, {"util_pct", opt(c.util_pct)}});

@@ -316,9 +316,7 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
       arr[i].as_object()["tpc_pg_mask"] = mask(g->tpc_pg_mask);
       arr[i].as_object()["fbp_pg_mask"] = mask(g->fbp_pg_mask);
       // Appliable live only when every mask it sets is the board's (unknown board masks: not appliable).
-      bool live = gating.is_ok() && (!g->tpc_pg_mask || g->tpc_pg_mask == gating->gating.tpc_pg_mask) &&
-                  (!g->fbp_pg_mask || g->fbp_pg_mask == gating->gating.fbp_pg_mask);
-      arr[i].as_object()["needs_reboot"] = !live;
+      arr[i].as_object()["needs_reboot"] = !(gating.is_ok() && g->applies_live_on(gating->gating));
     }
   }
 

@@ -16,7 +16,7 @@ class T210Ops final : public FamilyOps {
  public:
   Family family() const override { return Family::kT210; }
 
-  EmcPaths emc_paths(const fs::path& root, int /*l4t_major*/) const override {
+  EmcPaths emc_paths(const fs::path& root, int l4t_major) const override {
     EmcPaths p;
     p.table = under(root, "/sys/kernel/debug/clk/emc/clk_possible_rates");
     p.table_min = under(root, "/sys/kernel/debug/tegra_bwmgr/emc_min_rate");
@@ -26,8 +26,9 @@ class T210Ops final : public FamilyOps {
     // The EMC clock's own rate is the live one; override.emc's follows it only while the override is on.
     p.current_rate = under(root, "/sys/kernel/debug/clk/emc/clk_rate");
     if (!exists_file(p.current_rate)) p.current_rate = under(root, "/sys/kernel/debug/clk/override.emc/clk_rate");
-    // L4T R32's jetson_clocks on the Nano: clk_update_rate first, then clk_state = 1.
-    p.rate_before_lock = true;
+    // L4T R32's jetson_clocks on the Nano locks first (clk_state = 1), then writes clk_update_rate; rate first
+    // was the older R28 script's order.
+    p.rate_before_lock = l4t_major > 0 && l4t_major < 32;
     fs::path cap = under(root, "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
     if (exists_file(cap)) p.cap = cap;
     p.activity = {under(root, "/sys/kernel/actmon_avg_activity/mc_all")};

@@ -43,6 +43,11 @@ struct GpuGating {
   std::optional<int64_t> tpc_pg_mask;   // TPC_POWER_GATING TPC_PG_MASK
   std::optional<int64_t> fbp_pg_mask;   // FBP_POWER_GATING FBP_PG_MASK
   bool empty() const { return !tpc_pg_mask && !fbp_pg_mask; }
+  // Whether a mode with these masks can be applied live on a board running `board`'s: every mask the mode sets
+  // equals the board's (a mask the board does not show counts as different).
+  bool applies_live_on(const GpuGating& board) const {
+    return (!tpc_pg_mask || tpc_pg_mask == board.tpc_pg_mask) && (!fbp_pg_mask || fbp_pg_mask == board.fbp_pg_mask);
+  }
   std::string to_string() const;        // "TPC_PG_MASK 240 FBP_PG_MASK 2" (set fields only), "none"
 };
 

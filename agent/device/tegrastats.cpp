@@ -20,14 +20,17 @@ std::optional<std::pair<double, double>> parse_used_total_mb(std::string_view to
   return std::make_pair(*a, *b);
 }
 
-// "12%@2265", "12%", "0%@[305,305]" -> percent and optional MHz.
+// "12%@2265", "12%", "0%@[305,305]" -> percent and optional MHz; Thor's "@[1000,1000,1000]" -> MHz only.
 bool parse_pct_at(std::string_view tok, std::optional<double>* pct, std::optional<double>* mhz) {
-  size_t pc = tok.find('%');
-  if (pc == std::string_view::npos) return false;
-  auto p = parse_double(tok.substr(0, pc));
-  if (!p) return false;
-  *pct = *p;
-  std::string_view rest = tok.substr(pc + 1);
+  std::string_view rest = tok;
+  if (tok.empty() || tok.front() != '@') {
+    size_t pc = tok.find('%');
+    if (pc == std::string_view::npos) return false;
+    auto p = parse_double(tok.substr(0, pc));
+    if (!p) return false;
+    *pct = *p;
+    rest = tok.substr(pc + 1);
+  }
   if (rest.empty()) return true;
   if (rest.front() != '@') return false;
   rest.remove_prefix(1);
@@ -42,20 +45,24 @@ bool parse_pct_at(std::string_view tok, std::optional<double>* pct, std::optiona
   return true;
 }
 
-// "1155/1155" or "2399mW/2399mW" -> current mW.
+// "1155/1155", "2399mW/2399mW" (current/average) or JetPack 7's "5139mW/5139mW/5139mW" (current/average/peak)
+// -> current mW. Every field must be a number.
 std::optional<double> parse_rail_value(std::string_view tok) {
-  size_t slash = tok.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  std::string_view cur = tok.substr(0, slash), avg = tok.substr(slash + 1);
-  auto strip = [](std::string_view& s) {
-    if (s.size() > 2 && s.substr(s.size() - 2) == "mW") s.remove_suffix(2);
-  };
-  strip(cur);
-  strip(avg);
-  auto c = parse_int(cur);
-  auto a = parse_int(avg);
-  if (!c || !a) return std::nullopt;
-  return static_cast<double>(*c);
+  std::optional<int64_t> current;
+  int fields = 0;
+  while (true) {
+    size_t slash = tok.find('/');
+    std::string_view f = tok.substr(0, slash);
+    if (f.size() > 2 && f.substr(f.size() - 2) == "mW") f.remove_suffix(2);
+    auto v = parse_int(f);
+    if (!v) return std::nullopt;
+    if (!current) current = v;
+    ++fields;
+    if (slash == std::string_view::npos) break;
+    tok.remove_prefix(slash + 1);
+  }
+  if (fields < 2 || fields > 3) return std::nullopt;
+  return static_cast<double>(*current);
 }
 
 // "AO@26.5C" -> ("AO", 26.5).
@@ -101,6 +108,7 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
   auto tok = split_ws(line);
   size_t i = 0;
   int known = 0;
+  std::vector<double> gpc_load;  // GR3D_FREQ, GR3D2_FREQ loads in the order printed
   if (tok.size() >= 2) {
     if (auto ts = parse_timestamp(tok[0], tok[1])) {
       s.t_s = *ts;
@@ -152,15 +160,17 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
       ++known;
       continue;
     }
-    if ((t == "EMC_FREQ" || t == "GR3D_FREQ") && next) {
+    if ((t == "EMC_FREQ" || t == "GR3D_FREQ" || t == "GR3D2_FREQ") && next) {
       std::optional<double> pct, mhz;
       if (parse_pct_at(*next, &pct, &mhz)) {
         if (t == "EMC_FREQ") {
           s.emc_util_pct = pct;
           if (mhz) s.emc_freq_hz = *mhz * 1e6;
         } else {
-          s.gpu_load_pct = pct;
-          if (mhz) s.gpu_freq_hz = *mhz * 1e6;
+          // GR3D_FREQ is the GPU (its first cluster on R35.1 Orin, which prints GR3D2_FREQ for the second); Thor
+          // prints clocks only ("@[1000,1000,1000]"), no load.
+          if (pct) gpc_load.push_back(*pct);
+          if (mhz && t == "GR3D_FREQ") s.gpu_freq_hz = *mhz * 1e6;
         }
         ++i;
         ++known;
@@ -174,7 +184,7 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
     }
     if (next && is_rail_name(t)) {
       if (auto mw = parse_rail_value(*next)) {
-        s.rails.push_back(Rail{t, std::nullopt, std::nullopt, *mw});
+        s.rails.push_back(Rail::with_power(t, *mw));
         ++i;
         ++known;
         continue;
@@ -182,6 +192,12 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
     }
   }
   if (known == 0) return invalid_argument("not a tegrastats line: '" + std::string(line.substr(0, 120)) + "'");
+  if (!gpc_load.empty()) {
+    double sum = 0;
+    for (double l : gpc_load) sum += l;
+    s.gpu_load_pct = sum / static_cast<double>(gpc_load.size());
+    if (gpc_load.size() > 1) s.gpu_cluster_load_pct = gpc_load;
+  }
   TotalPower tp = total_power(s.rails);
   s.total_power_w = tp.watts;
   s.total_power_rule = tp.rule;

@@ -344,7 +344,8 @@ void FakeBoard::add_iio_rails(const std::string& device_dir, const std::string& 
     write(iio + "/in_voltage" + ks + "_input", std::to_string(rails[k].mv) + "\n");
     write(iio + "/in_current" + ks + "_input", std::to_string(rails[k].ma) + "\n");
     write(iio + "/in_power" + ks + "_input", std::to_string(rails[k].mw) + "\n");
-    write(iio + "/crit_current_limit_" + ks, "5000\n");
+    write(iio + "/warn_current_limit_" + ks, "6000\n");  // R32 over-current limits (mA)
+    write(iio + "/crit_current_limit_" + ks, "8000\n");
     spec_.rail_names.push_back(rails[k].name);
   }
   write("/sys/bus/i2c/drivers/ina3221x/uevent", "");
@@ -364,6 +365,10 @@ void FakeBoard::add_hwmon_rails(const std::string& device_dir, const std::string
     write(hw + "/in" + ks + "_label", rails[k].name + "\n");
     write(hw + "/in" + ks + "_input", std::to_string(rails[k].mv) + "\n");
     write(hw + "/curr" + ks + "_input", std::to_string(rails[k].ma) + "\n");
+    write(hw + "/curr" + ks + "_max", "6000\n");  // R35+ over-current limits (mA) and their alarms
+    write(hw + "/curr" + ks + "_crit", "8000\n");
+    write(hw + "/curr" + ks + "_max_alarm", "0\n");
+    write(hw + "/curr" + ks + "_crit_alarm", "0\n");
     write(hw + "/in" + std::to_string(k + 4) + "_input", "40\n");  // shunt voltages
     shunt_sum += 40;
     spec_.rail_names.push_back(rails[k].name);
@@ -391,12 +396,14 @@ void FakeBoard::add_fan_legacy() {
   write("/sys/devices/pwm-fan/temp_control", "1\n");
   write("/sys/devices/pwm-fan/rpm_measured", "1830\n");
   spec_.legacy_fan = true;
+  spec_.fan_rpm = 1830;
 }
 
 void FakeBoard::add_fan_hwmon(const std::string& hwmon_dir) {
   write(hwmon_dir + "/pwm1", "120\n");
   write(hwmon_dir + "/name", "pwmfan\n");
   spec_.legacy_fan = false;
+  spec_.fan_pwm_files = 1;
 }
 
 void FakeBoard::build_nano_r32() {
@@ -462,6 +469,21 @@ void FakeBoard::build_bpmp_board(const BpmpBoard& b) {
   add_thermal(b.thermal);
   if (b.fan_hwmon.empty()) add_fan_legacy();
   else add_fan_hwmon(b.fan_hwmon);
+  // An f75308 fan controller (jetson_clocks drives each of its pwmN) and a tachometer on its own hwmon.
+  if (!b.f75308_hwmon.empty()) {
+    write(b.f75308_hwmon + "/name", "f75308\n");
+    for (const char* pwm : {"pwm1", "pwm2"}) write(b.f75308_hwmon + "/" + pwm, "96\n");
+    write(b.f75308_hwmon + "/pwm1_enable", "2\n");  // not a pwm channel
+    spec_.fan_pwm_files += 2;
+  }
+  if (!b.tach_hwmon.empty()) {
+    write(b.tach_hwmon + "/name", "pwm_tach\n");
+    write(b.tach_hwmon + "/rpm", "2150\n");
+    spec_.fan_rpm = 2150;
+  }
+  // The measured GPU clock (BPMP's nafll_gpc counters), where the board has them: the requested clock.
+  for (const auto& gpc : b.gpc_pto) write("/sys/kernel/debug/bpmp/debug/clk/" + gpc + "/pto_counter",
+                                          std::to_string(b.gpu.hz[b.gpu.hz.size() / 2]) + "\n");
   write("/proc/meminfo", meminfo(b.memory.total_kb, b.memory.avail_kb, b.memory.nvmap));
   const int cores_per_cluster = static_cast<int>(b.clusters.front().size());
   write("/etc/nvpmodel.conf", nvpmodel_conf(spec_, cores, b.conf_clusters, cores_per_cluster,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@ struct FakeSpec {
   int default_mode = 0;
   std::string emc_cap_path;       // board path of the nvpmodel EMC cap
   bool legacy_fan = false;
+  int fan_pwm_files = 0;          // R35+ pwm files a fan at full speed writes (pwm-fan pwm1, f75308 pwmN)
+  std::optional<double> fan_rpm;  // what the tachometer reads, where the board has one
   int live_thermal_zones = 0;     // zones that are not powered off
 };
 

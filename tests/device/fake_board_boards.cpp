@@ -129,7 +129,7 @@ BpmpBoard agx_orin(int l4t_major) {
   if (r36) {
     b.gpu = {"/sys/devices/platform/bus@0/17000000.gpu", "17000000.gpu", "gpu", "/sys/devices/platform/gpu.0", {}};
     b.emc.cap = "/sys/kernel/nvpmodel_clk_cap/emc";
-    b.emc.activity = "/sys/kernel/debug/cactmon/mc_all";
+    b.emc.activity = "/sys/kernel/debug/bpmp/debug/actmon/mc_all_avg_activity";
   } else {
     b.gpu = {"/sys/devices/17000000.ga10b", "17000000.ga10b", "ga10b", "/sys/devices/gpu.0", {}};
     b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
@@ -147,6 +147,11 @@ BpmpBoard agx_orin(int l4t_major) {
                {"cv2-thermal", 40800}, {"soc0-thermal", 41200}, {"soc1-thermal", 41300}, {"soc2-thermal", 41100},
                {"tj-thermal", 42593}, {"tboard-thermal", 35000}, {"tdiode-thermal", 36000}};
   b.fan_hwmon = r36 ? "/sys/devices/platform/pwm-fan/hwmon/hwmon0" : "/sys/devices/platform/pwm-fan/hwmon/hwmon2";
+  if (!r36) {  // an R35 carrier with an f75308 controller as well, and a separate tachometer
+    b.f75308_hwmon = "/sys/bus/i2c/drivers/f75308/1-004c/hwmon/hwmon5";
+    b.tach_hwmon = "/sys/class/hwmon/hwmon6";
+  }
+  b.gpc_pto = {"nafll_gpc0", "nafll_gpc1"};
   b.memory = {64302132, 62000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"};
   b.modes = {{0, "MAXN", 12, 0, -1, -1, 0, ""},
@@ -176,7 +181,7 @@ BpmpBoard orin_nano_r36() {
   b.gpu.hz = {306000000, 408000000, 510000000, 612000000, 624750000};
   b.emc.khz = {204000, 665600, 2133000};
   b.emc.cap = "/sys/kernel/nvpmodel_clk_cap/emc";
-  b.emc.activity = "/sys/kernel/debug/cactmon/mc_all";
+  b.emc.activity = "/sys/kernel/debug/bpmp/debug/actmon/mc_all_avg_activity";
   b.rail_banks = {{true, "/sys/devices/platform/bus@0/c240000.i2c/i2c-1", "1-0040", 1,
                    {{"VDD_IN", 5000, 983, 0}, {"VDD_CPU_GPU_CV", 5000, 90, 0}, {"VDD_SOC", 5000, 286, 0}}}};
   b.total_power_w = 4.915;
@@ -184,6 +189,7 @@ BpmpBoard orin_nano_r36() {
   b.thermal = {{"cpu-thermal", 45500}, {"gpu-thermal", 44000}, {"cv0-thermal", -256000}, {"soc0-thermal", 43000},
                {"tj-thermal", 45500}};
   b.fan_hwmon = "/sys/devices/platform/pwm-fan/hwmon/hwmon2";
+  b.gpc_pto = {"nafll_gpc0"};
   b.memory = {7802340, 6000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
   b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}};

@@ -80,6 +80,9 @@ struct BpmpBoard {
   std::string total_rule;
   std::vector<std::pair<std::string, int64_t>> thermal;  // zone type, millidegrees (-256000: powered off)
   std::string fan_hwmon;                                 // "": the R32 pwm-fan driver
+  std::string f75308_hwmon;    // an f75308 fan controller's hwmon folder (R35 carriers), "" when none
+  std::string tach_hwmon;      // a tachometer's own hwmon folder (its rpm file), "" when none
+  std::vector<std::string> gpc_pto;  // BPMP clocks with a pto_counter (nafll_gpc0, ...), measured GPU clock
   FakeMemory memory{};
   std::vector<std::string> conf_clusters;  // nvpmodel.conf clock names, one per cluster
   std::vector<ConfMode> modes;

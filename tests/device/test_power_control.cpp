@@ -57,21 +57,25 @@ TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board
     CHECK(val(board.tables.gpu.devfreq_dir / "max_freq") == std::to_string(mode.gpu_hz));
     CHECK(val(board.tables.gpu.device_dir / "railgate_enable") == "0");
     CHECK(val(fb, spec.emc_cap_path) == std::to_string(mode.emc_hz));
+    // Every family locks the EMC first, then writes the rate (R32 jetson_clocks on the Nano; BPMP boards).
+    fs::path emc_lock = fb.root() / "sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked";
+    fs::path emc_rate = fb.root() / "sys/kernel/debug/bpmp/debug/clk/emc/rate";
     if (spec.family == Family::kT210) {
-      CHECK(val(fb, "/sys/kernel/debug/clk/override.emc/clk_state") == "1");
-      CHECK(val(fb, "/sys/kernel/debug/clk/override.emc/clk_update_rate") == std::to_string(mode.emc_hz));
-    } else {
-      CHECK(val(fb, "/sys/kernel/debug/bpmp/debug/clk/emc/mrq_rate_locked") == "1");
-      CHECK(val(fb, "/sys/kernel/debug/bpmp/debug/clk/emc/rate") == std::to_string(mode.emc_hz));
+      emc_lock = fb.root() / "sys/kernel/debug/clk/override.emc/clk_state";
+      emc_rate = fb.root() / "sys/kernel/debug/clk/override.emc/clk_update_rate";
     }
+    CHECK(val(emc_lock) == "1");
+    CHECK(val(emc_rate) == std::to_string(mode.emc_hz));
+    REQUIRE(write_index(ctl, emc_lock) >= 0);
+    CHECK(write_index(ctl, emc_lock) < write_index(ctl, emc_rate));
     if (spec.legacy_fan) {
       CHECK(val(fb, "/sys/devices/pwm-fan/temp_control") == "0");
       CHECK(val(fb, "/sys/devices/pwm-fan/target_pwm") == "255");
     } else {
       auto fan = find_fan(fb.root());
       REQUIRE(fan.has_value());
-      REQUIRE(fan->pwm.size() == 1);
-      CHECK(val(fan->pwm.front()) == "255");
+      REQUIRE(fan->pwm.size() == static_cast<size_t>(spec.fan_pwm_files));
+      for (const auto& pwm : fan->pwm) CHECK(val(pwm) == "255");
     }
     CHECK(fb.snapshot() != before);
     CHECK(systemctl.active() == spec.legacy_fan);
@@ -162,7 +166,7 @@ TEST_CASE("restore order: online CPUs first, min/max pairs in a valid order, unl
   CHECK(diff_snapshots(before, fb.snapshot()) == "");
 }
 
-TEST_CASE("EMC lock order as jetson_clocks does it: Nano rate then lock; BPMP boards lock then rate") {
+TEST_CASE("EMC lock order as jetson_clocks does it: lock then rate (R32 Nano and BPMP boards); R28 Nano rate first") {
   for (FakeKind kind : {FakeKind::kNanoR32, FakeKind::kAgxXavierR32, FakeKind::kAgxOrinR35}) {
     FakeBoard fb(kind);
     CAPTURE(fb.spec().name);
@@ -174,16 +178,15 @@ TEST_CASE("EMC lock order as jetson_clocks does it: Nano rate then lock; BPMP bo
     const int lock = write_index(ctl, emc.lock), rate = write_index(ctl, emc.rate);
     REQUIRE(lock >= 0);
     REQUIRE(rate >= 0);
-    if (kind == FakeKind::kNanoR32) {
-      CHECK(rate < lock);
-      // The live rate is the EMC clock's own, not the override clock's.
-      CHECK(emc.current_rate == fb.path("/sys/kernel/debug/clk/emc/clk_rate"));
-    } else {
-      CHECK(lock < rate);
-    }
+    CHECK(lock < rate);
+    // The live rate is the EMC clock's own, not the override clock's.
+    if (kind == FakeKind::kNanoR32) CHECK(emc.current_rate == fb.path("/sys/kernel/debug/clk/emc/clk_rate"));
     REQUIRE(ctl.restore().is_ok());
     CHECK(diff_snapshots(before, fb.snapshot()) == "");
   }
+  // The older R28 script wrote the rate first.
+  CHECK(family_ops_t210().emc_paths("/nonexistent", 28).rate_before_lock);
+  CHECK_FALSE(family_ops_t210().emc_paths("/nonexistent", 32).rate_before_lock);
 }
 
 TEST_CASE("values outside the board's tables are refused before anything is written") {

@@ -18,11 +18,12 @@ namespace {
 
 using Calls = std::vector<std::string>;
 
+// The pwm-fan's pwm1 (the first of the board's fan channels).
 fs::path pwm1(const FakeBoard& fb) {
   auto fan = find_fan(fb.root());
   REQUIRE(fan.has_value());
   REQUIRE_FALSE(fan->legacy);
-  REQUIRE(fan->pwm.size() == 1);
+  REQUIRE(fan->pwm.size() == static_cast<size_t>(fb.spec().fan_pwm_files));
   return fan->pwm.front();
 }
 

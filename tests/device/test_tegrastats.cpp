@@ -84,6 +84,38 @@ TEST_CASE("tegrastats without root: no @MHz on EMC and GR3D; multi-GPC form") {
   CHECK(*g->gpu_freq_hz == 611e6);
 }
 
+TEST_CASE("tegrastats R35.1 AGX Orin: the second GPU cluster GR3D2_FREQ is part of the GPU load") {
+  const BoardSample s = parse_ok("RAM 5678/62795MB CPU [12%@2201,34%@2201] EMC_FREQ 3%@3199 GR3D_FREQ 78%@1300 "
+                                 "GR3D2_FREQ 62%@1300 VDD_GPU_SOC 9000mW/8000mW");
+  CHECK(*s.gpu_load_pct == doctest::Approx(70.0));
+  REQUIRE(s.gpu_cluster_load_pct.size() == 2);
+  CHECK(s.gpu_cluster_load_pct[0] == 78);
+  CHECK(s.gpu_cluster_load_pct[1] == 62);
+  CHECK(*s.gpu_freq_hz == 1300e6);
+  // One cluster printed: its load, no per-cluster list.
+  const BoardSample one = parse_ok("GR3D_FREQ 41%@611");
+  CHECK(*one.gpu_load_pct == 41);
+  CHECK(one.gpu_cluster_load_pct.empty());
+}
+
+TEST_CASE("tegrastats JetPack 7 and Thor: three-field rails, decimal temperatures, load-less GPU clocks") {
+  const BoardSample s = parse_ok(
+      "11-26-2026 10:00:00 RAM 20480/125772MB (lfb 12x4MB) SWAP 0/0MB (cached 0MB) CPU [3%@2601,1%@2601,off] "
+      "EMC_FREQ 1%@4266 GR3D_FREQ @[1000,1000,1000] cpu@52.968C tj@55.5C VDD_GPU_SOC 5139mW/5139mW/5139mW "
+      "VDD_CPU_CV 1200mW/1100mW/1400mW VIN_SYS_5V0 6000mW/6000mW/6100mW");
+  REQUIRE(s.rails.size() == 3);
+  CHECK(*s.rails[0].power_mw == 5139);
+  CHECK(*s.rails[1].power_mw == 1200);  // the current value, not the average or the peak
+  CHECK(*s.total_power_w == doctest::Approx((5139 + 1200 + 6000) / 1000.0));
+  CHECK(*s.gpu_freq_hz == 1000e6);
+  CHECK_FALSE(s.gpu_load_pct.has_value());  // Thor prints no GPU load: none is made up
+  REQUIRE(s.temps.size() == 2);
+  CHECK(s.temps[0].celsius == doctest::Approx(52.968));
+  // A rail with four fields or a non-number is not a rail.
+  const BoardSample odd = parse_ok("RAM 1/2MB VDD_X 1/2/3/4 VDD_Y 1mW/xmW");
+  CHECK(odd.rails.empty());
+}
+
 TEST_CASE("tegrastats: garbage is refused") {
   auto s = parse_tegrastats_line("hello world");
   REQUIRE_FALSE(s.is_ok());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "agent/device/board_state.hpp"
 #include "agent/device/fs_util.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/board_telemetry.hpp"
@@ -56,7 +57,17 @@ TEST_CASE("telemetry reads rails and total power on every board") {
     CHECK(s.nvmap_mb.has_value() == (spec.l4t_major >= 35));
     REQUIRE(s.fan_pwm.has_value());
     CHECK(*s.fan_pwm == (spec.legacy_fan ? 77.0 : 120.0));
-    CHECK(s.fan_rpm.has_value() == spec.legacy_fan);
+    CHECK(s.fan_rpm == spec.fan_rpm);
+    // Every rail shows its over-current limits; no alarm is raised on a quiet board.
+    for (const auto& r : s.rails) {
+      CHECK(r.warn_limit_ma == 6000.0);
+      CHECK(r.crit_limit_ma == 8000.0);
+      CHECK_FALSE(r.warn_alarm);
+      CHECK_FALSE(r.crit_alarm);
+    }
+    // The measured GPU clock where BPMP has nafll_gpc counters (the Orins).
+    if (spec.family == Family::kT234) CHECK(s.gpu_measured_freq_hz == s.gpu_freq_hz);
+    else CHECK_FALSE(s.gpu_measured_freq_hz.has_value());
   });
 }
 
@@ -97,16 +108,16 @@ TEST_CASE("hwmon numbers are not assumed: renumbered hwmon folders still give th
 
 TEST_CASE("total_power rules") {
   CHECK_FALSE(total_power({}).watts.has_value());
-  std::vector<Rail> rails = {{"VDD_CPU_GPU_CV", {}, {}, 500.0}, {"VDD_IN", {}, {}, 4000.0}, {"VDD_SOC", {}, {}, 1000.0}};
+  std::vector<Rail> rails = {Rail::with_power("VDD_CPU_GPU_CV", 500.0), Rail::with_power("VDD_IN", 4000.0), Rail::with_power("VDD_SOC", 1000.0)};
   TotalPower a = total_power(rails);
   CHECK(*a.watts == doctest::Approx(4.0));
   CHECK(a.rule == "VDD_IN");
-  std::vector<Rail> sum = {{"GPU", {}, {}, 1000.0}, {"NC", {}, {}, 50.0}, {"CPU", {}, {}, 500.0}};
+  std::vector<Rail> sum = {Rail::with_power("GPU", 1000.0), Rail::with_power("NC", 50.0), Rail::with_power("CPU", 500.0)};
   TotalPower b = total_power(sum);
   CHECK(*b.watts == doctest::Approx(1.5));
   CHECK(b.rule == "sum(GPU+CPU)");
   // Without its feeder, VDDQ_VDD2_1V8AO counts.
-  std::vector<Rail> no_feeder = {{"VDD_GPU_SOC", {}, {}, 1000.0}, {"VDDQ_VDD2_1V8AO", {}, {}, 300.0}};
+  std::vector<Rail> no_feeder = {Rail::with_power("VDD_GPU_SOC", 1000.0), Rail::with_power("VDDQ_VDD2_1V8AO", 300.0)};
   CHECK(*total_power(no_feeder).watts == doctest::Approx(1.3));
 }
 
@@ -165,6 +176,47 @@ TEST_CASE("BoardSample JSON carries the fields") {
   CHECK(j.at("cores").as_array().size() == 4);
   CHECK(j.at("nvmap_mb").is_null());
   CHECK(j.at("gpu_load_pct").as_double() == doctest::Approx(73.4));
+}
+
+TEST_CASE("an f75308 fan controller and a separate tachometer: every pwm at full speed, the tachometer's rpm") {
+  FakeBoard fb(FakeKind::kAgxOrinR35);
+  auto fan = find_fan(fb.root());
+  REQUIRE(fan.has_value());
+  REQUIRE(fan->pwm.size() == 3);  // pwm-fan pwm1, f75308 pwm1 and pwm2 (pwm1_enable is no channel)
+  CHECK(fan->pwm[1].filename() == "pwm1");
+  CHECK(fan->pwm[1].parent_path().filename() == "hwmon5");
+  REQUIRE(fan->tach.has_value());
+  CHECK(fan->tach->filename() == "rpm");
+  CHECK(*open_reader(fb).read().fan_rpm == 2150);
+}
+
+TEST_CASE("over-current alarms and a measured GPU clock below the pinned rate are throttle reasons") {
+  FakeBoard fb(FakeKind::kAgxOrinR36);
+  Board board = fb.board();
+  proto::BoardState applied = read_board_state(fb.root(), &board);
+  applied.clocks_pinned = true;
+  applied.gpu_hz = 816000000;
+  fb.write("/sys/kernel/debug/bpmp/debug/clk/nafll_gpc0/pto_counter", "816000000\n");
+  fb.write("/sys/kernel/debug/bpmp/debug/clk/nafll_gpc1/pto_counter", "0\n");  // a gated GPC reads 0: not judged
+  CHECK(board_throttle_reason(fb.root(), applied) == "");
+  // The requested clock is unchanged, the measured one is not.
+  fb.write("/sys/kernel/debug/bpmp/debug/clk/nafll_gpc1/pto_counter", "612000000\n");
+  std::string why = board_throttle_reason(fb.root(), applied);
+  CHECK(why == "GPU measured at 612.0 MHz (nafll_gpc pto_counter), pinned at 816.0 MHz");
+  applied.clocks_pinned = false;  // unpinned, a lower clock is DVFS at work
+  CHECK(board_throttle_reason(fb.root(), applied) == "");
+  // An over-current alarm throttles the board whatever its clocks read.
+  const std::string hw = "/sys/devices/platform/bus@0/c240000.i2c/i2c-1/1-0040/hwmon/hwmon1";
+  fb.write(hw + "/curr1_crit_alarm", "1\n");
+  why = board_throttle_reason(fb.root(), applied);
+  CAPTURE(why);
+  CHECK(why.rfind("over-current alarm VDD_GPU_SOC curr1_crit_alarm (", 0) == 0);
+  BoardSample s = open_reader(fb).read();
+  REQUIRE_FALSE(s.rails.empty());
+  CHECK(s.rails[0].crit_alarm);
+  CHECK_FALSE(s.rails[0].warn_alarm);
+  auto j = to_json(s);
+  CHECK(j.at("rails").as_array()[0].as_object().at("crit_alarm").as_bool());
 }
 
 }  // namespace
