@@ -6,6 +6,7 @@
 
 #include "agent/device/board.hpp"
 #include "agent/device/fs_util.hpp"
+#include "agent/device/module_variants.hpp"
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/board_telemetry.hpp"
@@ -57,12 +58,32 @@ void check_gpu_gating(Checklist& c, const path& root, const device::NvpmodelConf
   }
 }
 
+// The module variant (from its device-tree number) and whether the board's nvpmodel.conf holds NVIDIA's modes.
+void check_variant(Checklist& c, const device::Board& board, const device::NvpmodelConf* conf) {
+  const device::ModuleVariant* v = device::find_module_variant(board.info.module_part, conf);
+  if (!v) {
+    c.add("variant", "skip", "no table of NVIDIA's modes for module " + board.info.module_part);
+    return;
+  }
+  std::vector<std::string> issues;
+  if (board.tables.cores != v->cores)
+    issues.push_back(std::to_string(board.tables.cores) + " cores in sysfs, " + v->name + " has " + std::to_string(v->cores));
+  if (conf)
+    for (auto& d : device::differences_from_nvidia(*conf, *v)) issues.push_back(std::move(d));
+  const std::string what = v->name + " (" + board.info.module_part + ")";
+  if (issues.empty())
+    c.add("variant", "ok", what + ": its nvpmodel modes are NVIDIA's (" + v->source + ")");
+  else
+    c.add("variant", "warn", what + ": " + std::to_string(issues.size()) + " difference(s) from NVIDIA's " + v->source +
+                                 ", first: " + issues.front() + " (named modes run as this board's file defines them)");
+}
+
 void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_needs) {
   const path root = o.root;
   auto board = device::open_board(root);
   if (!board) {
     c.add("board", "fail", board.status().message());
-    for (const char* n : {"debugfs", "cpufreq", "devfreq", "emc", "nvpmodel", "gpu gating", "power rails", "fan"})
+    for (const char* n : {"debugfs", "cpufreq", "devfreq", "emc", "nvpmodel", "variant", "gpu gating", "power rails", "fan"})
       c.add(n, "skip", "no Jetson board under " + o.root);
     return;
   }
@@ -119,6 +140,7 @@ void check_board(Checklist& c, const DoctorOptions& o, const std::string& power_
                                       : "; " + std::to_string(conf->warnings.size()) + " line(s) not understood, first: " +
                                             conf->warnings.front()));
   }
+  check_variant(c, *board, conf.is_ok() ? &*conf : nullptr);
   check_gpu_gating(c, root, conf.is_ok() ? &*conf : nullptr, board->info.l4t_major());
 
   const auto rails = device::discover_rails(root);

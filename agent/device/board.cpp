@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/device/fs_util.hpp"
+#include "agent/device/module_variants.hpp"
 
 namespace jetsweep::device {
 
@@ -294,9 +295,13 @@ Result<BoardInfo> detect_board(const fs::path& root) {
 
   if (auto rel = read_raw(under(root, "/etc/nv_tegra_release")); rel.is_ok()) info.l4t = parse_l4t_release(*rel);
   if (auto k = read_trimmed(under(root, "/proc/sys/kernel/osrelease")); k.is_ok()) info.kernel = *k;
+  std::optional<NvpmodelConf> parsed_conf;
   if (auto conf = read_raw(under(root, "/etc/nvpmodel.conf")); conf.is_ok()) {
     info.nvpmodel_conf_fnv1a64 = fnv1a64_hex(*conf);
+    if (auto p = parse_nvpmodel_conf(*conf, "/etc/nvpmodel.conf"); p.is_ok()) parsed_conf = std::move(*p);
   }
+  if (const ModuleVariant* v = find_module_variant(info.module_part, parsed_conf ? &*parsed_conf : nullptr))
+    info.variant = v->name;
   if (auto st = read_trimmed(under(root, "/var/lib/nvpmodel/status")); st.is_ok()) {
     if (auto status = parse_nvpmodel_status(*st)) {   // "pmode:0002 fmode:quiet"
       info.nvpmodel_mode = status->mode;

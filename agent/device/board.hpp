@@ -39,6 +39,7 @@ struct BoardInfo {
   std::vector<std::string> compatible;    // /proc/device-tree/compatible entries
   std::string model;                      // /proc/device-tree/model
   std::string module_part;                // e.g. "p3701-0005"
+  std::string variant;                    // NVIDIA's variant of that module number: "AGX Orin 32GB", "" when unknown
   std::string carrier_part;               // e.g. "p3737-0000" (empty when not in compatible)
   std::optional<L4tRelease> l4t;
   std::string kernel;                     // /proc/sys/kernel/osrelease (= uname -r)

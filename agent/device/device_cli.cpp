@@ -12,6 +12,7 @@
 
 #include "agent/device/board.hpp"
 #include "agent/device/fs_util.hpp"
+#include "agent/device/module_variants.hpp"
 #include "agent/device/nvpmodel.hpp"
 #include "agent/device/power_control.hpp"
 #include "agent/device/restore_state.hpp"
@@ -129,6 +130,7 @@ json::object describe_board(const BoardInfo& bi) {
   o["family"] = std::string(family_name(bi.family));
   o["module"] = std::string(module_name(bi.module));
   o["module_part"] = bi.module_part;
+  o["variant"] = bi.variant;
   o["carrier_part"] = bi.carrier_part;
   o["model"] = bi.model;
   json::array compat;
@@ -224,6 +226,14 @@ void print_probe(const ProbeFindings& f, const json::object& o, std::ostream& ou
     out << "power modes: " << t.cores << " x " << t.cpu_khz.size() << " x " << t.gpu_hz.size() << " x "
         << t.emc_hz.size() << " = " << t.mode_count() << "\n";
   }
+  if (const auto* v = o.if_contains("nvidia_variant"); v && v->is_object()) {
+    const auto& vo = v->as_object();
+    const auto& diffs = vo.at("differences").as_array();
+    out << "variant: " << vo.at("name").as_string().c_str() << " ("
+        << (diffs.empty() ? "modes as NVIDIA's " : std::to_string(diffs.size()) + " difference(s) from NVIDIA's ")
+        << vo.at("source").as_string().c_str() << ")\n";
+    for (const auto& d : diffs) out << "  " << d.as_string().c_str() << "\n";
+  }
   if (f.conf.is_ok()) {
     out << "nvpmodel modes:";
     for (const auto& m : f.conf->modes) out << " " << m.id << "=" << m.name;
@@ -292,6 +302,17 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
     errors.push_back(json::value(conf.status().to_string()));
   }
   o["nvpmodel_modes"] = std::move(modes);
+  // NVIDIA's variant of this module and where the board's conf differs from NVIDIA's file for it.
+  if (const ModuleVariant* v = find_module_variant(bi.module_part, conf.is_ok() ? &*conf : nullptr)) {
+    json::array diffs;
+    if (conf.is_ok())
+      for (const auto& d : differences_from_nvidia(*conf, *v)) diffs.push_back(json::value(d));
+    o["nvidia_variant"] = json::object{{"name", v->name}, {"source", v->source}, {"cores", v->cores},
+                                       {"default_mode", v->default_mode ? json::value(*v->default_mode) : nullptr},
+                                       {"differences", std::move(diffs)}};
+  } else {
+    o["nvidia_variant"] = nullptr;
+  }
   // The GPU's power gating as the board runs it, and each mode's: a mode with other masks needs a reboot.
   auto gating = read_board_gating(root, conf.is_ok() ? &*conf : nullptr, bi.l4t_major());
   json::object gpu_gating;

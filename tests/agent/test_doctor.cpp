@@ -46,6 +46,14 @@ TEST_CASE("doctor on every fake board: each item has a verdict; CUDA decides rea
     }
     CHECK(items["board"].detail.find(", L4T R") != std::string::npos);
     CHECK(items["nvpmodel"].detail.find("reference state: mode") != std::string::npos);
+    // Orin boards are told by their NVIDIA variant (their confs are NVIDIA's); the others have no variant table.
+    REQUIRE(items.count("variant") == 1);
+    if (fb.spec().family == device::Family::kT234) {
+      CHECK(items["variant"].verdict == "ok");
+      CHECK(items["variant"].detail.find("nvpmodel modes are NVIDIA's") != std::string::npos);
+    } else {
+      CHECK(items["variant"].verdict == "skip");
+    }
     if (cuda_device_name().empty()) {
       CHECK(items["cuda"].verdict == "fail");   // the jetson backend trains on CUDA by default
       CHECK(items["cuda"].detail.find("without CUDA") != std::string::npos);
@@ -61,6 +69,24 @@ TEST_CASE("doctor on every fake board: each item has a verdict; CUDA decides rea
     CHECK(json.at("items").as_array().size() == r.items.size());
     CHECK(r.to_text().find("[OK]") != std::string::npos);
   }
+}
+
+TEST_CASE("doctor: a board whose nvpmodel.conf is not NVIDIA's file for its variant gets a warning naming the line") {
+  FakeBoard fb(FakeKind::kAgxOrin32R35);
+  std::string conf = fb.read("/etc/nvpmodel.conf");
+  const std::string nvidia = "GPU MAX_FREQ 816000000";  // MODE_40W's cap
+  REQUIRE(conf.find(nvidia) != std::string::npos);
+  conf.replace(conf.find(nvidia), nvidia.size(), "GPU MAX_FREQ 918000000");
+  fb.write("/etc/nvpmodel.conf", conf);
+  DoctorOptions o;
+  o.root = fb.root().string();
+  o.is_root = true;
+  auto items = by_name(run_doctor(o));
+  CHECK(items["variant"].verdict == "warn");
+  CAPTURE(items["variant"].detail);
+  CHECK(items["variant"].detail.find("AGX Orin 32GB (p3701-0004): 1 difference(s)") != std::string::npos);
+  CHECK(items["variant"].detail.find("mode 3 MODE_40W: GPU MAX_FREQ 918000000, NVIDIA's nvpmodel_p3701_0004.conf has "
+                                     "816000000") != std::string::npos);
 }
 
 TEST_CASE("doctor: not root, no board, an unwritable journal and a CPU-only accelerator") {

@@ -2,6 +2,8 @@
 // table-driven check of many board files at once. Single-threaded (the test's thread). C++17.
 #pragma once
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "agent/device/fs_util.hpp"
 #include "tests/device/fake_board.hpp"
+#include "tests/device/fake_board_boards.hpp"
 
 namespace jetsweep::device {
 
@@ -30,10 +33,18 @@ inline void check_files(const FakeBoard& fb, const std::vector<std::pair<std::st
   }
 }
 
-// Runs `check(fb, spec)` on a fresh fake board of every kind, the board's name captured for failures.
+// Runs `check(fb, spec)` on a fresh fake board of every kind, every Orin variant included, the board's name
+// captured for failures.
+inline std::vector<FakeKind> every_fake_kind() {
+  std::vector<FakeKind> kinds = testing::all_fake_kinds();
+  for (FakeKind k : testing::orin_variant_kinds())
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  return kinds;
+}
+
 template <typename Check>
 void for_each_fake_board(Check check) {
-  for (FakeKind kind : testing::all_fake_kinds()) {
+  for (FakeKind kind : every_fake_kind()) {
     FakeBoard fb(kind);
     CAPTURE(fb.spec().name);
     check(fb, fb.spec());

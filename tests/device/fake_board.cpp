@@ -144,11 +144,7 @@ FakeBoard::FakeBoard(FakeKind kind) {
   spec_.kind = kind;
   switch (kind) {
     case FakeKind::kNanoR32: build_nano_r32(); break;
-    case FakeKind::kAgxXavierR32:
-    case FakeKind::kXavierNxR35:
-    case FakeKind::kAgxOrinR35:
-    case FakeKind::kAgxOrinR36:
-    case FakeKind::kOrinNanoR36: build_bpmp_board(bpmp_board(kind)); break;
+    default: build_bpmp_board(bpmp_board(kind)); break;
   }
   std::vector<std::pair<uint64_t, uint64_t>> stat;
   for (int i = 0; i < spec_.cores; ++i) stat.emplace_back(1000 + 10 * static_cast<uint64_t>(i), 9000);

@@ -18,7 +18,12 @@ namespace jetsweep::device::testing {
 
 namespace fs = std::filesystem;
 
-enum class FakeKind { kNanoR32, kAgxXavierR32, kXavierNxR35, kAgxOrinR35, kAgxOrinR36, kOrinNanoR36 };
+enum class FakeKind {
+  kNanoR32, kAgxXavierR32, kXavierNxR35, kAgxOrinR35, kAgxOrinR36, kOrinNanoR36,
+  // The other Orin variants (tests/device/fake_board_boards.cpp: orin_variant_kinds()).
+  kAgxOrin32R35, kAgxOrin32R36, kOrinNx16R35, kOrinNx16R36, kOrinNx8R35, kOrinNx8R36, kOrinNano8R35, kOrinNano4R35,
+  kOrinNano4R36
+};
 
 std::vector<FakeKind> all_fake_kinds();
 

@@ -192,7 +192,7 @@ BpmpBoard orin_nano_r36() {
   b.gpc_pto = {"nafll_gpc0"};
   b.memory = {7802340, 6000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
-  b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 0, ""}};
+  b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 2133000000, ""}};
   // NVIDIA's p3767-0003 masks: FBP_PG_MASK 2 in both modes, TPC_PG_MASK 240 (15W, the default) and 252 (7W).
   b.gating_params = orin_gating_params(true);
   b.mode_gating = {orin_mode_gating(240, 2), orin_mode_gating(252, 2)};
@@ -202,16 +202,123 @@ BpmpBoard orin_nano_r36() {
   return b;
 }
 
+// The Orin variants of NVIDIA's p3701-0004 and p3767-000x files, written from their facts (NVPMODEL.md and the
+// public copies it names): each mode's cores, CPU/GPU/EMC caps and masks, the default mode and the masks the board
+// boots with (the default mode's). Frequency tables: the AGX Orin's R35 ladders cut at the module's top clock
+// (AGX Orin 32GB and Orin NX 16GB GPU 918 MHz, Orin NX 8GB 765 MHz, Orin Nano 625 MHz; CPU 1984 MHz on the NX,
+// 1510.4 MHz on the Nano), which NVIDIA's mode caps are steps of; the top rates are our approximation.
+struct OrinVariantFacts {
+  FakeKind kind;
+  const char* name;
+  const char* sim_class;
+  Module module;
+  int l4t_major;
+  const char* part;
+  int default_mode;
+  std::vector<std::vector<int>> clusters;
+  int64_t cpu_top_khz;
+  int64_t gpu_top_hz;
+  int64_t emc_top_khz;
+  std::vector<ConfMode> modes;
+  std::vector<int64_t> tpc;  // per mode
+  bool fbp;                  // FBP_PG_MASK 2 in every mode (p3767)
+};
+
+const std::vector<OrinVariantFacts>& orin_variant_facts() {
+  const int64_t emc = 2133000000;
+  const std::vector<ConfMode> agx32 = {{0, "MAXN", 8, 0, -1, -1, 0, ""},
+                                       {1, "MODE_15W", 4, 0, 1113600, 408000000, emc, ""},
+                                       {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
+                                       {3, "MODE_40W", 8, 0, 1497600, 816000000, 0, ""}};
+  const std::vector<ConfMode> nx16 = {{0, "MAXN", 8, 0, -1, -1, 0, ""},
+                                      {1, "10W", 4, 0, 1190400, 612000000, emc, ""},
+                                      {2, "15W", 4, 0, 1651200, 612000000, 0, ""},
+                                      {3, "25W", 8, 0, 1497600, 408000000, 0, ""}};
+  const std::vector<ConfMode> nx8 = {{0, "MAXN", 6, 0, -1, -1, 0, ""},
+                                     {1, "10W", 4, 0, 1190400, 612000000, emc, ""},
+                                     {2, "15W", 4, 0, 1420800, 612000000, 0, ""},
+                                     {3, "20W", 6, 0, 1497600, 408000000, 0, ""}};
+  const std::vector<ConfMode> nano8 = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, emc, ""}};
+  const std::vector<ConfMode> nano4 = {{0, "10W", 6, 0, -1, -1, 0, ""},
+                                       {1, "7W_AI", 4, 0, 806400, 408000000, emc, ""},
+                                       {2, "7W_CPU", 4, 0, 960000, 306000000, emc, ""}};
+  const std::vector<std::vector<int>> eight = {{0, 1, 2, 3}, {4, 5, 6, 7}}, six = {{0, 1, 2, 3}, {4, 5}};
+  static const std::vector<OrinVariantFacts> kFacts = {
+      {FakeKind::kAgxOrin32R35, "agx-orin-32gb-r35", "agx-orin", Module::kAgxOrin, 35, "p3701-0004", 2, eight, 2201600,
+       918000000, 3199000, agx32, {128, 248, 240, 128}, false},
+      {FakeKind::kAgxOrin32R36, "agx-orin-32gb-r36", "agx-orin", Module::kAgxOrin, 36, "p3701-0004", 2, eight, 2201600,
+       918000000, 3199000, agx32, {128, 248, 240, 128}, false},
+      {FakeKind::kOrinNx16R35, "orin-nx-16gb-r35", "orin-nx", Module::kOrinNx, 35, "p3767-0000", 2, eight, 1984000,
+       918000000, 3199000, nx16, {240, 252, 252, 240}, true},
+      {FakeKind::kOrinNx16R36, "orin-nx-16gb-r36", "orin-nx", Module::kOrinNx, 36, "p3767-0000", 2, eight, 1984000,
+       918000000, 3199000, nx16, {240, 252, 252, 240}, true},
+      {FakeKind::kOrinNx8R35, "orin-nx-8gb-r35", "orin-nx", Module::kOrinNx, 35, "p3767-0001", 2, six, 1984000,
+       765000000, 3199000, nx8, {240, 252, 252, 240}, true},
+      {FakeKind::kOrinNx8R36, "orin-nx-8gb-r36", "orin-nx", Module::kOrinNx, 36, "p3767-0001", 2, six, 1984000,
+       765000000, 3199000, nx8, {240, 252, 252, 240}, true},
+      {FakeKind::kOrinNano8R35, "orin-nano-8gb-r35", "orin-nano", Module::kOrinNano, 35, "p3767-0003", 0, six, 1510400,
+       624750000, 2133000, nano8, {240, 252}, true},
+      {FakeKind::kOrinNano4R35, "orin-nano-4gb-r35", "orin-nano", Module::kOrinNano, 35, "p3767-0004", 0, six, 1510400,
+       624750000, 2133000, nano4, {252, 252, 252}, true},
+      {FakeKind::kOrinNano4R36, "orin-nano-4gb-r36", "orin-nano", Module::kOrinNano, 36, "p3767-0004", 0, six, 1510400,
+       624750000, 2133000, nano4, {252, 252, 252}, true}};
+  return kFacts;
+}
+
+BpmpBoard orin_variant(const OrinVariantFacts& f) {
+  const bool r36 = f.l4t_major >= 36;
+  BpmpBoard b = f.module == Module::kAgxOrin ? agx_orin(f.l4t_major) : orin_nano_r36();
+  b.id = {f.name, f.sim_class, Family::kT234, f.module, f.l4t_major, r36 ? "R36.3.0" : "R35.4.1", f.part, f.default_mode};
+  const std::string carrier = f.module == Module::kAgxOrin ? "p3737-0000" : "p3768-0000";
+  b.compatible = {"nvidia," + carrier + "+" + f.part, "nvidia," + std::string(f.part), "nvidia,tegra234"};
+  b.model = f.name;
+  if (!r36) {
+    b.release = "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 "
+                "19:57:35 UTC 2023\n";
+    b.kernel = "5.10.120-tegra";
+    b.gpu = {"/sys/devices/17000000.ga10b", "17000000.ga10b", "ga10b", "/sys/devices/gpu.0", {}};
+    b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+    b.emc.activity = "/sys/kernel/actmon_avg_activity/mc_all";
+    b.f75308_hwmon.clear();
+    b.tach_hwmon.clear();
+  }
+  b.clusters = f.clusters;
+  b.cpu_khz = ladder(115200, 76800, f.cpu_top_khz);  // the 76.8 MHz ladder, then the module's top rate
+  if (b.cpu_khz.back() != f.cpu_top_khz) b.cpu_khz.push_back(f.cpu_top_khz);
+  b.gpu.hz.clear();
+  for (int64_t hz : kOrinGpu)
+    if (hz <= f.gpu_top_hz) b.gpu.hz.push_back(hz);
+  if (b.gpu.hz.back() != f.gpu_top_hz) b.gpu.hz.push_back(f.gpu_top_hz);
+  b.emc.khz = {204000, 665600, 2133000};
+  if (f.emc_top_khz > 2133000) b.emc.khz.push_back(f.emc_top_khz);
+  b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
+  b.modes = f.modes;
+  b.gating_params = orin_gating_params(f.fbp);
+  b.mode_gating.clear();
+  for (int64_t tpc : f.tpc) b.mode_gating.push_back(orin_mode_gating(tpc, f.fbp ? std::optional<int64_t>(2) : std::nullopt));
+  b.tpc_pg_mask_now = f.tpc.at(static_cast<size_t>(f.default_mode));
+  b.fbp_pg_mask_now = f.fbp ? std::optional<int64_t>(2) : std::nullopt;
+  return b;
+}
+
 }  // namespace
 
+std::vector<FakeKind> orin_variant_kinds() {
+  std::vector<FakeKind> out = {FakeKind::kAgxOrinR35, FakeKind::kAgxOrinR36, FakeKind::kOrinNanoR36};
+  for (const auto& f : orin_variant_facts()) out.push_back(f.kind);
+  return out;
+}
+
 BpmpBoard bpmp_board(FakeKind kind) {
+  for (const auto& f : orin_variant_facts())
+    if (f.kind == kind) return orin_variant(f);
   switch (kind) {
     case FakeKind::kAgxXavierR32: return agx_xavier_r32();
     case FakeKind::kXavierNxR35: return xavier_nx_r35();
     case FakeKind::kAgxOrinR35: return agx_orin(35);
     case FakeKind::kAgxOrinR36: return agx_orin(36);
     case FakeKind::kOrinNanoR36: return orin_nano_r36();
-    case FakeKind::kNanoR32: break;
+    default: break;
   }
   throw std::logic_error("bpmp_board: not a BPMP board kind");
 }

@@ -95,6 +95,9 @@ struct BpmpBoard {
   std::optional<int64_t> tpc_pg_mask_now, fbp_pg_mask_now;
 };
 
+// The Orin kinds of every NVIDIA variant (AGX Orin 64GB/32GB, Orin NX 16GB/8GB, Orin Nano 8GB/4GB; R35 and R36).
+std::vector<FakeKind> orin_variant_kinds();
+
 // The board of `kind`; every kind but kNanoR32 (std::logic_error for that one).
 BpmpBoard bpmp_board(FakeKind kind);
 

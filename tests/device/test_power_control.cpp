@@ -27,7 +27,7 @@ std::string cpu_path(int cpu, const std::string& leaf) {
 }
 
 TEST_CASE("set-mode with pinned clocks and fan, then restore, leaves every board byte-for-byte identical") {
-  for (FakeKind kind : testing::all_fake_kinds()) {
+  for (FakeKind kind : every_fake_kind()) {
     FakeBoard fb(kind);
     const auto& spec = fb.spec();
     CAPTURE(spec.name);
