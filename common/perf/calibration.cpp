@@ -60,14 +60,15 @@ std::vector<ClassCalibration> make_classes() {
     c.storage_mb_s = 84.0;
     c.first_minibatch_s = 2.0;                            // assumption
     c.os_mem_kb = 1048576;
-    c.modes = {{0, "MAXN", 8, 0, 0, 0},                             // JM nvpmodel table
-               {1, "10W", 2, 1200000, 520000000, 1065600000},
-               {2, "15W", 4, 1200000, 670000000, 1331200000},
-               {3, "30W_ALL", 8, 1200000, 900000000, 1600000000},
-               {4, "30W_6CORE", 6, 1450000, 900000000, 1600000000},
-               {5, "30W_4CORE", 4, 1780000, 900000000, 1600000000},
-               {6, "30W_2CORE", 2, 2100000, 900000000, 1600000000}};
-    c.default_mode_id = 2;                                          // JM: "2 15W default"
+    // JM's nvpmodel table under NVIDIA's mode names (nvpmodel_t194.conf: MODE_10W, ..., NVPMODEL.md).
+    c.modes = {{0, "MAXN", 8, 0, 0, 0},
+               {1, "MODE_10W", 2, 1200000, 520000000, 1065600000},
+               {2, "MODE_15W", 4, 1200000, 670000000, 1331200000},
+               {3, "MODE_30W_ALL", 8, 1200000, 900000000, 1600000000},
+               {4, "MODE_30W_6CORE", 6, 1450000, 900000000, 1600000000},
+               {5, "MODE_30W_4CORE", 4, 1780000, 900000000, 1600000000},
+               {6, "MODE_30W_2CORE", 2, 2100000, 900000000, 1600000000}};
+    c.default_mode_id = 2;                                          // JM: "2 15W default" (MODE_15W)
     v.push_back(c);
   }
   {
@@ -82,11 +83,12 @@ std::vector<ClassCalibration> make_classes() {
     c.storage_mb_s = 84.0;
     c.first_minibatch_s = 1.5;                             // assumption
     c.os_mem_kb = 1048576;
-    c.modes = {{0, "MAXN", 12, 0, 0, 0},                                  // JM nvpmodel table
-               {1, "15W", 4, 1113600, 408000000, 2133000000},
-               {2, "30W", 8, 1728000, 612000000, 0},
-               {3, "50W", 12, 1497600, 816000000, 0}};
-    c.default_mode_id = 2;                                                // JM: "2 30W default"
+    // NVIDIA's p3701-0000 modes (NVPMODEL.md; JM's table under NVIDIA's names).
+    c.modes = {{0, "MAXN", 12, 0, 0, 0},
+               {1, "MODE_15W", 4, 1113600, 408000000, 2133000000},
+               {2, "MODE_30W", 8, 1728000, 612000000, 0},
+               {3, "MODE_50W", 12, 1497600, 816000000, 0}};
+    c.default_mode_id = 2;                                                // JM: "2 30W default" (MODE_30W)
     v.push_back(c);
   }
   {
@@ -101,8 +103,9 @@ std::vector<ClassCalibration> make_classes() {
     c.storage_mb_s = 84.0;
     c.first_minibatch_s = 2.0;                           // assumption
     c.os_mem_kb = 1048576;
-    c.modes = {{0, "15W", 6, 0, 0, 0}};                  // the maxima (PT Table 2 peak power 15 W)
-    c.default_mode_id = 0;                               // the only mode
+    // NVIDIA's p3767-0003 (R35) modes: 15W uncapped (PT Table 2's maxima, peak power 15 W) and 7W.
+    c.modes = {{0, "15W", 6, 0, 0, 0}, {1, "7W", 4, 960000, 408000000, 2133000000}};
+    c.default_mode_id = 0;                               // PM_CONFIG DEFAULT=0
     v.push_back(c);
   }
   return v;

@@ -168,7 +168,7 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   std::atomic<bool> cancel{false};
   RunConfig c = lenet(1);
   c.max_minibatches = 50;
-  c.power_mode_name = "10W";
+  c.power_mode_name = "MODE_10W";
   CollectingSink named;
   REQUIRE(ex->execute(1, c, named, cancel).status == "done");
   CHECK(ex->board_modified());
@@ -379,7 +379,7 @@ TEST_CASE("every run starts from a defined state: a run without a power mode get
   const auto s2 = started(second);
   CHECK(s2.reference_state);
   REQUIRE(s2.applied.has_value());
-  CHECK(s2.applied->mode_name == "15W");   // JETSON.md: the AGX Xavier's default nvpmodel mode
+  CHECK(s2.applied->mode_name == "MODE_15W");   // JETSON.md: the AGX Xavier's default nvpmodel mode
   CHECK(s2.applied->nvpmodel_id == 2);
   CHECK(s2.applied->cores_online == 4);
   CHECK(s2.applied->cpu_khz == 1190400);

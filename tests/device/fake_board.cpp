@@ -116,7 +116,7 @@ std::string nvpmodel_conf(FakeSpec& spec, int cores, const std::vector<std::stri
     conf += "< POWER_MODEL ID=" + std::to_string(m.id) + " NAME=" + m.name + " >\n" +
             cores_online(cores, m.cores_online) + gating + cpu_limits(clusters, m.cpu_min_khz, m.cpu_max_khz) +
             "GPU MIN_FREQ 0\nGPU MAX_FREQ " + std::to_string(m.gpu_max_hz) + "\n" +
-            (gating.empty() ? "" : "GPU_POWER_CONTROL_DISABLE GPU_PWR_CNTL_DIS auto\n") + "EMC MAX_FREQ " +
+            (gating.find("GPU_PWR_CNTL_EN") == std::string::npos ? "" : "GPU_POWER_CONTROL_DISABLE GPU_PWR_CNTL_DIS auto\n") + "EMC MAX_FREQ " +
             std::to_string(m.emc_max_hz) + "\n" + m.extra;
     spec.mode_names.push_back(m.name);
   }

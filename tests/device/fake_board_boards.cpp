@@ -27,6 +27,9 @@ const char* const kR36Release =
 const std::vector<int64_t> kOrinGpu = {306000000,  408000000,  510000000,  612000000,  714000000, 816000000,
                                        918000000, 1020000000, 1122000000, 1224000000, 1300500000};
 
+// The t194 files' TPC gating block (no _KNEXT path, no GPU power control).
+const char* const kT194TpcParam = "< PARAM TYPE=FILE NAME=TPC_POWER_GATING >\nTPC_PG_MASK /sys/devices/gpu.0/tpc_pg_mask\n\n";
+
 BpmpBoard agx_xavier_r32() {
   BpmpBoard b;
   b.id = {"agx-xavier-r32", "agx-xavier", Family::kT194, Module::kAgxXavier, 32, "R32.5.1", "p2972-0000", 2};
@@ -56,6 +59,11 @@ BpmpBoard agx_xavier_r32() {
              {1, "MODE_10W", 2, 1190400, 1190400, 520200000, 1065600000, ""},
              {2, "MODE_15W", 4, 1190400, 1190400, 670000000, 1331200000, ""},
              {3, "MODE_30W_ALL", 8, 1190400, 1190400, 900000000, 1600000000, ""}};
+  // NVIDIA's t194 masks: MODE_10W gates 2 of the 4 TPCs (TPC_PG_MASK 5), the others none; booted in MODE_15W.
+  b.gating_params = kT194TpcParam;
+  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 0\n", "TPC_POWER_GATING TPC_PG_MASK 5\n",
+                   "TPC_POWER_GATING TPC_PG_MASK 0\n", "TPC_POWER_GATING TPC_PG_MASK 0\n"};
+  b.tpc_pg_mask_now = 0;
   return b;
 }
 
@@ -85,6 +93,10 @@ BpmpBoard xavier_nx_r35() {
   b.conf_clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"};
   b.modes = {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, ""},
              {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, ""}};
+  // NVIDIA's p3668 masks: every mode runs 3 of the 4 TPCs (TPC_PG_MASK 1).
+  b.gating_params = kT194TpcParam;
+  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 1\n", "TPC_POWER_GATING TPC_PG_MASK 1\n"};
+  b.tpc_pg_mask_now = 1;
   return b;
 }
 

@@ -121,9 +121,13 @@ TEST_CASE("set-mode and restore through the CLI leave the tree byte-for-byte ide
   CHECK(trim(fb.read("/sys/devices/system/cpu/cpu5/online")) == "0");
   CHECK(exists_file(restore_state_path(fb.state_dir())));
 
-  CliResult named = run_on(fb, "set-mode", {"--mode", "MODE_10W"});
+  // MODE_10W gates 2 of the 4 TPCs (TPC_PG_MASK 5): not live on a board booted in MODE_15W (mask 0).
+  CliResult gated = run_on(fb, "set-mode", {"--mode", "MODE_10W"});
+  CHECK(gated.rc != 0);
+  CHECK(gated.err.find("TPC_PG_MASK 5") != std::string::npos);
+  CliResult named = run_on(fb, "set-mode", {"--mode", "MODE_15W"});
   REQUIRE_MESSAGE(named.rc == 0, named.err);
-  CHECK(trim(fb.read("/sys/devices/system/cpu/cpu2/online")) == "0");
+  CHECK(trim(fb.read("/sys/devices/system/cpu/cpu4/online")) == "0");
 
   CliResult bad_root = run("restore", {"--root", "/", "--state-dir", fb.state_dir().string()});
   CHECK(bad_root.rc == 2);

@@ -282,8 +282,12 @@ TEST_CASE("probe and doctor show the GPU gating and which modes need a reboot") 
   auto nano_gating = read_board_gating(nano.root(), nullptr, 36);   // without a conf: NVIDIA's places
   REQUIRE(nano_gating.is_ok());
   CHECK(nano_gating->gating.to_string() == "TPC_PG_MASK 240 FBP_PG_MASK 2");
-  FakeBoard xavier(FakeKind::kAgxXavierR32);   // no mask files in this fixture: no gating, not an error
-  auto none = read_board_gating(xavier.root(), nullptr, 32);
+  FakeBoard xavier(FakeKind::kAgxXavierR32);   // booted in MODE_15W: no TPC gated
+  auto xavier_gating = read_board_gating(xavier.root(), nullptr, 32);
+  REQUIRE(xavier_gating.is_ok());
+  CHECK(xavier_gating->gating.to_string() == "TPC_PG_MASK 0");
+  FakeBoard nano_r32(FakeKind::kNanoR32);   // no mask files in this fixture: no gating, not an error
+  auto none = read_board_gating(nano_r32.root(), nullptr, 32);
   REQUIRE(none.is_ok());
   CHECK(none->gating.empty());
 }

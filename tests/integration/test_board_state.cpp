@@ -88,7 +88,7 @@ TEST_CASE("two campaigns back to back on one board: the second names no power mo
   CHECK(db.count("SELECT (applied->>'clocks_pinned')::boolean::int FROM runs WHERE id = " + first_run) == 1);
   CHECK(db.count("SELECT (applied->>'cores_online')::int FROM runs WHERE id = " + second_run) == 4);
   CHECK(db.count("SELECT (applied->>'cpu_khz')::bigint FROM runs WHERE id = " + second_run) == 1190400);
-  CHECK(db.count("SELECT count(*) FROM runs WHERE applied->>'mode_name' = '15W' AND reference_state AND NOT "
+  CHECK(db.count("SELECT count(*) FROM runs WHERE applied->>'mode_name' = 'MODE_15W' AND reference_state AND NOT "
                  "(applied->>'clocks_pinned')::boolean AND applied->>'fan' = 'auto' AND id = " + second_run) == 1);
   // Per epoch: its window, power coverage and the clocks read back at its start and end.
   CHECK(db.count("SELECT count(*) FROM epochs WHERE run_id = " + second_run +
@@ -99,12 +99,12 @@ TEST_CASE("two campaigns back to back on one board: the second names no power mo
   auto report = bj::parse(fleet.cli({"report", "--json", std::to_string(second)})).as_object();
   const auto& run = report.at("runs").as_array().at(0).as_object();
   CHECK(run.at("applied").at("cores_online").as_int64() == 4);
-  CHECK(run.at("applied").at("mode_name") == "15W");
+  CHECK(run.at("applied").at("mode_name") == "MODE_15W");
   CHECK(run.at("reference_state") == true);
   CHECK(run.at("storage_device") == "simulated ssd");
   CHECK(run.at("compute_device") == "simulated");
   CHECK(run.at("epochs").as_array().at(1).at("power_coverage").as_double() == doctest::Approx(1.0));
-  CHECK(fleet.cli({"report", std::to_string(second)}).find("4c/1190.4/624.75/1331.2 15W") != std::string::npos);
+  CHECK(fleet.cli({"report", std::to_string(second)}).find("4c/1190.4/624.75/1331.2 MODE_15W") != std::string::npos);
   CHECK(fleet.cli({"report", std::to_string(first)}).find("2c/2112/624.75/1331.2 pin fan=max") != std::string::npos);
 
   // Export, per epoch: the mode columns come from the applied state, for a run that named no mode too.
@@ -115,7 +115,7 @@ TEST_CASE("two campaigns back to back on one board: the second names no power mo
     CHECK(r.at("cpu_mhz") == "1190.4");
     CHECK(r.at("gpu_mhz") == "624.75");
     CHECK(r.at("emc_mhz") == "1331.2");
-    CHECK(r.at("mode_name") == "15W");
+    CHECK(r.at("mode_name") == "MODE_15W");
     CHECK(r.at("workers") == "4");
     CHECK(r.at("batch_size") == "16");
     CHECK(r.at("simulated") == "true");
@@ -129,7 +129,7 @@ TEST_CASE("analyze variability keeps two modes x two worker settings apart: four
   const int64_t id = submit_campaign(
       fleet, "grid",
       "campaign: grid\nmatrix:\n  device: agx-xavier/*\n  model: lenet5\n  dataset: mnist\n  batch_size: 16\n"
-      "  workers: [0, 4]\n  epochs: 3\n  max_minibatches: 20\n  sample_hz: 10\n  power_mode: [MAXN, 15W]\n");
+      "  workers: [0, 4]\n  epochs: 3\n  max_minibatches: 20\n  sample_hz: 10\n  power_mode: [MAXN, MODE_15W]\n");
   REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(id); }), fleet.logs());
   REQUIRE(db.count("SELECT count(*) FROM runs WHERE status = 'done'") == 8);
   auto v = bj::parse(run_jetsweep({"analyze", "variability", "--db", db.dsn(), "--campaign", std::to_string(id), "--json"}));

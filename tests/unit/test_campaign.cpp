@@ -272,18 +272,19 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
   // Both models of a mode are queued back to back.
   CHECK(c->runs[order[0]].cpu_khz == c->runs[order[1]].cpu_khz);
   CHECK(c->runs[order[0]].model != c->runs[order[1]].model);
-  // Named modes count with the cores they set (AGX Xavier: MAXN 8, 30W_6CORE 6, 15W 4, 10W 2); explicit
-  // settings take what they do not set from the class's reference state (15W: 4 cores, GPU 624.75 MHz), so
-  // a GPU-only mode is a 4-core mode with a slower GPU than 15W.
+  // Named modes count with the cores they set (AGX Xavier: MAXN 8, MODE_30W_6CORE 6, MODE_15W 4, MODE_10W 2);
+  // explicit settings take what they do not set from the class's reference state (MODE_15W: 4 cores, GPU 624.75
+  // MHz), so a GPU-only mode is a 4-core mode with a slower GPU than MODE_15W.
   auto named = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\n"
-                              "  power_mode: [10W, MAXN, {gpu_hz: 522750000}, 15W, {cores: 6, cpu_khz: 1420800}]\n", "n.yaml");
+                              "  power_mode: [MODE_10W, MAXN, {gpu_hz: 522750000}, MODE_15W, {cores: 6, cpu_khz: 1420800}]\n",
+                              "n.yaml");
   REQUIRE(named.is_ok());
   std::vector<std::string> queued;
   for (size_t i : dispatch_order(named.value())) {
     const auto& run = named->runs[i];
     queued.push_back(!run.power_mode_name.empty() ? run.power_mode_name : run.cores > 0 ? std::to_string(run.cores) + "c" : "gpu");
   }
-  CHECK(queued == std::vector<std::string>{"MAXN", "6c", "15W", "gpu", "10W"});
+  CHECK(queued == std::vector<std::string>{"MAXN", "6c", "MODE_15W", "gpu", "MODE_10W"});
   auto file_order = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\norder: file\n"
                                    "  \n", "f.yaml");
   REQUIRE(file_order.is_ok());
@@ -323,8 +324,12 @@ TEST_CASE("a named power mode the board class does not define is refused at vali
   CHECK(error_of(std::string(kHead) + "  device: xavier-nx\n  model: lenet5\n  power_mode: MAXN\n") ==
         "bad.yaml:6:15: power mode 'MAXN' is not defined on 'xavier-nx' (its nvpmodel modes: 0=MODE_15W_2CORE, "
         "2=MODE_15W_6CORE); give the mode's settings instead ({cores, cpu_khz, gpu_hz, emc_hz})");
-  CHECK(error_of(std::string(kHead) + "  device: [agx-xavier, nano]\n  model: lenet5\n  power_mode: 15W\n").find(
-            "power mode '15W' is not defined on 'nano' (its nvpmodel modes: 0=MAXN, 1=5W)") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "  device: [agx-xavier, nano]\n  model: lenet5\n  power_mode: MODE_15W\n").find(
+            "power mode 'MODE_15W' is not defined on 'nano' (its nvpmodel modes: 0=MAXN, 1=5W)") != std::string::npos);
+  // The names are NVIDIA's (nvpmodel_t194.conf, nvpmodel_p3701_0000.conf): JETSON.md's short names are not modes.
+  CHECK(error_of(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n  power_mode: 30W\n").find(
+            "its nvpmodel modes: 0=MAXN, 1=MODE_15W, 2=MODE_30W, 3=MODE_50W") != std::string::npos);
+  CHECK(parse_campaign(std::string(kHead) + "  device: orin-nano\n  model: lenet5\n  power_mode: 7W\n", "ok.yaml").is_ok());
   // By id too, on every board of a class, and zipped per class.
   CHECK(parse_campaign(std::string(kHead) + "  device: xavier-nx/*\n  model: lenet5\n  power_mode: 2\n", "ok.yaml").is_ok());
   CHECK(parse_campaign(std::string(kHead) + "  device: [agx-xavier, xavier-nx]\n  model: lenet5\n"
@@ -334,7 +339,7 @@ TEST_CASE("a named power mode the board class does not define is refused at vali
 TEST_CASE("reference state: a run without a power mode, and the settings a run leaves out, come from the class's default mode") {
   auto board = perf::SimBoard::open("agx-xavier");
   REQUIRE(board.is_ok());
-  CHECK(board->reference_mode().name == "15W");
+  CHECK(board->reference_mode().name == "MODE_15W");
   RunConfig none;
   none.device = "agx-xavier";
   auto s = board->resolve(none);
@@ -350,7 +355,7 @@ TEST_CASE("reference state: a run without a power mode, and the settings a run l
   CHECK(again->cores == 4);
   REQUIRE(board->apply(none).is_ok());
   CHECK_FALSE(board->modified());
-  CHECK(board->state().mode_name == "15W");
+  CHECK(board->state().mode_name == "MODE_15W");
   CHECK(board->state().nvpmodel_id == 2);
 }
 
