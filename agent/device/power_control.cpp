@@ -128,6 +128,28 @@ Status check_mode_gating(const Board& board, const NvpmodelConf& conf, const Nvp
   return Status::ok();
 }
 
+// A PARAM TYPE=HWMON setting ("VDDIN_OC_LIMIT WARN 4000"): the PARAM names "<device>/hwmon curr1_max" (kept as
+// "<device>/hwmon/curr1_max"); the file is curr1_max in the hwmonN folder under it that has one, as nvpmodel
+// finds it (hwmon numbers change between boots).
+Status plan_hwmon_limit(const Board& board, const NvpParam& param, const NvpSetting& s, const std::string& where,
+                        DeviceTarget& target) {
+  const std::string* p = param.path_of(s.arg);
+  if (!p) return invalid_argument(where + ": " + s.param + " " + s.arg + " has no line in its PARAM TYPE=HWMON block");
+  auto value = parse_int(s.value);
+  if (!value || *value < 0)
+    return invalid_argument(where + ": " + s.param + " " + s.arg + " '" + s.value + "' is not a non-negative limit");
+  const fs::path spec = under(board.root, *p);
+  const fs::path dir = spec.parent_path();
+  for (const auto& hw : list_prefixed(dir, "hwmon")) {
+    if (exists_file(hw / spec.filename())) {
+      target.hwmon_limits.push_back({hw / spec.filename(), std::to_string(*value)});
+      return Status::ok();
+    }
+  }
+  return invalid_argument(where + ": " + s.param + " " + s.arg + ": no hwmon folder under " + dir.string() + " has " +
+                          spec.filename().string());
+}
+
 // Leaves out the clusters whose CPUs all end up offline (they need no clocks).
 void drop_offline_clusters(const Board& board, DeviceTarget& target) {
   std::vector<DeviceTarget::Cluster> kept;
@@ -214,6 +236,10 @@ Result<DeviceTarget> plan_named_mode(const Board& board, std::string_view name_o
   for (const auto& s : mode->settings) {
     std::string where = conf.source + ":" + std::to_string(s.line);
     if (s.param == "TPC_POWER_GATING" || s.param == "FBP_POWER_GATING") continue;   // checked above
+    if (const NvpParam* hw = conf.param(s.param); hw && hw->type == "HWMON") {
+      JS_RETURN_IF_ERROR(plan_hwmon_limit(board, *hw, s, where, target));
+      continue;
+    }
     if (s.param == "GPU_POWER_CONTROL_ENABLE" || s.param == "GPU_POWER_CONTROL_DISABLE") {
       const NvpParam* param = conf.param(s.param);
       std::optional<fs::path> path = param ? param->resolve(board.root, s.arg, l4t) : std::nullopt;
@@ -392,7 +418,7 @@ Result<PowerController::ApplyPlan> PowerController::plan_apply(const DeviceTarge
   }
   plan.railgate = t.gpu.device_dir / "railgate_enable";
   if (target.gpu_railgate_off) files.emplace_back(EntryRole::kOther, plan.railgate);
-  for (const auto* list : {&target.gpu_power_before, &target.gpu_power_after}) {
+  for (const auto* list : {&target.gpu_power_before, &target.gpu_power_after, &target.hwmon_limits}) {
     for (const auto& fv : *list) files.emplace_back(EntryRole::kOther, fv.path);
   }
   if (target.gpu_min_max_hz) {
@@ -484,6 +510,8 @@ Status PowerController::write_plan(const DeviceTarget& target, const ApplyPlan& 
     JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.emc.lock, "1"));
     if (!plan.emc.rate_before_lock) JS_RETURN_IF_ERROR(write(EntryRole::kOther, plan.emc.rate, rate));
   }
+  // 5b. Over-current limits of the mode (PARAM TYPE=HWMON).
+  for (const auto& fv : target.hwmon_limits) JS_RETURN_IF_ERROR(write(EntryRole::kOther, fv.path, fv.value));
   // 6. Fan.
   if (plan.fan) {
     if (plan.fan->legacy) {
@@ -521,52 +549,6 @@ Status PowerController::apply_named(std::string_view name_or_id, const ApplyOpti
 }
 
 Result<bool> PowerController::restore() { return restore_pending(state_dir_, nullptr, services_.get()); }
-
-std::optional<FanControl> find_fan(const fs::path& root) {
-  fs::path legacy = under(root, "/sys/devices/pwm-fan");
-  if (exists_file(legacy / "target_pwm")) {
-    FanControl f;
-    f.legacy = true;
-    f.temp_control = legacy / "temp_control";
-    f.target_pwm = legacy / "target_pwm";
-    if (exists_file(legacy / "rpm_measured")) f.tach = legacy / "rpm_measured";
-    return f;
-  }
-  FanControl f;
-  for (const auto& dev : list_prefixed(under(root, "/sys/devices/platform"), "pwm-fan")) {
-    for (const auto& hw : list_prefixed(dev / "hwmon", "hwmon")) {
-      if (exists_file(hw / "pwm1")) f.pwm.push_back(hw / "pwm1");
-      if (!f.tach && exists_file(hw / "fan1_input")) f.tach = hw / "fan1_input";
-    }
-  }
-  // R35 carriers with an f75308 fan controller: jetson_clocks drives every pwmN it has.
-  for (const auto& dev : list_prefixed(under(root, "/sys/bus/i2c/drivers/f75308"), "")) {
-    for (const auto& hw : list_prefixed(dev / "hwmon", "hwmon")) {
-      for (const auto& p : list_prefixed(hw, "pwm")) {
-        if (numeric_suffix(p.filename().string(), "pwm") && exists_file(p)) f.pwm.push_back(p);
-      }
-      if (!f.tach && exists_file(hw / "fan1_input")) f.tach = hw / "fan1_input";
-    }
-  }
-  if (f.pwm.empty()) return std::nullopt;
-  // A tachometer on its own hwmon (Orin: the pwm-tachometer's rpm): the first hwmon under /sys/class/hwmon that
-  // has an rpm, rpm_measured or (named after a tachometer) fan1_input file.
-  if (!f.tach) {
-    for (const auto& hw : list_prefixed(under(root, "/sys/class/hwmon"), "hwmon")) {
-      auto name = read_trimmed(hw / "name");
-      const bool tach_named = name.is_ok() && name->find("tach") != std::string::npos;
-      for (const char* leaf : {"rpm", "rpm_measured", "fan1_input"}) {
-        if (f.tach || (std::string(leaf) == "fan1_input" && !tach_named)) continue;
-        if (exists_file(hw / leaf)) f.tach = hw / leaf;
-      }
-    }
-  }
-  return f;
-}
-
-bool fan_service_manages(const Board& board, const FanControl& fan) {
-  return board.info.l4t_major() >= 35 || !fan.legacy;
-}
 
 Status drop_page_cache(const fs::path& root) {
   ::sync();

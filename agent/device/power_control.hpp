@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/device/board.hpp"
+#include "agent/device/fan_control.hpp"
 #include "agent/device/restore_state.hpp"
 #include "agent/device/service_control.hpp"
 #include "common/status.hpp"
@@ -59,6 +60,9 @@ struct DeviceTarget {
     std::string value;
   };
   std::vector<FileValue> gpu_power_before, gpu_power_after;
+  // nvpmodel's PARAM TYPE=HWMON settings (Xavier NX R35: VDDIN_OC_LIMIT WARN 4000 / CRIT 5000, INA3221
+  // over-current limits in mA): the currK_max / currK_crit file inside the PARAM's hwmon folder.
+  std::vector<FileValue> hwmon_limits;
   // GatingRule::kAsBooted only: the mode's masks are not the board's, so the board runs the mode's cores and
   // clocks on another GPU gating (and is not "in" that mode).
   bool gating_differs = false;
@@ -135,21 +139,6 @@ class PowerController {
   std::shared_ptr<ServiceControl> services_;
   std::vector<std::pair<fs::path, std::string>> last_writes_;
 };
-
-// Fan control files found under root: R32 pwm-fan, or R35+ pwm-fan*/hwmon/hwmon*/pwm1 and every pwmN of an f75308
-// controller (/sys/bus/i2c/drivers/f75308/*/hwmon/hwmon*/), as jetson_clocks drives them.
-struct FanControl {
-  bool legacy = false;                // R32 /sys/devices/pwm-fan
-  fs::path temp_control;              // legacy only
-  fs::path target_pwm;                // legacy only
-  std::vector<fs::path> pwm;          // R35+ pwm files
-  // The speed: legacy rpm_measured, the fan hwmon's fan1_input, or a separate tachometer hwmon's rpm /
-  // rpm_measured; absent when the board has none.
-  std::optional<fs::path> tach;
-};
-std::optional<FanControl> find_fan(const fs::path& root);
-// Whether nvfancontrol.service manages this fan: L4T R35 or newer, or the R35 pwm-fan hwmon layout.
-bool fan_service_manages(const Board& board, const FanControl& fan);
 
 // sync() then "3" into <root>/proc/sys/vm/drop_caches.
 Status drop_page_cache(const fs::path& root = "/");

@@ -91,11 +91,19 @@ BpmpBoard xavier_nx_r35() {
   b.fan_hwmon = "/sys/devices/platform/pwm-fan/hwmon/hwmon3";
   b.memory = {7772000, 6500000, true};
   b.conf_clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2"};
-  b.modes = {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, ""},
-             {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, ""}};
+  // NVIDIA's p3668 file: INA3221 over-current limits per mode (mA; 20W modes warn at 4000), EMC 1866 MHz in 20W.
+  const std::string oc_15w = "VDDIN_OC_LIMIT WARN 3000\nVDDIN_OC_LIMIT CRIT 5000\n";
+  const std::string oc_20w = "VDDIN_OC_LIMIT WARN 4000\nVDDIN_OC_LIMIT CRIT 5000\n";
+  b.modes = {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, oc_15w},
+             {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, oc_15w},
+             {6, "MODE_20W_2CORE", 2, 0, 1907200, 1109250000, 1866000000, oc_20w}};
   // NVIDIA's p3668 masks: every mode runs 3 of the 4 TPCs (TPC_PG_MASK 1).
-  b.gating_params = kT194TpcParam;
-  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 1\n", "TPC_POWER_GATING TPC_PG_MASK 1\n"};
+  b.gating_params = std::string(kT194TpcParam) +
+                    "< PARAM TYPE=HWMON NAME=VDDIN_OC_LIMIT >\n"
+                    "WARN /sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon curr1_max\n"
+                    "CRIT /sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon  curr1_crit\n\n";
+  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 1\n", "TPC_POWER_GATING TPC_PG_MASK 1\n",
+                   "TPC_POWER_GATING TPC_PG_MASK 1\n"};
   b.tpc_pg_mask_now = 1;
   return b;
 }
