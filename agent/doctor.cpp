@@ -65,11 +65,15 @@ void check_variant(Checklist& c, const device::Board& board, const device::Nvpmo
     c.add("variant", "skip", "no table of NVIDIA's modes for module " + board.info.module_part);
     return;
   }
+  if (!conf) {
+    c.add("variant", "warn", v->name + " (" + board.info.module_part +
+                                 "): nvpmodel.conf unreadable, so whether its modes are NVIDIA's is not known");
+    return;
+  }
   std::vector<std::string> issues;
   if (board.tables.cores != v->cores)
     issues.push_back(std::to_string(board.tables.cores) + " cores in sysfs, " + v->name + " has " + std::to_string(v->cores));
-  if (conf)
-    for (auto& d : device::differences_from_nvidia(*conf, *v)) issues.push_back(std::move(d));
+  for (auto& d : device::differences_from_nvidia(*conf, *v)) issues.push_back(std::move(d));
   const std::string what = v->name + " (" + board.info.module_part + ")";
   if (issues.empty())
     c.add("variant", "ok", what + ": its nvpmodel modes are NVIDIA's (" + v->source + ")");

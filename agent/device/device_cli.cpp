@@ -228,11 +228,15 @@ void print_probe(const ProbeFindings& f, const json::object& o, std::ostream& ou
   }
   if (const auto* v = o.if_contains("nvidia_variant"); v && v->is_object()) {
     const auto& vo = v->as_object();
-    const auto& diffs = vo.at("differences").as_array();
-    out << "variant: " << vo.at("name").as_string().c_str() << " ("
-        << (diffs.empty() ? "modes as NVIDIA's " : std::to_string(diffs.size()) + " difference(s) from NVIDIA's ")
-        << vo.at("source").as_string().c_str() << ")\n";
-    for (const auto& d : diffs) out << "  " << d.as_string().c_str() << "\n";
+    out << "variant: " << vo.at("name").as_string().c_str();
+    if (!vo.at("differences").is_array()) {
+      out << " (nvpmodel.conf unreadable: not compared with NVIDIA's " << vo.at("source").as_string().c_str() << ")\n";
+    } else {
+      const auto& diffs = vo.at("differences").as_array();
+      out << " (" << (diffs.empty() ? "modes as NVIDIA's " : std::to_string(diffs.size()) + " difference(s) from NVIDIA's ")
+          << vo.at("source").as_string().c_str() << ")\n";
+      for (const auto& d : diffs) out << "  " << d.as_string().c_str() << "\n";
+    }
   }
   if (f.conf.is_ok()) {
     out << "nvpmodel modes:";
@@ -304,9 +308,13 @@ int run_probe(const ParsedArgs& a, std::ostream& out, std::ostream& err) {
   o["nvpmodel_modes"] = std::move(modes);
   // NVIDIA's variant of this module and where the board's conf differs from NVIDIA's file for it.
   if (const ModuleVariant* v = find_module_variant(bi.module_part, conf.is_ok() ? &*conf : nullptr)) {
-    json::array diffs;
-    if (conf.is_ok())
-      for (const auto& d : differences_from_nvidia(*conf, *v)) diffs.push_back(json::value(d));
+    // differences: null when the board's conf could not be read (not known), [] when its modes are NVIDIA's.
+    json::value diffs = nullptr;
+    if (conf.is_ok()) {
+      json::array list;
+      for (const auto& d : differences_from_nvidia(*conf, *v)) list.push_back(json::value(d));
+      diffs = std::move(list);
+    }
     o["nvidia_variant"] = json::object{{"name", v->name}, {"source", v->source}, {"cores", v->cores},
                                        {"default_mode", v->default_mode ? json::value(*v->default_mode) : nullptr},
                                        {"differences", std::move(diffs)}};

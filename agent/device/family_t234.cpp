@@ -18,7 +18,8 @@ class T234Ops final : public FamilyOps {
     const bool r36 = l4t_major >= 36;
     fs::path cap_r36 = under(root, "/sys/kernel/nvpmodel_clk_cap/emc");
     if (exists_file(cap_r36) && (r36 || !p.cap)) p.cap = cap_r36;
-    // R36's EMC activity: BPMP's actmon (as NVIDIA's tools read it), then the cactmon debugfs node.
+    // R36's EMC activity: BPMP's actmon (NVPMODEL.md), then the cactmon debugfs node. Its unit is taken to be
+    // the older actmon's (kHz of EMC busy, divided by the EMC rate for emc_util_pct): not yet checked on a board.
     const std::vector<fs::path> act_r36 = {under(root, "/sys/kernel/debug/bpmp/debug/actmon/mc_all_avg_activity"),
                                            under(root, "/sys/kernel/debug/cactmon/mc_all")};
     p.activity.insert(r36 ? p.activity.begin() : p.activity.end(), act_r36.begin(), act_r36.end());

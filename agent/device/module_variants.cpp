@@ -117,17 +117,15 @@ const std::vector<ModuleVariant>& module_variants() {
 }
 
 const ModuleVariant* find_module_variant(std::string_view module_part, const NvpmodelConf* conf) {
+  // A Super file on a module whose Super modes are not in the table has no variant here (rather than being
+  // compared with the R35 file and reported as differing from NVIDIA's own).
   const bool super = conf && conf->find("MAXN_SUPER") != nullptr;
-  const ModuleVariant* found = nullptr;
   for (const auto& v : module_variants()) {
     bool has_part = false;
     for (const auto& p : v.parts) has_part = has_part || p == module_part;
-    if (!has_part) continue;
-    const bool is_super = v.name.find("Super") != std::string::npos;
-    if (!found || is_super == super) found = &v;
-    if (is_super == super) break;
+    if (has_part && (v.name.find("Super") != std::string::npos) == super) return &v;
   }
-  return found;
+  return nullptr;
 }
 
 std::vector<std::string> differences_from_nvidia(const NvpmodelConf& conf, const ModuleVariant& variant) {

@@ -16,6 +16,7 @@
 
 namespace jetsweep::device {
 
+// One nvpmodel mode as NVIDIA's file for a variant defines it.
 struct VariantMode {
   int id = 0;
   std::string name;
@@ -28,6 +29,7 @@ struct VariantMode {
   int64_t emc_max_hz = 0;    // 0 = no cap
 };
 
+// One module variant: its module numbers, cores, default mode and NVIDIA's modes for it.
 struct ModuleVariant {
   std::string name;                // "AGX Orin 32GB"
   std::vector<std::string> parts;  // module numbers: "p3701-0004"

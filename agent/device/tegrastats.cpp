@@ -101,6 +101,15 @@ std::optional<double> parse_timestamp(std::string_view date, std::string_view ti
   return static_cast<double>(timegm(&t));
 }
 
+// The GPU's load: the mean of its clusters' (GR3D_FREQ, GR3D2_FREQ), each kept when there are several.
+void set_gpu_load(BoardSample& s, const std::vector<double>& cluster_load) {
+  if (cluster_load.empty()) return;
+  double sum = 0;
+  for (double l : cluster_load) sum += l;
+  s.gpu_load_pct = sum / static_cast<double>(cluster_load.size());
+  if (cluster_load.size() > 1) s.gpu_cluster_load_pct = cluster_load;
+}
+
 }  // namespace
 
 Result<BoardSample> parse_tegrastats_line(std::string_view line) {
@@ -169,7 +178,8 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
         } else {
           // GR3D_FREQ is the GPU (its first cluster on R35.1 Orin, which prints GR3D2_FREQ for the second); Thor
           // prints clocks only ("@[1000,1000,1000]"), no load.
-          if (pct) gpc_load.push_back(*pct);
+          // A cluster clocked at 0 MHz is gated (R35.1 MODE_30W prints GR3D2_FREQ 0%@0): not part of the mean.
+          if (pct && !(mhz && *mhz == 0 && t == "GR3D2_FREQ")) gpc_load.push_back(*pct);
           if (mhz && t == "GR3D_FREQ") s.gpu_freq_hz = *mhz * 1e6;
         }
         ++i;
@@ -192,12 +202,7 @@ Result<BoardSample> parse_tegrastats_line(std::string_view line) {
     }
   }
   if (known == 0) return invalid_argument("not a tegrastats line: '" + std::string(line.substr(0, 120)) + "'");
-  if (!gpc_load.empty()) {
-    double sum = 0;
-    for (double l : gpc_load) sum += l;
-    s.gpu_load_pct = sum / static_cast<double>(gpc_load.size());
-    if (gpc_load.size() > 1) s.gpu_cluster_load_pct = gpc_load;
-  }
+  set_gpu_load(s, gpc_load);
   TotalPower tp = total_power(s.rails);
   s.total_power_w = tp.watts;
   s.total_power_rule = tp.rule;

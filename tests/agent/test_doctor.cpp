@@ -87,6 +87,11 @@ TEST_CASE("doctor: a board whose nvpmodel.conf is not NVIDIA's file for its vari
   CHECK(items["variant"].detail.find("AGX Orin 32GB (p3701-0004): 1 difference(s)") != std::string::npos);
   CHECK(items["variant"].detail.find("mode 3 MODE_40W: GPU MAX_FREQ 918000000, NVIDIA's nvpmodel_p3701_0004.conf has "
                                      "816000000") != std::string::npos);
+  // No conf to compare: not "NVIDIA's", but not known.
+  std::filesystem::remove(fb.path("/etc/nvpmodel.conf"));
+  items = by_name(run_doctor(o));
+  CHECK(items["variant"].verdict == "warn");
+  CHECK(items["variant"].detail.find("nvpmodel.conf unreadable") != std::string::npos);
 }
 
 TEST_CASE("doctor: not root, no board, an unwritable journal and a CPU-only accelerator") {

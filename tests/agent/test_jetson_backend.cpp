@@ -232,6 +232,39 @@ TEST_CASE("jetson backend: every run records the GPU gating; the reference state
   REQUIRE(rig.ex->restore_board().is_ok());
 }
 
+TEST_CASE("jetson backend: an over-current alarm and a measured GPU clock below the pin mark the epoch throttled") {
+  JetsonRig rig(FakeKind::kAgxOrinR35, 16);
+  std::atomic<bool> cancel{false};
+  auto epoch_of = [&](int64_t id, const RunConfig& c) {
+    CollectingSink sink;
+    auto fin = rig.ex->execute(id, c, sink, cancel);
+    REQUIRE_MESSAGE(fin.status == "done", fin.error);
+    REQUIRE(sink.epochs().size() == 1);
+    return sink.epochs()[0];
+  };
+  const std::string alarm = "/sys/devices/platform/c240000.i2c/i2c-1/1-0040/hwmon/hwmon4/curr1_crit_alarm";
+  // Caps at the clocks the fake board's cur_freq files show (they do not follow caps), so only the cause under
+  // test can throttle.
+  RunConfig at_current = rig.run();
+  at_current.cpu_khz = 2201600;
+  at_current.gpu_hz = 816000000;
+  const proto::EpochResult quiet = epoch_of(1, at_current);
+  CHECK_MESSAGE(!quiet.throttled, quiet.throttle_reason);
+  rig.fb.write(alarm, "1\n");
+  const proto::EpochResult oc = epoch_of(2, at_current);
+  CHECK(oc.throttled);
+  CHECK(oc.throttle_reason.rfind("over-current alarm VDD_GPU_SOC curr1_crit_alarm (", 0) == 0);
+  rig.fb.write(alarm, "0\n");
+  RunConfig pinned = at_current;
+  pinned.pin_clocks = true;
+  for (const char* gpc : {"nafll_gpc0", "nafll_gpc1"})
+    rig.fb.write(std::string("/sys/kernel/debug/bpmp/debug/clk/") + gpc + "/pto_counter", "600000000\n");
+  const proto::EpochResult slow = epoch_of(3, pinned);
+  CHECK(slow.throttled);
+  CHECK(slow.throttle_reason == "GPU measured at 600.0 MHz (nafll_gpc pto_counter), pinned at 816.0 MHz");
+  REQUIRE(rig.ex->restore_board().is_ok());
+}
+
 TEST_CASE("jetson backend: settings a dead agent left are restored when the backend opens") {
   FakeBoard fb(FakeKind::kXavierNxR35);
   const auto before = fb.snapshot();

@@ -75,6 +75,14 @@ std::string cpu_limits(const std::vector<std::string>& names, int64_t min, int64
   return s;
 }
 
+// The clusters with a core online (cores 0..online-1), whose clock lines NVIDIA's files write; the others have none.
+std::vector<std::string> online_clusters(const std::vector<std::string>& names, int cores_per_cluster, int online) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (static_cast<int>(i) * cores_per_cluster < online) out.push_back(names[i]);
+  return out;
+}
+
 std::string meminfo(int64_t total_kb, int64_t avail_kb, bool nvmap) {
   std::ostringstream s;
   s << "MemTotal:       " << total_kb << " kB\n"
@@ -114,7 +122,8 @@ std::string nvpmodel_conf(FakeSpec& spec, int cores, const std::vector<std::stri
     const ConfMode& m = b.modes[i];
     const std::string gating = i < b.mode_gating.size() ? b.mode_gating[i] : "";
     conf += "< POWER_MODEL ID=" + std::to_string(m.id) + " NAME=" + m.name + " >\n" +
-            cores_online(cores, m.cores_online) + gating + cpu_limits(clusters, m.cpu_min_khz, m.cpu_max_khz) +
+            cores_online(cores, m.cores_online) + gating +
+            cpu_limits(online_clusters(clusters, cores_per_cluster, m.cores_online), m.cpu_min_khz, m.cpu_max_khz) +
             "GPU MIN_FREQ 0\nGPU MAX_FREQ " + std::to_string(m.gpu_max_hz) + "\n" +
             (gating.find("GPU_PWR_CNTL_EN") == std::string::npos ? "" : "GPU_POWER_CONTROL_DISABLE GPU_PWR_CNTL_DIS auto\n") + "EMC MAX_FREQ " +
             std::to_string(m.emc_max_hz) + "\n" + m.extra;
@@ -477,9 +486,13 @@ void FakeBoard::build_bpmp_board(const BpmpBoard& b) {
     write(b.tach_hwmon + "/rpm", "2150\n");
     spec_.fan_rpm = 2150;
   }
-  // The measured GPU clock (BPMP's nafll_gpc counters), where the board has them: the requested clock.
-  for (const auto& gpc : b.gpc_pto) write("/sys/kernel/debug/bpmp/debug/clk/" + gpc + "/pto_counter",
-                                          std::to_string(b.gpu.hz[b.gpu.hz.size() / 2]) + "\n");
+  // The measured GPU clock (BPMP's nafll_gpc counters), where the board has them: a little off the requested one,
+  // as a counter measures it; gpc1 a further 1 MHz lower (the reader takes the lowest).
+  for (size_t i = 0; i < b.gpc_pto.size(); ++i) {
+    const int64_t hz = b.gpu.hz[b.gpu.hz.size() / 2] - 250000 - static_cast<int64_t>(i) * 1000000;
+    write("/sys/kernel/debug/bpmp/debug/clk/" + b.gpc_pto[i] + "/pto_counter", std::to_string(hz) + "\n");
+    spec_.gpu_measured_hz = static_cast<double>(hz);
+  }
   write("/proc/meminfo", meminfo(b.memory.total_kb, b.memory.avail_kb, b.memory.nvmap));
   const int cores_per_cluster = static_cast<int>(b.clusters.front().size());
   write("/etc/nvpmodel.conf", nvpmodel_conf(spec_, cores, b.conf_clusters, cores_per_cluster,

@@ -58,6 +58,7 @@ struct FakeSpec {
   bool legacy_fan = false;
   int fan_pwm_files = 0;          // R35+ pwm files a fan at full speed writes (pwm-fan pwm1, f75308 pwmN)
   std::optional<double> fan_rpm;  // what the tachometer reads, where the board has one
+  std::optional<double> gpu_measured_hz;  // the lowest nafll_gpc pto_counter, where the board has them
   int live_thermal_zones = 0;     // zones that are not powered off
 };
 

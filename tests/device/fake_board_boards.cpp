@@ -27,8 +27,16 @@ const char* const kR36Release =
 const std::vector<int64_t> kOrinGpu = {306000000,  408000000,  510000000,  612000000,  714000000, 816000000,
                                        918000000, 1020000000, 1122000000, 1224000000, 1300500000};
 
-// The t194 files' TPC gating block (no _KNEXT path, no GPU power control).
-const char* const kT194TpcParam = "< PARAM TYPE=FILE NAME=TPC_POWER_GATING >\nTPC_PG_MASK /sys/devices/gpu.0/tpc_pg_mask\n\n";
+// The t194 files' TPC gating and GPU power control blocks (no _KNEXT paths).
+const char* const kT194TpcParam =
+    "< PARAM TYPE=FILE NAME=TPC_POWER_GATING >\nTPC_PG_MASK /sys/devices/gpu.0/tpc_pg_mask\n\n"
+    "< PARAM TYPE=FILE NAME=GPU_POWER_CONTROL_ENABLE >\nGPU_PWR_CNTL_EN /sys/devices/gpu.0/power/control\n\n"
+    "< PARAM TYPE=FILE NAME=GPU_POWER_CONTROL_DISABLE >\nGPU_PWR_CNTL_DIS /sys/devices/gpu.0/power/control\n\n";
+
+// A t194 mode's lines before its clocks: its TPC mask, then GPU power control on.
+std::string t194_mode_gating(int tpc) {
+  return "TPC_POWER_GATING TPC_PG_MASK " + std::to_string(tpc) + "\nGPU_POWER_CONTROL_ENABLE GPU_PWR_CNTL_EN on\n";
+}
 
 BpmpBoard agx_xavier_r32() {
   BpmpBoard b;
@@ -55,14 +63,14 @@ BpmpBoard agx_xavier_r32() {
                {"PMIC-Die", 100000}, {"Tboard_tegra", 27000}, {"Tdiode_tegra", -256000}, {"thermal-fan-est", 27450}};
   b.memory = {16202660, 15000000, false};
   b.conf_clusters = {"CPU_DENVER_0", "CPU_DENVER_1", "CPU_DENVER_2", "CPU_DENVER_3"};
-  b.modes = {{0, "MAXN", 8, 1190400, -1, -1, 0, ""},
-             {1, "MODE_10W", 2, 1190400, 1190400, 520200000, 1065600000, ""},
-             {2, "MODE_15W", 4, 1190400, 1190400, 670000000, 1331200000, ""},
-             {3, "MODE_30W_ALL", 8, 1190400, 1190400, 900000000, 1600000000, ""}};
+  // NVIDIA's nvpmodel_t194.conf values: a 1.2 GHz CPU floor (between table entries: rounded as cpufreq does).
+  b.modes = {{0, "MAXN", 8, 1200000, -1, -1, 0, ""},
+             {1, "MODE_10W", 2, 1200000, 1200000, 520000000, 1065600000, ""},
+             {2, "MODE_15W", 4, 1200000, 1200000, 670000000, 1331200000, ""},
+             {3, "MODE_30W_ALL", 8, 1200000, 1200000, 900000000, 1600000000, ""}};
   // NVIDIA's t194 masks: MODE_10W gates 2 of the 4 TPCs (TPC_PG_MASK 5), the others none; booted in MODE_15W.
   b.gating_params = kT194TpcParam;
-  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 0\n", "TPC_POWER_GATING TPC_PG_MASK 5\n",
-                   "TPC_POWER_GATING TPC_PG_MASK 0\n", "TPC_POWER_GATING TPC_PG_MASK 0\n"};
+  b.mode_gating = {t194_mode_gating(0), t194_mode_gating(5), t194_mode_gating(0), t194_mode_gating(0)};
   b.tpc_pg_mask_now = 0;
   return b;
 }
@@ -82,7 +90,7 @@ BpmpBoard xavier_nx_r35() {
   b.emc.khz = {204000, 408000, 665600, 800000, 1065600, 1331200, 1600000, 1866000};
   b.emc.cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
   b.emc.activity = "/sys/kernel/actmon_avg_activity/mc_all";
-  b.rail_banks = {{true, "/sys/devices/platform/3160000.i2c/i2c-7", "7-0040", 5,
+  b.rail_banks = {{true, "/sys/devices/platform/c250000.i2c/i2c-7", "7-0040", 5,
                    {{"VDD_IN", 5000, 960, 0}, {"VDD_CPU_GPU_CV", 5000, 150, 0}, {"VDD_SOC", 5000, 250, 0}}}};
   b.total_power_w = 4.8;
   b.total_rule = "VDD_IN";
@@ -94,16 +102,15 @@ BpmpBoard xavier_nx_r35() {
   // NVIDIA's p3668 file: INA3221 over-current limits per mode (mA; 20W modes warn at 4000), EMC 1866 MHz in 20W.
   const std::string oc_15w = "VDDIN_OC_LIMIT WARN 3000\nVDDIN_OC_LIMIT CRIT 5000\n";
   const std::string oc_20w = "VDDIN_OC_LIMIT WARN 4000\nVDDIN_OC_LIMIT CRIT 5000\n";
-  b.modes = {{0, "MODE_15W_2CORE", 2, 0, 1907200, 1109250000, 1600000000, oc_15w},
-             {2, "MODE_15W_6CORE", 6, 0, 1420800, 1109250000, 1600000000, oc_15w},
-             {6, "MODE_20W_2CORE", 2, 0, 1907200, 1109250000, 1866000000, oc_20w}};
+  b.modes = {{0, "MODE_15W_2CORE", 2, 1190400, 1907200, 1109250000, 1600000000, oc_15w},
+             {2, "MODE_15W_6CORE", 6, 1190400, 1420800, 1109250000, 1600000000, oc_15w},
+             {6, "MODE_20W_2CORE", 2, 1190400, 1907200, 1109250000, 1866000000, oc_20w}};
   // NVIDIA's p3668 masks: every mode runs 3 of the 4 TPCs (TPC_PG_MASK 1).
   b.gating_params = std::string(kT194TpcParam) +
                     "< PARAM TYPE=HWMON NAME=VDDIN_OC_LIMIT >\n"
-                    "WARN /sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon curr1_max\n"
-                    "CRIT /sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon  curr1_crit\n\n";
-  b.mode_gating = {"TPC_POWER_GATING TPC_PG_MASK 1\n", "TPC_POWER_GATING TPC_PG_MASK 1\n",
-                   "TPC_POWER_GATING TPC_PG_MASK 1\n"};
+                    "WARN /sys/devices/platform/c250000.i2c/i2c-7/7-0040/hwmon curr1_max\n"
+                    "CRIT /sys/devices/platform/c250000.i2c/i2c-7/7-0040/hwmon  curr1_crit\n\n";
+  b.mode_gating = {t194_mode_gating(1), t194_mode_gating(1), t194_mode_gating(1)};
   b.tpc_pg_mask_now = 1;
   return b;
 }
@@ -174,10 +181,10 @@ BpmpBoard agx_orin(int l4t_major) {
   b.gpc_pto = {"nafll_gpc0", "nafll_gpc1"};
   b.memory = {64302132, 62000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1", "CPU_A78_2"};
-  b.modes = {{0, "MAXN", 12, 0, -1, -1, 0, ""},
-             {1, "MODE_15W", 4, 0, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
-             {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
-             {3, "MODE_50W", 12, 0, 1497600, 816000000, 0, ""}};
+  b.modes = {{0, "MAXN", 12, 729600, -1, -1, 0, ""},
+             {1, "MODE_15W", 4, 729600, 1113600, 408000000, 2133000000, "DLA0_CORE MAX_FREQ 614400000\n"},
+             {2, "MODE_30W", 8, 729600, 1728000, 612000000, 0, ""},
+             {3, "MODE_50W", 12, 729600, 1497600, 816000000, 0, ""}};
   // NVIDIA's p3701-0000 masks: MAXN and MODE_50W 0 (8 of 8 TPCs), MODE_30W 240 (4), MODE_15W 248 (3); the board
   // boots in mode 2, so its TPC mask reads 240.
   b.gating_params = orin_gating_params(false);
@@ -212,7 +219,7 @@ BpmpBoard orin_nano_r36() {
   b.gpc_pto = {"nafll_gpc0"};
   b.memory = {7802340, 6000000, true};
   b.conf_clusters = {"CPU_A78_0", "CPU_A78_1"};
-  b.modes = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, 2133000000, ""}};
+  b.modes = {{0, "15W", 6, 729600, -1, -1, 0, ""}, {1, "7W", 4, 729600, 960000, 408000000, 2133000000, ""}};
   // NVIDIA's p3767-0003 masks: FBP_PG_MASK 2 in both modes, TPC_PG_MASK 240 (15W, the default) and 252 (7W).
   b.gating_params = orin_gating_params(true);
   b.mode_gating = {orin_mode_gating(240, 2), orin_mode_gating(252, 2)};
@@ -246,22 +253,22 @@ struct OrinVariantFacts {
 
 const std::vector<OrinVariantFacts>& orin_variant_facts() {
   const int64_t emc = 2133000000;
-  const std::vector<ConfMode> agx32 = {{0, "MAXN", 8, 0, -1, -1, 0, ""},
-                                       {1, "MODE_15W", 4, 0, 1113600, 408000000, emc, ""},
-                                       {2, "MODE_30W", 8, 0, 1728000, 612000000, 0, ""},
-                                       {3, "MODE_40W", 8, 0, 1497600, 816000000, 0, ""}};
-  const std::vector<ConfMode> nx16 = {{0, "MAXN", 8, 0, -1, -1, 0, ""},
-                                      {1, "10W", 4, 0, 1190400, 612000000, emc, ""},
-                                      {2, "15W", 4, 0, 1651200, 612000000, 0, ""},
-                                      {3, "25W", 8, 0, 1497600, 408000000, 0, ""}};
-  const std::vector<ConfMode> nx8 = {{0, "MAXN", 6, 0, -1, -1, 0, ""},
-                                     {1, "10W", 4, 0, 1190400, 612000000, emc, ""},
-                                     {2, "15W", 4, 0, 1420800, 612000000, 0, ""},
-                                     {3, "20W", 6, 0, 1497600, 408000000, 0, ""}};
-  const std::vector<ConfMode> nano8 = {{0, "15W", 6, 0, -1, -1, 0, ""}, {1, "7W", 4, 0, 960000, 408000000, emc, ""}};
-  const std::vector<ConfMode> nano4 = {{0, "10W", 6, 0, -1, -1, 0, ""},
-                                       {1, "7W_AI", 4, 0, 806400, 408000000, emc, ""},
-                                       {2, "7W_CPU", 4, 0, 960000, 306000000, emc, ""}};
+  const std::vector<ConfMode> agx32 = {{0, "MAXN", 8, 729600, -1, -1, 0, ""},
+                                       {1, "MODE_15W", 4, 729600, 1113600, 408000000, emc, ""},
+                                       {2, "MODE_30W", 8, 729600, 1728000, 612000000, 0, ""},
+                                       {3, "MODE_40W", 8, 729600, 1497600, 816000000, 0, ""}};
+  const std::vector<ConfMode> nx16 = {{0, "MAXN", 8, 729600, -1, -1, 0, ""},
+                                      {1, "10W", 4, 729600, 1190400, 612000000, emc, ""},
+                                      {2, "15W", 4, 729600, 1651200, 612000000, 0, ""},
+                                      {3, "25W", 8, 729600, 1497600, 408000000, 0, ""}};
+  const std::vector<ConfMode> nx8 = {{0, "MAXN", 6, 729600, -1, -1, 0, ""},
+                                     {1, "10W", 4, 729600, 1190400, 612000000, emc, ""},
+                                     {2, "15W", 4, 729600, 1420800, 612000000, 0, ""},
+                                     {3, "20W", 6, 729600, 1497600, 408000000, 0, ""}};
+  const std::vector<ConfMode> nano8 = {{0, "15W", 6, 729600, -1, -1, 0, ""}, {1, "7W", 4, 729600, 960000, 408000000, emc, ""}};
+  const std::vector<ConfMode> nano4 = {{0, "10W", 6, 729600, -1, -1, 0, ""},
+                                       {1, "7W_AI", 4, 729600, 806400, 408000000, emc, ""},
+                                       {2, "7W_CPU", 4, 729600, 960000, 306000000, emc, ""}};
   const std::vector<std::vector<int>> eight = {{0, 1, 2, 3}, {4, 5, 6, 7}}, six = {{0, 1, 2, 3}, {4, 5}};
   static const std::vector<OrinVariantFacts> kFacts = {
       {FakeKind::kAgxOrin32R35, "agx-orin-32gb-r35", "agx-orin", Module::kAgxOrin, 35, "p3701-0004", 2, eight, 2201600,

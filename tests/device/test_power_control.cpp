@@ -388,7 +388,7 @@ TEST_CASE("named nvpmodel modes") {
 
 TEST_CASE("a named mode's PARAM TYPE=HWMON over-current limits are written in the hwmon folder the board has") {
   FakeBoard fb(FakeKind::kXavierNxR35);
-  const std::string hw = "/sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon/hwmon5";
+  const std::string hw = "/sys/devices/platform/c250000.i2c/i2c-7/7-0040/hwmon/hwmon5";
   const auto before = fb.snapshot();
   PowerController ctl(fb.board(), fb.state_dir());
   Status s = ctl.apply_named("MODE_20W_2CORE", ApplyOptions{});
@@ -400,13 +400,13 @@ TEST_CASE("a named mode's PARAM TYPE=HWMON over-current limits are written in th
   check_files(fb, {{hw + "/curr1_max", "3000"}, {hw + "/curr1_crit", "5000"}});
   REQUIRE(ctl.restore().is_ok());
   // hwmon folders are renumbered between boots: the limit follows the folder that has the file.
-  fs::rename(fb.path(hw), fb.path("/sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon/hwmon2"));
+  fs::rename(fb.path(hw), fb.path("/sys/devices/platform/c250000.i2c/i2c-7/7-0040/hwmon/hwmon2"));
   auto moved = plan_named_mode(fb.board(), "MODE_20W_2CORE", ApplyOptions{});
   REQUIRE_MESSAGE(moved.is_ok(), moved.status().to_string());
   REQUIRE(moved->hwmon_limits.size() == 2);
   CHECK(moved->hwmon_limits[0].path.parent_path().filename() == "hwmon2");
   // No such file: refused before anything is written, naming the conf line and the folder.
-  fs::remove(fb.path("/sys/devices/platform/3160000.i2c/i2c-7/7-0040/hwmon/hwmon2/curr1_crit"));
+  fs::remove(fb.path("/sys/devices/platform/c250000.i2c/i2c-7/7-0040/hwmon/hwmon2/curr1_crit"));
   auto missing = plan_named_mode(fb.board(), "MODE_20W_2CORE", ApplyOptions{});
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().message().find("nvpmodel.conf:") != std::string::npos);

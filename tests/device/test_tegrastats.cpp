@@ -92,6 +92,9 @@ TEST_CASE("tegrastats R35.1 AGX Orin: the second GPU cluster GR3D2_FREQ is part 
   CHECK(s.gpu_cluster_load_pct[0] == 78);
   CHECK(s.gpu_cluster_load_pct[1] == 62);
   CHECK(*s.gpu_freq_hz == 1300e6);
+  // A gated second cluster (0 MHz, MODE_30W's 4 of 8 TPCs) does not halve the GPU's load.
+  const BoardSample gated = parse_ok("GR3D_FREQ 80%@612 GR3D2_FREQ 0%@0");
+  CHECK(*gated.gpu_load_pct == 80);
   // One cluster printed: its load, no per-cluster list.
   const BoardSample one = parse_ok("GR3D_FREQ 41%@611");
   CHECK(*one.gpu_load_pct == 41);
