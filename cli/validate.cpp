@@ -76,6 +76,9 @@ bj::object expansion_json(const Campaign& c, const Expansion& x, const std::opti
   mo["per_device"] = std::move(md);
   mo["wall_s_one_board_per_device"] = x.modelled_wall;
   o["modelled"] = std::move(mo);
+  bj::array gating;
+  for (const auto& n : gating_notes(c)) gating.push_back(bj::value(n));
+  o["gpu_gating_notes"] = std::move(gating);
   if (estimate) o["estimate"] = *estimate;
   return o;
 }
@@ -103,6 +106,7 @@ void print_expansion(std::ostream& out, const std::string& file, const Campaign&
   if (x.modelled_wall > 0)
     out << "modelled duration with one board per device: " << format_duration(x.modelled_wall)
         << " (the papers' calibrated board model, docs/SIMULATION.md)\n";
+  for (const auto& n : gating_notes(c)) out << "GPU gating: " << n << "\n";
 }
 
 }  // namespace

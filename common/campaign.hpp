@@ -35,6 +35,11 @@ struct Campaign {
 // (a named board); named modes are resolved with it.
 std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::string>& run_classes = {});
 
+// Per board class, the named modes of the campaign whose GPU power-gating masks (NVIDIA's files) differ from the
+// class's default mode's: a real board booted in its default mode refuses them until it runs `nvpmodel -m N` and
+// reboots. One line per class, "" nowhere; empty when no run names such a mode.
+std::vector<std::string> gating_notes(const Campaign& c);
+
 // A smaller copy of a campaign, to dry-run it (on simulated boards, say) before the real thing: at most
 // max_runs runs, spread evenly over the expansion order (the first and the last kept, so every value of the
 // outermost axes stays represented), at most max_epochs epochs and max_minibatches minibatches per epoch

@@ -46,6 +46,7 @@ std::vector<ClassCalibration> make_classes() {
     c.modes = {{0, "MODE_15W_2CORE", 2, 1907200, 1109250000, 1600000000},   // S23 Table 1: 1.9 GHz dual-core
                {2, "MODE_15W_6CORE", 6, 1420800, 1109250000, 1600000000}};  // S23 Table 3 "15W"
     c.default_mode_id = 2;                                                    // 15W 6-core, the NX default (not in JETSON.md: *assumption*)
+    c.mode_masks = {{0, 1, {}}, {2, 1, {}}};  // nvpmodel_t194_p3668.conf: 3 of 4 TPCs in every mode
     v.push_back(c);
   }
   {
@@ -69,6 +70,7 @@ std::vector<ClassCalibration> make_classes() {
                {5, "MODE_30W_4CORE", 4, 1780000, 900000000, 1600000000},
                {6, "MODE_30W_2CORE", 2, 2100000, 900000000, 1600000000}};
     c.default_mode_id = 2;                                          // JM: "2 15W default" (MODE_15W)
+    c.mode_masks = {{0, 0, {}}, {1, 5, {}}, {2, 0, {}}, {3, 0, {}}, {4, 0, {}}, {5, 0, {}}, {6, 0, {}}};  // nvpmodel_t194.conf
     v.push_back(c);
   }
   {
@@ -89,6 +91,7 @@ std::vector<ClassCalibration> make_classes() {
                {2, "MODE_30W", 8, 1728000, 612000000, 0},
                {3, "MODE_50W", 12, 1497600, 816000000, 0}};
     c.default_mode_id = 2;                                                // JM: "2 30W default" (MODE_30W)
+    c.mode_masks = {{0, 0, {}}, {1, 248, {}}, {2, 240, {}}, {3, 0, {}}};  // nvpmodel_p3701_0000.conf
     v.push_back(c);
   }
   {
@@ -106,6 +109,7 @@ std::vector<ClassCalibration> make_classes() {
     // NVIDIA's p3767-0003 (R35) modes: 15W uncapped (PT Table 2's maxima, peak power 15 W) and 7W.
     c.modes = {{0, "15W", 6, 0, 0, 0}, {1, "7W", 4, 960000, 408000000, 2133000000}};
     c.default_mode_id = 0;                               // PM_CONFIG DEFAULT=0
+    c.mode_masks = {{0, 240, 2}, {1, 252, 2}};           // nvpmodel_p3767_0003.conf
     v.push_back(c);
   }
   return v;
@@ -209,6 +213,19 @@ std::vector<WorkloadCalibration> make_workloads() {
 }
 
 }  // namespace
+
+std::string ModeMasks::to_string() const {
+  std::string s;
+  if (tpc_pg_mask) s += "TPC_PG_MASK " + std::to_string(*tpc_pg_mask);
+  if (fbp_pg_mask) s += std::string(s.empty() ? "" : " ") + "FBP_PG_MASK " + std::to_string(*fbp_pg_mask);
+  return s.empty() ? "none" : s;
+}
+
+const ModeMasks* ClassCalibration::masks_of(int mode_id) const {
+  for (const auto& m : mode_masks)
+    if (m.id == mode_id) return &m;
+  return nullptr;
+}
 
 Result<ClassCalibration> class_calibration(std::string_view board_class) {
   static const std::vector<ClassCalibration> kClasses = make_classes();

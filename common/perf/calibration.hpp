@@ -37,6 +37,15 @@ struct NamedMode {
   int64_t emc_max_hz = 0;
 };
 
+// NVIDIA's GPU power-gating masks of one named mode (TPC_PG_MASK / FBP_PG_MASK; a set bit = a unit off). They
+// change only at boot: a board runs a mode with other masks only after nvpmodel and a reboot.
+struct ModeMasks {
+  int id = 0;
+  std::optional<int64_t> tpc_pg_mask;
+  std::optional<int64_t> fbp_pg_mask;
+  std::string to_string() const;  // "TPC_PG_MASK 240 FBP_PG_MASK 2", "none"
+};
+
 struct ClassCalibration {
   std::string board_class;
   Settings reference;              // the papers' default mode of the class (MAXN, NX: 15W): the model's unit
@@ -51,6 +60,8 @@ struct ClassCalibration {
   double first_minibatch_s = 0;    // extra compute of the very first minibatch (kernel selection)
   int64_t os_mem_kb = 0;           // RAM used by the OS and the agent
   std::vector<NamedMode> modes;
+  std::vector<ModeMasks> mode_masks;  // per named mode where NVIDIA's file gates the GPU (not modelled in time/power)
+  const ModeMasks* masks_of(int mode_id) const;
 };
 
 // Per-class reference epoch figures of one workload (epoch 1+, batch 16, 4 workers, warm cache).

@@ -336,6 +336,34 @@ TEST_CASE("a named power mode the board class does not define is refused at vali
                        "  power_mode: [MAXN, MODE_15W_6CORE]\nzip:\n  - [device, power_mode]\n", "ok.yaml").is_ok());
 }
 
+TEST_CASE("gating notes: named modes whose GPU masks differ from the default mode's are named with their nvpmodel id") {
+  auto orin = parse_campaign(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n"
+                             "  power_mode: [MAXN, MODE_30W, MODE_15W, {cores: 4}]\n", "g.yaml");
+  REQUIRE(orin.is_ok());
+  const auto notes = gating_notes(*orin);
+  REQUIRE(notes.size() == 1);
+  CAPTURE(notes[0]);
+  CHECK(notes[0].rfind("agx-orin: 2 run(s) name modes that gate the GPU unlike the default mode MODE_30W "
+                       "(TPC_PG_MASK 240): MAXN (TPC_PG_MASK 0, nvpmodel -m 0), MODE_15W (TPC_PG_MASK 248, nvpmodel -m 1)",
+                       0) == 0);
+  auto nano = parse_campaign(std::string(kHead) + "  device: orin-nano\n  model: lenet5\n  power_mode: [15W, 7W]\n",
+                             "n.yaml");
+  REQUIRE(nano.is_ok());
+  REQUIRE(gating_notes(*nano).size() == 1);
+  CHECK(gating_notes(*nano)[0].rfind("orin-nano: 1 run(s) name modes that gate the GPU unlike the default mode 15W "
+                                     "(TPC_PG_MASK 240 FBP_PG_MASK 2): 7W (TPC_PG_MASK 252 FBP_PG_MASK 2, nvpmodel -m 1)",
+                                     0) == 0);
+  // Modes with the default mode's masks (and explicit settings) need nothing.
+  auto xavier = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\n"
+                               "  power_mode: [MAXN, MODE_15W, MODE_30W_ALL, {cores: 2}]\n", "x.yaml");
+  REQUIRE(xavier.is_ok());
+  CHECK(gating_notes(*xavier).empty());
+  auto ten = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\n  power_mode: MODE_10W\n", "t.yaml");
+  REQUIRE(ten.is_ok());
+  REQUIRE(gating_notes(*ten).size() == 1);
+  CHECK(gating_notes(*ten)[0].find("MODE_10W (TPC_PG_MASK 5, nvpmodel -m 1)") != std::string::npos);
+}
+
 TEST_CASE("reference state: a run without a power mode, and the settings a run leaves out, come from the class's default mode") {
   auto board = perf::SimBoard::open("agx-xavier");
   REQUIRE(board.is_ok());
