@@ -2,6 +2,8 @@
 // characterisation paper, "PT" = PowerTrain FGCS'24, "JM" = shared/reference/JETSON.md).
 #include "common/perf/calibration.hpp"
 
+#include <map>
+
 #include "common/text.hpp"
 
 namespace jetsweep::perf {
@@ -46,7 +48,6 @@ std::vector<ClassCalibration> make_classes() {
     c.modes = {{0, "MODE_15W_2CORE", 2, 1907200, 1109250000, 1600000000},   // S23 Table 1: 1.9 GHz dual-core
                {2, "MODE_15W_6CORE", 6, 1420800, 1109250000, 1600000000}};  // S23 Table 3 "15W"
     c.default_mode_id = 2;                                                    // 15W 6-core, the NX default (not in JETSON.md: *assumption*)
-    c.mode_masks = {{0, 1, {}}, {2, 1, {}}};  // nvpmodel_t194_p3668.conf: 3 of 4 TPCs in every mode
     v.push_back(c);
   }
   {
@@ -70,7 +71,6 @@ std::vector<ClassCalibration> make_classes() {
                {5, "MODE_30W_4CORE", 4, 1780000, 900000000, 1600000000},
                {6, "MODE_30W_2CORE", 2, 2100000, 900000000, 1600000000}};
     c.default_mode_id = 2;                                          // JM: "2 15W default" (MODE_15W)
-    c.mode_masks = {{0, 0, {}}, {1, 5, {}}, {2, 0, {}}, {3, 0, {}}, {4, 0, {}}, {5, 0, {}}, {6, 0, {}}};  // nvpmodel_t194.conf
     v.push_back(c);
   }
   {
@@ -91,7 +91,6 @@ std::vector<ClassCalibration> make_classes() {
                {2, "MODE_30W", 8, 1728000, 612000000, 0},
                {3, "MODE_50W", 12, 1497600, 816000000, 0}};
     c.default_mode_id = 2;                                                // JM: "2 30W default" (MODE_30W)
-    c.mode_masks = {{0, 0, {}}, {1, 248, {}}, {2, 240, {}}, {3, 0, {}}};  // nvpmodel_p3701_0000.conf
     v.push_back(c);
   }
   {
@@ -109,7 +108,6 @@ std::vector<ClassCalibration> make_classes() {
     // NVIDIA's p3767-0003 (R35) modes: 15W uncapped (PT Table 2's maxima, peak power 15 W) and 7W.
     c.modes = {{0, "15W", 6, 0, 0, 0}, {1, "7W", 4, 960000, 408000000, 2133000000}};
     c.default_mode_id = 0;                               // PM_CONFIG DEFAULT=0
-    c.mode_masks = {{0, 240, 2}, {1, 252, 2}};           // nvpmodel_p3767_0003.conf
     v.push_back(c);
   }
   return v;
@@ -227,8 +225,25 @@ const ModeMasks* ClassCalibration::masks_of(int mode_id) const {
   return nullptr;
 }
 
+namespace {
+
+// NVIDIA's GPU masks of each class's named modes (nvpmodel_t194.conf, nvpmodel_t194_p3668.conf,
+// nvpmodel_p3701_0000.conf, nvpmodel_p3767_0003.conf; the Nano's t210 has none).
+std::vector<ClassCalibration> with_nvidia_masks(std::vector<ClassCalibration> v) {
+  const std::map<std::string, std::vector<ModeMasks>> masks = {
+      {"xavier-nx", {{0, 1, {}}, {2, 1, {}}}},  // 3 of 4 TPCs in every mode
+      {"agx-xavier", {{0, 0, {}}, {1, 5, {}}, {2, 0, {}}, {3, 0, {}}, {4, 0, {}}, {5, 0, {}}, {6, 0, {}}}},
+      {"agx-orin", {{0, 0, {}}, {1, 248, {}}, {2, 240, {}}, {3, 0, {}}}},
+      {"orin-nano", {{0, 240, 2}, {1, 252, 2}}}};
+  for (auto& c : v)
+    if (auto it = masks.find(c.board_class); it != masks.end()) c.mode_masks = it->second;
+  return v;
+}
+
+}  // namespace
+
 Result<ClassCalibration> class_calibration(std::string_view board_class) {
-  static const std::vector<ClassCalibration> kClasses = make_classes();
+  static const std::vector<ClassCalibration> kClasses = with_nvidia_masks(make_classes());
   for (const auto& c : kClasses)
     if (c.board_class == board_class) return c;
   return invalid_argument("no simulation calibration for board class '" + std::string(board_class) + "' (known: " +
