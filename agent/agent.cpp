@@ -3,9 +3,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <iterator>
 #include <set>
 
 #include "agent/credential_file.hpp"
+#include "agent/device/service_control.hpp"
 #include "common/log.hpp"
 #include "net/tls.hpp"
 #include "net/ws_stream.hpp"
@@ -18,16 +20,10 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 const char* state_name(AgentState s) {
-  switch (s) {
-    case AgentState::kDisconnected: return "disconnected";
-    case AgentState::kConnecting: return "connecting";
-    case AgentState::kRegistering: return "registering";
-    case AgentState::kIdle: return "idle";
-    case AgentState::kRunning: return "running";
-    case AgentState::kDraining: return "draining";
-    case AgentState::kStopped: return "stopped";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"disconnected", "connecting", "registering", "idle",
+                                           "running",      "rebooting",  "draining",    "stopped"};
+  const auto i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 // One WebSocket connection attempt; callbacks check they still belong to the current connection.
@@ -65,6 +61,7 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       heartbeat_timer_(ioc),
       drain_timer_(ioc),
       idle_timer_(ioc),
+      reboot_timer_(ioc),
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
       credential_(options_.credential),
@@ -73,6 +70,12 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
     // Messages left unacknowledged by a previous process become the outbox, replayed after registration.
     unacked_ = options_.journal->take_pending();
     next_id_ = std::max(next_id_, options_.journal->next_id());
+  }
+  if (options_.resume_after_reboot) {
+    // Back from a reboot for this run: the controller kept it (and the board) for this agent.
+    pending_reboot_ = options_.resume_after_reboot;
+    resume_pending_ = true;
+    current_run_ = pending_reboot_->run_id;
   }
 }
 
@@ -216,10 +219,17 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
     backoff_ = options_.backoff_initial;
     JS_LOG_INFO << "agent " << options_.name << ": registered as agent " << agent_id_ << ", resending "
                 << unacked_.size() << " unacknowledged result messages";
-    set_state(shutting_down_ ? AgentState::kDraining : current_run_ ? AgentState::kRunning : AgentState::kIdle);
+    set_state(shutting_down_ ? AgentState::kDraining : awaiting_reboot_ ? AgentState::kRebooting
+              : current_run_ ? AgentState::kRunning : AgentState::kIdle);
     for (const auto& e : unacked_) write_frame(e.frame);
     start_heartbeat();
     maybe_finish_drain();
+    if (resume_pending_ && !shutting_down_) {
+      resume_pending_ = false;
+      JS_LOG_INFO << "agent " << options_.name << ": back from the reboot for run " << pending_reboot_->run_id
+                  << " (nvpmodel mode " << pending_reboot_->announced.mode_name << "); checking the GPU masks";
+      start_run(proto::AssignRun{pending_reboot_->run_id, pending_reboot_->config});
+    }
   } else if (const auto* m = std::get_if<proto::AssignRun>(&env.body)) {
     if (state_ == AgentState::kRegistering) {
       send_now(proto::Error{"protocol_error", "assign_run before registered", env.id});
@@ -234,11 +244,16 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
       JS_LOG_INFO << "agent " << options_.name << ": cancelling run " << m->run_id << " at the controller's request ("
                   << m->reason << ")";
       cancel_ = true;
+      // Waiting for the controller to record its reboot: nothing ran yet, the run ends here.
+      if (awaiting_reboot_ && !reboot_commands_started_)
+        fail_reboot(m->run_id, "cancelled before the reboot (" + m->reason + ")", "cancelled");
     } else {
       JS_LOG_INFO << "agent " << options_.name << ": cancel of run " << m->run_id << " ignored (not running it)";
     }
   } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
     while (!unacked_.empty() && unacked_.front().id <= m->up_to) unacked_.pop_front();
+    if (awaiting_reboot_ && !reboot_commands_started_ && m->up_to >= reboot_announce_id_)
+      run_reboot_commands();
     if (options_.journal) {
       Status s = options_.journal->ack(m->up_to);
       if (!s.is_ok())
@@ -390,16 +405,115 @@ void Agent::start_run(const proto::AssignRun& assign) {
               << assign.config.dataset << " bs " << assign.config.batch_size << " w " << assign.config.workers << ")";
   idle_timer_.cancel();
   auto self = shared_from_this();
-  training_thread_ = std::thread([self, assign, t0 = proto::unix_now_s()] {
+  // Whether the run's masks are checked first: the agent may reboot, or it rebooted for this run.
+  const bool check_masks = options_.reboot.allowed || (pending_reboot_ && pending_reboot_->run_id == assign.run_id);
+  training_thread_ = std::thread([self, assign, check_masks, t0 = proto::unix_now_s()] {
     PostingSink sink(self, t0);
+    if (check_masks) {
+      // A mode whose GPU masks are not the booted ones: the reboot flow (an error here is left for execute()
+      // below, whose prepare() reads the same files and fails the run naming them).
+      auto need = self->executor_->reboot_for(assign.config);
+      if (need.is_ok() && need->has_value())
+        return asio::post(self->ioc_, [self, assign, n = **need] { self->on_reboot_needed(assign, n); });
+      if (need.is_ok()) asio::post(self->ioc_, [self, id = assign.run_id] { self->on_reboot_verified(id); });
+    }
     self->executor_->execute(assign.run_id, assign.config, sink, self->cancel_);
     asio::post(self->ioc_, [self, id = assign.run_id] { self->on_run_finished(id); });
   });
 }
 
+void Agent::on_reboot_needed(const proto::AssignRun& assign, proto::RebootPending need) {
+  const std::string what = "nvpmodel mode " + need.mode_name + " (`nvpmodel -m " + std::to_string(need.nvpmodel_id) +
+                           "`: " + describe_mask_change(need) + ")";
+  const bool again = pending_reboot_ && pending_reboot_->run_id == assign.run_id;
+  if (again && pending_reboot_->commands_started)
+    return fail_reboot(assign.run_id, "after the reboot for " + what + " the board still runs with other GPU masks: "
+                                      "nvpmodel did not apply the mode at boot (check nvpmodel.service, "
+                                      "/var/lib/nvpmodel/status and /etc/nvpmodel.conf)");
+  if (!options_.reboot.allowed)   // announced by an earlier start that had --allow-reboot
+    return fail_reboot(assign.run_id, what + " needs a reboot, and this agent was started without --allow-reboot");
+  if (shutting_down_ || cancel_) return fail_reboot(assign.run_id, "agent stopped before rebooting for " + what, "cancelled");
+  need.run_id = assign.run_id;
+  need.expected_back_s = static_cast<double>(options_.reboot.expected_back.count());
+  need.requested_unix_s = proto::unix_now_s();
+  // Stopped before its commands ran last time: the same reboot, announced again (the controller records it once).
+  if (again) need = pending_reboot_->announced;
+  PendingReboot pending{assign.run_id, assign.config, need, false};
+  if (Status s = save_pending_reboot(options_.reboot.pending_file, pending); !s.is_ok())
+    return fail_reboot(assign.run_id, what + " needs a reboot, but " + s.to_string());
+  pending_reboot_ = pending;
+  reboot_commands_started_ = false;
+  awaiting_reboot_ = true;
+  set_state(AgentState::kRebooting);
+  JS_LOG_INFO << "agent " << options_.name << ": run " << assign.run_id << " needs " << what
+              << "; rebooting the board once the controller has recorded it (back expected within "
+              << options_.reboot.expected_back.count() << " s)";
+  reboot_announce_id_ = next_id_;
+  enqueue_result(need);
+}
+
+void Agent::run_reboot_commands() {
+  reboot_commands_started_ = true;
+  if (training_thread_.joinable()) training_thread_.join();   // it only checked the masks
+  const int64_t run = pending_reboot_->run_id;
+  if (cancel_ || shutting_down_) return fail_reboot(run, "cancelled before the reboot", "cancelled");
+  pending_reboot_->commands_started = true;
+  if (Status s = save_pending_reboot(options_.reboot.pending_file, *pending_reboot_); !s.is_ok())
+    return fail_reboot(run, "cannot reboot for nvpmodel mode " + pending_reboot_->announced.mode_name + ": " + s.to_string());
+  auto self = shared_from_this();
+  training_thread_ = std::thread([self, opts = options_.reboot, id = pending_reboot_->announced.nvpmodel_id] {
+    Status s = set_mode_and_reboot(opts, id);
+    asio::post(self->ioc_, [self, s] { self->on_reboot_commands_done(s); });
+  });
+}
+
+void Agent::on_reboot_commands_done(const Status& s) {
+  if (!pending_reboot_ || !awaiting_reboot_) return;
+  const int64_t run = pending_reboot_->run_id;
+  if (!s.is_ok()) return fail_reboot(run, "rebooting the board for nvpmodel mode " + pending_reboot_->announced.mode_name +
+                                              " failed: " + s.message());
+  JS_LOG_INFO << "agent " << options_.name << ": reboot for run " << run << " requested; waiting to be taken down";
+  reboot_timer_.expires_after(options_.reboot.expected_back);
+  auto self = shared_from_this();
+  reboot_timer_.async_wait([self, run](beast::error_code ec) {
+    if (ec || !self->pending_reboot_ || !self->awaiting_reboot_) return;
+    self->fail_reboot(run, "the board did not reboot within " + std::to_string(self->options_.reboot.expected_back.count()) +
+                               " s of `" + device::command_line(self->options_.reboot.reboot_command) +
+                               "` (check --reboot-command and the agent's permission to reboot)");
+  });
+}
+
+void Agent::on_reboot_verified(int64_t run_id) {
+  if (!pending_reboot_ || pending_reboot_->run_id != run_id) return;
+  JS_LOG_INFO << "agent " << options_.name << ": run " << run_id << ": the board came back in nvpmodel mode "
+              << pending_reboot_->announced.mode_name << " with its GPU masks (" << describe_mask_change(pending_reboot_->announced)
+              << ")";
+  if (Status s = clear_pending_reboot(options_.reboot.pending_file); !s.is_ok())
+    JS_LOG_ERROR << "agent " << options_.name << ": " << s.to_string();
+  pending_reboot_.reset();
+}
+
+void Agent::fail_reboot(int64_t run_id, const std::string& why, const char* status) {
+  JS_LOG_ERROR << "agent " << options_.name << ": run " << run_id << " " << status << ": " << why;
+  reboot_timer_.cancel();
+  if (Status s = clear_pending_reboot(options_.reboot.pending_file); !s.is_ok())
+    JS_LOG_ERROR << "agent " << options_.name << ": " << s.to_string();
+  pending_reboot_.reset();
+  enqueue_result(proto::RunFinished{run_id, status, why, 0});
+  awaiting_reboot_ = false;
+  if (state_ == AgentState::kRebooting) set_state(AgentState::kRunning);
+  on_run_finished(run_id);
+}
+
 void Agent::on_run_finished(int64_t run_id) {
   if (training_thread_.joinable()) training_thread_.join();
   current_run_.reset();
+  if (pending_reboot_ && pending_reboot_->run_id == run_id) {
+    // Resumed after its reboot and ended (its masks could not even be read): nothing to resume any more.
+    if (Status s = clear_pending_reboot(options_.reboot.pending_file); !s.is_ok())
+      JS_LOG_ERROR << "agent " << options_.name << ": " << s.to_string();
+    pending_reboot_.reset();
+  }
   JS_LOG_INFO << "agent " << options_.name << ": run " << run_id << " finished";
   if (shutting_down_) {
     set_state(AgentState::kDraining);
@@ -443,6 +557,8 @@ void Agent::shutdown() {
               << (current_run_ ? ", cancelling run " + std::to_string(*current_run_) : std::string()) << ")";
   cancel_ = true;
   reconnect_timer_.cancel();
+  // Taken down for its reboot: the run waits in the pending-reboot file for the agent that comes back.
+  if (awaiting_reboot_) current_run_.reset();
   if (!conn_ || !conn_->open) {
     if (!current_run_) stop_now();
     return;
@@ -470,6 +586,7 @@ void Agent::stop_now() {
   heartbeat_timer_.cancel();
   reconnect_timer_.cancel();
   idle_timer_.cancel();
+  reboot_timer_.cancel();
   cancel_ = true;
   if (conn_ && conn_->open) {
     auto c = conn_;

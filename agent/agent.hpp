@@ -1,5 +1,7 @@
 // Agent: owns the connection to the controller (Boost.Beast WebSocket client), the explicit state machine
-// Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped, the outbox of
+// Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped (and Running ->
+// Rebooting when a run's nvpmodel mode needs the board rebooted: agent/reboot.hpp; the agent that comes back
+// resumes the run from the pending-reboot file), the outbox of
 // result messages kept until the controller acks them (written to the journal first when there is one,
 // replayed from it after a restart, resent after every reconnect), clock-sync replies, heartbeats, and the
 // training thread, and the board-restore policy (restore after `idle_restore` without a run, and in
@@ -19,6 +21,7 @@
 #include <thread>
 
 #include "agent/journal.hpp"
+#include "agent/reboot.hpp"
 #include "agent/run_executor.hpp"
 #include "common/protocol.hpp"
 
@@ -28,7 +31,7 @@ class context;
 
 namespace jetsweep::agent {
 
-enum class AgentState { kDisconnected, kConnecting, kRegistering, kIdle, kRunning, kDraining, kStopped };
+enum class AgentState { kDisconnected, kConnecting, kRegistering, kIdle, kRunning, kRebooting, kDraining, kStopped };
 const char* state_name(AgentState s);
 
 struct AgentOptions {
@@ -57,6 +60,11 @@ struct AgentOptions {
   // credential the controller issues is written to credential_file (empty: kept in memory only).
   std::optional<std::string> credential;
   std::string credential_file;
+  // Rebooting the board for a run whose nvpmodel mode gates the GPU differently (off unless reboot.allowed), and
+  // the run this agent rebooted for before it started (loaded by the caller from reboot.pending_file): it is
+  // resumed after registration once its masks are verified, or failed naming them.
+  RebootOptions reboot;
+  std::optional<PendingReboot> resume_after_reboot;
 };
 
 class Agent : public std::enable_shared_from_this<Agent> {
@@ -93,6 +101,14 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void start_heartbeat();
   void start_run(const proto::AssignRun& assign);
   void on_run_finished(int64_t run_id);
+  // The reboot flow (io thread): announce (journaled, acked), then nvpmodel and the reboot command once the
+  // controller has it, then wait to be taken down; any failure fails the run, naming the step.
+  void on_reboot_needed(const proto::AssignRun& assign, proto::RebootPending need);
+  void run_reboot_commands();
+  void on_reboot_commands_done(const Status& s);
+  void on_reboot_verified(int64_t run_id);
+  // Ends the run (status "failed", or "cancelled" when the controller cancelled it) and forgets the reboot.
+  void fail_reboot(int64_t run_id, const std::string& why, const char* status = "failed");
   void maybe_finish_drain();
   void stop_now();
   void schedule_idle_restore();
@@ -106,6 +122,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer drain_timer_;
   boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer reboot_timer_;   // the reboot that should have taken the agent down by now
   std::chrono::milliseconds backoff_;
   std::mt19937_64 rng_;
   std::chrono::milliseconds heartbeat_interval_{1000};
@@ -123,6 +140,11 @@ class Agent : public std::enable_shared_from_this<Agent> {
   std::thread training_thread_;
   std::optional<int64_t> current_run_;
   std::atomic<bool> cancel_{false};
+  std::optional<PendingReboot> pending_reboot_;   // announced or being resumed (also on disk)
+  bool resume_pending_ = false;                   // pending_reboot_ came from before the reboot: run it once registered
+  bool awaiting_reboot_ = false;                  // announced: waiting for the ack, the commands, then the end
+  uint64_t reboot_announce_id_ = 0;               // the reboot_pending message whose ack starts the reboot
+  bool reboot_commands_started_ = false;
 };
 
 }  // namespace jetsweep::agent

@@ -68,6 +68,13 @@ class Backend {
   // Puts the board in the run's state and records in `started` the state read back and whether the page
   // cache was dropped. A failure fails the run.
   virtual Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) = 0;
+  // The reboot the run needs before prepare() can apply its named nvpmodel mode (jetson: the mode's GPU masks
+  // differ from those the board booted with), as the announcement the agent sends (run id, expected return and
+  // request time left for the caller); nullopt when none is needed or a reboot would not help (prepare() then
+  // says why). Training thread.
+  virtual Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig&) {
+    return std::optional<proto::RebootPending>();
+  }
   // The run's power sensor, or nullptr (energy null).
   virtual std::unique_ptr<PowerSource> power_source(int64_t run_id) = 0;
   // The board whose GPU and EMC clocks are read at epoch boundaries, or nullptr (CPU clocks only).

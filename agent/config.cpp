@@ -22,11 +22,13 @@ using Mode = AgentConfig::Mode;
 
 // What CLI11 collected before it is checked: numbers keep their text so that errors can quote it.
 struct RawFlags {
-  std::string time_scale, idle_restore_s, sim, backend;
+  std::string time_scale, idle_restore_s, sim, backend, reboot_timeout_s;
   std::string minibatches, settle_window, settle_pct;
   std::string samples, seed, classes, image_size;
   CLI::Option* backend_opt = nullptr;
   CLI::Option* systemctl_opt = nullptr;
+  CLI::Option* nvpmodel_opt = nullptr;
+  CLI::Option* reboot_command_opt = nullptr;
   CLI::Option* journal_dir_opt = nullptr;
   CLI::Option* enroll_secret_opt = nullptr;
   CLI::Option* enroll_secret_file_opt = nullptr;
@@ -55,6 +57,18 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                                   "jetson: 'PATH is-active|stop|start nvfancontrol' around fan_max runs on L4T R35+ "
                                   "(default: systemctl)",
                                   "PATH");
+  app.add_flag("--allow-reboot", c.allow_reboot,
+               "jetson: reboot the board for a run whose nvpmodel mode has other GPU masks than the board booted "
+               "with, as nvpmodel does (off: such runs fail, naming the reboot they need; docs/DEPLOY.md)");
+  raw.nvpmodel_opt = text_option(app, "--nvpmodel-command", c.nvpmodel_command,
+                                 "jetson, --allow-reboot: 'CMD -m ID' sets the mode for the next boot (default nvpmodel)",
+                                 "CMD");
+  raw.reboot_command_opt = text_option(app, "--reboot-command", c.reboot_command,
+                                       "jetson, --allow-reboot: reboots the board (default 'systemctl reboot')", "CMD");
+  text_option(app, "--reboot-timeout-s", raw.reboot_timeout_s,
+              "jetson, --allow-reboot: the controller holds the run and board this long for the agent to come back "
+              "(default 600)",
+              "N");
   app.add_option("--storage", c.storage,
                  "a storage medium, repeatable: a run whose data is \"@NAME\" reads DIR/<dataset>, \"@NAME/REL\" "
                  "reads DIR/REL (simulated boards model sd, ssd and hdd)")
@@ -178,6 +192,15 @@ Status check_values(AgentConfig& c, const RawFlags& raw) {
     if (!(c.time_scale >= 0 && c.time_scale <= 1000)) return invalid_argument("--time-scale: must be between 0 and 1000");
   }
   if (raw.systemctl_opt->count() > 0 && c.systemctl.empty()) return invalid_argument("--systemctl: must not be empty");
+  if (raw.nvpmodel_opt->count() > 0 && c.nvpmodel_command.find_first_not_of(' ') == std::string::npos)
+    return invalid_argument("--nvpmodel-command: must not be empty");
+  if (raw.reboot_command_opt->count() > 0 && c.reboot_command.find_first_not_of(' ') == std::string::npos)
+    return invalid_argument("--reboot-command: must not be empty");
+  if (!raw.reboot_timeout_s.empty()) {
+    JS_ASSIGN_OR_RETURN(c.reboot_timeout_s, number("--reboot-timeout-s", raw.reboot_timeout_s));
+    if (!(c.reboot_timeout_s >= 1 && c.reboot_timeout_s <= 86400))
+      return invalid_argument("--reboot-timeout-s: must be between 1 and 86400");
+  }
   if (!raw.idle_restore_s.empty()) {
     JS_ASSIGN_OR_RETURN(c.idle_restore_s, number("--idle-restore-s", raw.idle_restore_s));
     if (!(c.idle_restore_s >= 0)) return invalid_argument("--idle-restore-s: must be >= 0");
@@ -218,6 +241,16 @@ Status check_combination(AgentConfig& c, const RawFlags& raw) {
   if (!raw.time_scale.empty() && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
   storage::StorageMap media;
   for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
+  const bool reboot_flags = raw.nvpmodel_opt->count() > 0 || raw.reboot_command_opt->count() > 0 ||
+                            !raw.reboot_timeout_s.empty();
+  if ((c.allow_reboot || reboot_flags) && (c.mode != Mode::kServe || c.backend != "jetson"))
+    return invalid_argument("--allow-reboot, --nvpmodel-command, --reboot-command and --reboot-timeout-s apply to "
+                            "serving a controller with --backend jetson");
+  if (reboot_flags && !c.allow_reboot)
+    return invalid_argument("--nvpmodel-command, --reboot-command and --reboot-timeout-s need --allow-reboot");
+  if (c.allow_reboot && c.no_journal)
+    return invalid_argument("--allow-reboot needs the journal (not --no-journal): the run and its results must "
+                            "survive the reboot");
   if (c.no_journal && !c.journal_dir.empty()) return invalid_argument("--journal-dir cannot be combined with --no-journal");
   if (c.mode == Mode::kRun || c.mode == Mode::kProfile) {
     const std::string cmd = c.mode == Mode::kRun ? "run" : "profile";

@@ -23,6 +23,13 @@ struct AgentConfig {
   std::string state_dir = "/var/lib/jetsweep";   // --state-dir: original board settings are recorded here
   double idle_restore_s = 600;         // --idle-restore-s: restore the board after this long idle (0 = never)
   std::string systemctl = "systemctl"; // --systemctl: stops/starts nvfancontrol around fan_max runs (L4T R35+)
+  // jetson serve: --allow-reboot (off by default): a run whose nvpmodel mode gates the GPU differently from the
+  // booted board reboots it (agent/reboot.hpp): --nvpmodel-command, --reboot-command (split at spaces, no shell),
+  // --reboot-timeout-s (how long the controller holds the run and the board).
+  bool allow_reboot = false;
+  std::string nvpmodel_command = "nvpmodel";
+  std::string reboot_command = "systemctl reboot";
+  double reboot_timeout_s = 600;
   // sim: --sim CLASS[/INSTANCE] --time-scale F
   std::string sim_class;
   std::string sim_instance;            // defaults to --name (serve) or "0" (run)

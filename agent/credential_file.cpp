@@ -57,10 +57,14 @@ Result<std::optional<std::string>> load_credential(const std::string& path) {
 }
 
 Status save_credential(const std::string& path, const std::string& credential) {
+  return write_file_durably(path, credential + "\n");
+}
+
+Status write_file_durably(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno_error("cannot create", tmp);
-  Status s = write_all(fd, credential + "\n", tmp);
+  Status s = write_all(fd, text, tmp);
   if (s.is_ok() && ::fsync(fd) != 0) s = errno_error("fsync", tmp);
   ::close(fd);
   if (s.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = errno_error("cannot rename over " + path, tmp);

@@ -18,4 +18,8 @@ Result<std::optional<std::string>> load_credential(const std::string& path);
 // Replaces `path` with `credential` (mode 0600).
 Status save_credential(const std::string& path, const std::string& credential);
 
+// Replaces `path` with `text` so that a crash leaves the old file or the new one, never a torn one: a temporary
+// beside it (mode 0600), fsync, rename, fsync of the directory. Also used for the pending reboot (agent/reboot.hpp).
+Status write_file_durably(const std::string& path, const std::string& text);
+
 }  // namespace jetsweep::agent

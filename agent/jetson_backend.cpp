@@ -55,6 +55,31 @@ void JetsonBackend::describe(proto::DeviceFacts& facts) const {
   std::error_code ec;
   const auto root = std::filesystem::weakly_canonical(root_, ec);
   facts.board_id = "jetson:" + facts.hostname + ":" + (ec ? root_ : root.string());
+  // The modes that apply as booted: the controller hands this board those runs first (fewest reboots).
+  auto conf = device::read_nvpmodel_conf(root_);
+  auto gating = device::read_board_gating(root_, conf.is_ok() ? &conf.value() : nullptr, info.l4t_major());
+  if (conf.is_ok() && gating.is_ok()) facts.live_modes = device::live_mode_keys(*conf, gating->gating);
+}
+
+Result<std::optional<proto::RebootPending>> JetsonBackend::reboot_for(const RunConfig& config) {
+  std::optional<proto::RebootPending> none;
+  const std::string& wanted = config.power_mode_name.empty() ? config.base_mode : config.power_mode_name;
+  if (wanted.empty()) return none;   // the reference state runs on the gating as booted
+  std::lock_guard lock(mu_);
+  JS_ASSIGN_OR_RETURN(device::NvpmodelConf conf, device::read_nvpmodel_conf(root_));
+  const device::NvpMode* mode = conf.find(wanted);
+  if (!mode) return none;   // prepare() refuses it, naming the modes there are
+  JS_ASSIGN_OR_RETURN(device::GpuGating want, mode->gating(conf.source));
+  JS_ASSIGN_OR_RETURN(device::BoardGating have, device::read_board_gating(root_, &conf, board_.info.l4t_major()));
+  // A mask the board does not show at all is not cured by a reboot: prepare() names the missing file.
+  if ((want.tpc_pg_mask && !have.gating.tpc_pg_mask) || (want.fbp_pg_mask && !have.gating.fbp_pg_mask)) return none;
+  if (want.applies_live_on(have.gating)) return none;
+  proto::RebootPending r;
+  r.mode_name = mode->name;
+  r.nvpmodel_id = mode->id;
+  if (want.tpc_pg_mask) r.tpc_pg_mask_from = have.gating.tpc_pg_mask, r.tpc_pg_mask_to = want.tpc_pg_mask;
+  if (want.fbp_pg_mask) r.fbp_pg_mask_from = have.gating.fbp_pg_mask, r.fbp_pg_mask_to = want.fbp_pg_mask;
+  return std::optional<proto::RebootPending>(std::move(r));
 }
 
 bool JetsonBackend::board_modified() const {
@@ -87,8 +112,10 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
   JS_ASSIGN_OR_RETURN(device::NvpmodelConf conf, device::read_nvpmodel_conf(root_));
   if (!conf.default_mode)
     return invalid_argument(conf.source + " has no PM_CONFIG DEFAULT: this board's reference state is undefined");
-  // The base of every run: its named mode, else the class's reference state (the default nvpmodel mode).
-  const std::string base = config.power_mode_name.empty() ? std::to_string(*conf.default_mode) : config.power_mode_name;
+  // The base of every run: its named mode, else its base_mode, else the class's reference state (the default
+  // nvpmodel mode). A named mode or a base mode needs its GPU masks in force.
+  const std::string& wanted = config.power_mode_name.empty() ? config.base_mode : config.power_mode_name;
+  const std::string base = wanted.empty() ? std::to_string(*conf.default_mode) : wanted;
   const device::NvpMode* named = conf.find(base);
   if (!named) {
     std::string names;
@@ -96,15 +123,17 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
     return invalid_argument("no nvpmodel mode '" + base + "' in " + conf.source + " (modes: " + names + ")");
   }
   const bool explicit_settings = config.cores > 0 || config.cpu_khz > 0 || config.gpu_hz > 0 || config.emc_hz > 0;
-  const std::string base_what = (config.has_power_mode() ? "nvpmodel mode " : "reference state (nvpmodel mode ") +
-                                named->name + (config.has_power_mode() ? "" : ")");
+  const std::string base_what = !config.base_mode.empty() && config.power_mode_name.empty()
+                                    ? "base_mode " + named->name
+                                    : (config.has_power_mode() ? "nvpmodel mode " : "reference state (nvpmodel mode ") +
+                                          named->name + (config.has_power_mode() ? "" : ")");
   // Plan (and so check every value against the board's tables) before anything is written: a refused mode
   // leaves the board as it is.
   // A named mode needs its GPU masks in force (else nvpmodel and a reboot); the reference state, the base of
   // runs that name none, runs on the gating the board booted with, which every run records (applied).
   auto base_target = device::plan_named_mode(board, base, device::ApplyOptions{},
-                                             config.power_mode_name.empty() ? device::GatingRule::kAsBooted
-                                                                            : device::GatingRule::kRequireBooted);
+                                             wanted.empty() ? device::GatingRule::kAsBooted
+                                                            : device::GatingRule::kRequireBooted);
   if (!base_target) return base_target.status().with_context(base_what);
   const bool base_gating_differs = base_target->gating_differs;
   for (const auto& note : base_target->notes)

@@ -32,6 +32,8 @@ class JetsonBackend final : public Backend {
   void describe(proto::DeviceFacts& facts) const override;
   bool board_modified() const override;
   Status restore_board() override;
+  // Facts: live_modes, the nvpmodel modes that apply without a reboot on the masks the board booted with.
+  Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig& config) override;
   Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) override;
   std::unique_ptr<PowerSource> power_source(int64_t run_id) override;
   const device::Board* board() const override { return &board_; }

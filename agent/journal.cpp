@@ -103,6 +103,7 @@ int64_t result_run_id(const proto::Body& body) {
   if (const auto* m = std::get_if<proto::SampleChunk>(&body)) return m->run_id;
   if (const auto* m = std::get_if<proto::RunFinished>(&body)) return m->run_id;
   if (const auto* m = std::get_if<proto::RunStarted>(&body)) return m->run_id;
+  if (const auto* m = std::get_if<proto::RebootPending>(&body)) return m->run_id;
   return 0;
 }
 

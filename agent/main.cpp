@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <unistd.h>
 #include <fstream>
+#include <cmath>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include "agent/agent.hpp"
 #include "agent/config.hpp"
@@ -16,6 +19,7 @@
 #include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
 #include "agent/journal.hpp"
+#include "agent/reboot.hpp"
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
@@ -174,6 +178,28 @@ int doctor(const agent::AgentConfig& cfg) {
   return report.ready() ? 0 : 1;
 }
 
+// The reboot permission (--allow-reboot) and the reboot announced before this start, if any: it is resumed (or
+// failed, naming the masks) even without --allow-reboot now, since the controller holds its run for this agent.
+Status configure_reboots(const agent::AgentConfig& cfg, const std::string& journal_dir, agent::AgentOptions& options) {
+  if (!journal_dir.empty()) {
+    options.reboot.pending_file = agent::pending_reboot_file(journal_dir);
+    JS_ASSIGN_OR_RETURN(options.resume_after_reboot, agent::load_pending_reboot(options.reboot.pending_file));
+  }
+  if (!cfg.allow_reboot) return Status::ok();
+  auto words = [](const std::string& text) {
+    std::istringstream in(text);
+    return std::vector<std::string>(std::istream_iterator<std::string>(in), std::istream_iterator<std::string>());
+  };
+  options.reboot.allowed = true;
+  options.reboot.nvpmodel_command = words(cfg.nvpmodel_command);
+  options.reboot.reboot_command = words(cfg.reboot_command);
+  options.reboot.expected_back = std::chrono::seconds(static_cast<int64_t>(std::llround(cfg.reboot_timeout_s)));
+  JS_LOG_INFO << "agent " << cfg.name << ": may reboot the board for modes with other GPU masks (`" << cfg.nvpmodel_command
+              << " -m ID`, then `" << cfg.reboot_command << "`; back within " << options.reboot.expected_back.count()
+              << " s)";
+  return Status::ok();
+}
+
 int serve(const agent::AgentConfig& cfg) {
   log::set_component("agent " + cfg.name);
   auto executor = agent::RunExecutor::open(executor_options(cfg));
@@ -240,6 +266,7 @@ int serve(const agent::AgentConfig& cfg) {
     options.credential = credential.value();
   }
   options.idle_restore = std::chrono::milliseconds(static_cast<int64_t>(cfg.idle_restore_s * 1000.0));
+  if (Status s = configure_reboots(cfg, journal_dir, options); !s.is_ok()) return fail(s.message(), 1);
   JS_LOG_INFO << "agent " << cfg.name << ": backend " << options.facts.backend << ", device class "
               << options.facts.device_class << " (" << options.facts.kernel << ")";
   auto a = std::make_shared<agent::Agent>(ioc, options);

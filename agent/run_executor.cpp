@@ -197,6 +197,10 @@ void RunExecutor::describe(proto::DeviceFacts& facts) const {
 
 bool RunExecutor::board_modified() const { return backend_->board_modified(); }
 
+Result<std::optional<proto::RebootPending>> RunExecutor::reboot_for(const RunConfig& config) {
+  return backend_->reboot_for(config);
+}
+
 Status RunExecutor::restore_board() { return backend_->restore_board(); }
 
 Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig& config, std::string& path,
@@ -237,7 +241,7 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   };
   proto::RunStarted started;
   started.run_id = run_id;
-  started.reference_state = !config.has_power_mode();
+  started.reference_state = !config.has_power_mode() && config.base_mode.empty();   // a base mode is a chosen state
   // Where it trains, decided before the board is touched: a run that needs CUDA fails here, naming why.
   RunConfig effective = config;
   if (effective.accelerator.empty()) effective.accelerator = default_accelerator();

@@ -42,6 +42,8 @@ class RunExecutor {
   void describe(proto::DeviceFacts& facts) const;
   const ExecutorOptions& options() const { return options_; }
 
+  // The reboot `config` needs before it can run (Backend::reboot_for); the caller's training thread.
+  Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig& config);
   // Whether a run changed the board's power settings since the last restore.
   bool board_modified() const;
   // Puts the board back as it was before the first run changed it (jetson: every recorded file,

@@ -172,6 +172,11 @@ void report_footer(std::ostream& out, const api::CampaignReport& report, const s
   }
   if (throttled_epochs > 0)
     out << throttled_epochs << " epochs were throttled (a clock or the cores left the applied state): see THROTTLED\n";
+  int64_t reboots = 0;
+  for (const auto& r : report.runs) reboots += r.reboots;
+  if (reboots > 0)
+    out << reboots << (reboots == 1 ? " board reboot" : " board reboots")
+        << " into nvpmodel modes with other GPU masks (tpc_pg/fbp_pg: the masks each run read back)\n";
   out << "times in seconds per epoch; e0 = epoch 0, 1+ = mean of epochs 1 and later; J = energy per epoch";
   if (report.simulated_runs > 0) out << "; * = simulated";
   out << "\n";

@@ -91,11 +91,14 @@ std::string format_agents(const std::vector<api::AgentInfo>& agents) {
     const bool sim = a.backend == "sim";
     any_sim = any_sim || sim;
     t.add_row({std::to_string(a.agent_id), a.name + (sim ? " [sim]" : ""), a.device_class,
-               a.connected ? (a.current_run ? "busy" : "idle") : "offline",
+               a.connected ? (a.current_run ? "busy" : "idle") : a.rebooting_until ? "rebooting" : "offline",
                a.current_run ? std::to_string(*a.current_run) : "-", a.ready() ? "yes" : "NO", a.hostname,
                std::to_string(a.cpus), a.accelerator, a.torch_version, a.git_sha});
     // A board that is not ready for what it was asked (jetsweep-agent doctor on it says more).
     for (const auto& why : a.not_ready) t.add_note("    NOT READY: " + why);
+    if (!a.connected && a.rebooting_until)
+      t.add_note("    rebooting its board for run " + (a.current_run ? std::to_string(*a.current_run) : std::string("-")) +
+                 "; its run and board are held until " + *a.rebooting_until);
   }
   std::string out = t.render();
   if (agents.empty())

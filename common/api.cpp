@@ -156,6 +156,7 @@ bj::object to_json(const AgentInfo& v) {
   o["connected"] = v.connected;
   o["last_seen"] = v.last_seen;
   o["current_run"] = value_or_null(v.current_run);
+  o["rebooting_until"] = value_or_null(v.rebooting_until);
   o["accelerator"] = v.accelerator;
   bj::array not_ready;
   for (const auto& why : v.not_ready) not_ready.emplace_back(bj::string(why));
@@ -180,6 +181,7 @@ Status from_json(const bj::value& v, const std::string& where, AgentInfo& out) {
   out.connected = r->boolean("connected");
   out.last_seen = r->string("last_seen");
   out.current_run = r->opt_integer("current_run");
+  out.rebooting_until = r->opt_string("rebooting_until");
   out.accelerator = r->string("accelerator");
   out.not_ready = string_array(r.fields(), "not_ready");
   return r.status();
@@ -476,6 +478,7 @@ bj::object to_json(const ReportRun& v) {
   o["config"] = v.config;
   o["error"] = v.error;
   o["attempts"] = v.attempts;
+  o["reboots"] = v.reboots;
   o["wall_s"] = number_or_null(v.wall_s);
   o["facts"] = value_or_null(v.facts);
   o["applied"] = value_or_null(v.applied);
@@ -498,6 +501,7 @@ Status from_json(const bj::value& v, const std::string& where, ReportRun& out) {
   if (const auto* cfg = r->object("config")) out.config = *cfg;
   out.error = r->string("error");
   out.attempts = r->integer("attempts");
+  out.reboots = r->opt_integer("reboots").value_or(0);   // absent from older controllers: none recorded
   out.wall_s = r->opt_number("wall_s");
   out.facts = opt_document(r.fields(), v, "facts");
   out.applied = opt_document(r.fields(), v, "applied");

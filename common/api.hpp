@@ -101,6 +101,9 @@ struct AgentInfo {
   bool connected = false;
   std::string last_seen;
   std::optional<int64_t> current_run;     // the run it holds (assigned or running)
+  // Disconnected because it rebooted its board for its run (--allow-reboot): the controller holds the run and the
+  // board until then (as last_seen). Null otherwise.
+  std::optional<std::string> rebooting_until;
   std::string accelerator;
   std::vector<std::string> not_ready;     // failed readiness checks, "name: detail"
   bool ready() const { return not_ready.empty(); }   // travels as "ready"
@@ -256,6 +259,8 @@ struct ReportRun {
   boost::json::object config;
   std::string error;
   int64_t attempts = 0;
+  // Board reboots this run asked for (an nvpmodel mode whose GPU masks differ from the booted ones), all attempts.
+  int64_t reboots = 0;
   std::optional<double> wall_s;
   // The agent's facts when it ran (its agents row) and the state it executed in (proto::BoardState as
   // JSON): stored JSON documents passed through; null until assigned / started.

@@ -1,4 +1,4 @@
-// The campaign's named modes that need a board booted with other GPU masks than its default mode's.
+// The campaign's named modes (and base modes) that need a board booted with other GPU masks than its default mode's.
 #include <map>
 #include <set>
 
@@ -17,13 +17,14 @@ std::vector<std::string> gating_notes(const Campaign& c) {
   std::map<std::string, PerClass> per_class;
   for (const auto& r : c.runs) {
     const std::string cls = device_target_class(r.device);
-    if (r.power_mode_name.empty() || cls.empty() || cls == "host") continue;
+    const std::string& name = r.power_mode_name.empty() ? r.base_mode : r.power_mode_name;
+    if (name.empty() || cls.empty() || cls == "host") continue;
     auto cal = perf::class_calibration(cls);
     if (!cal) continue;
     const perf::NamedMode* mode = nullptr;
     const perf::NamedMode* def = nullptr;
     for (const auto& m : cal->modes) {
-      if (m.name == r.power_mode_name || std::to_string(m.id) == r.power_mode_name) mode = &m;
+      if (m.name == name || std::to_string(m.id) == name) mode = &m;
       if (m.id == cal->default_mode_id) def = &m;
     }
     const perf::ModeMasks* want = mode ? cal->masks_of(mode->id) : nullptr;
@@ -39,9 +40,10 @@ std::vector<std::string> gating_notes(const Campaign& c) {
   for (const auto& [cls, p] : per_class) {
     std::string modes;
     for (const auto& m : p.modes) modes += (modes.empty() ? "" : ", ") + m;
-    out.push_back(cls + ": " + std::to_string(p.runs) + " run(s) name modes that gate the GPU unlike the default mode " +
-                  p.booted + ": " + modes + ". A board booted in its default mode refuses them until it runs that " +
-                  "nvpmodel command and reboots (simulated boards do not model GPU gating)");
+    out.push_back(cls + ": " + std::to_string(p.runs) + " run(s) name modes (or base modes) that gate the GPU unlike "
+                  "the default mode " + p.booted + ": " + modes + ". A board booted in its default mode reboots into "
+                  "them if its agent has --allow-reboot (fewest reboots first), else refuses them (simulated boards "
+                  "do not model GPU gating)");
   }
   return out;
 }

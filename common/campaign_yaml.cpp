@@ -161,17 +161,22 @@ void check_fits(const std::string& file, const YAML::Node& where, const RunConfi
 void check_named_mode(const std::string& file, const YAML::Node& where, const RunConfig& c) {
   const std::string cls = device_target_class(c.device);
   if (cls.empty() || cls == "host") return;
-  if (!c.power_mode_name.empty()) {
-    auto cal = perf::class_calibration(cls);
-    if (!cal) return;
-    std::string names;
-    for (const auto& m : cal->modes) {
-      if (m.name == c.power_mode_name || std::to_string(m.id) == c.power_mode_name) return;
-      names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
-    }
-    fail(file, where, "power mode '" + c.power_mode_name + "' is not defined on '" + cls + "' (its nvpmodel modes: " +
-                          names + "); give the mode's settings instead ({cores, cpu_khz, gpu_hz, emc_hz})");
+  if (!c.power_mode_name.empty() && !c.base_mode.empty())
+    fail(file, where, "base_mode '" + c.base_mode + "' with power mode '" + c.power_mode_name +
+                          "': base_mode applies to runs without a named power mode (a named mode is its own base)");
+  auto cal = perf::class_calibration(cls);
+  if (!cal) return;
+  const bool base = c.power_mode_name.empty();
+  const std::string& name = base ? c.base_mode : c.power_mode_name;
+  if (name.empty()) return;
+  std::string names;
+  for (const auto& m : cal->modes) {
+    if (m.name == name || std::to_string(m.id) == name) return;
+    names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
   }
+  fail(file, where, std::string(base ? "base_mode" : "power mode") + " '" + name + "' is not defined on '" + cls +
+                        "' (its nvpmodel modes: " + names + ")" +
+                        (base ? "" : "; give the mode's settings instead ({cores, cpu_khz, gpu_hz, emc_hz})"));
 }
 
 namespace {
@@ -199,6 +204,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"sample_hz", [](RunConfig& c, auto& f, auto& k, auto& n) { c.sample_hz = to_double(f, k, n); }},
       {"max_minibatches", [](RunConfig& c, auto& f, auto& k, auto& n) { c.max_minibatches = to_int(f, k, n); }},
       {"power_mode", [](RunConfig& c, auto& f, auto& k, auto& n) { set_power_mode(c, f, n); }},
+      {"base_mode", [](RunConfig& c, auto& f, auto& k, auto& n) { c.base_mode = to_string_value(f, k, n); }},
       {"pin_clocks", [](RunConfig& c, auto& f, auto& k, auto& n) { c.pin_clocks = to_bool(f, k, n); }},
       {"fan_max", [](RunConfig& c, auto& f, auto& k, auto& n) { c.fan_max = to_bool(f, k, n); }},
       {"accelerator", [](RunConfig& c, auto& f, auto& k, auto& n) { c.accelerator = to_string_value(f, k, n); }},

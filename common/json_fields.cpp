@@ -186,6 +186,25 @@ std::vector<int64_t> FieldReader::integer_array(const char* name) {
   return out;
 }
 
+std::vector<std::string> FieldReader::opt_string_array(const char* name) {
+  std::vector<std::string> out;
+  const auto* v = find(name, false);
+  if (!v || v->is_null()) return out;
+  if (!v->is_array()) {
+    fail(name, std::string("expected an array of strings, got ") + kind_name(*v));
+    return out;
+  }
+  for (size_t i = 0; i < v->get_array().size(); ++i) {
+    const auto& e = v->get_array()[i];
+    if (!e.is_string()) {
+      fail(name, "element " + std::to_string(i) + " is not a string");
+      return {};
+    }
+    out.emplace_back(e.get_string());
+  }
+  return out;
+}
+
 const boost::json::object* FieldReader::object(const char* name) {
   const auto* v = find(name, true);
   if (!v) return nullptr;

@@ -34,6 +34,8 @@ class FieldReader {
   // Integral numbers only (as_integer: int64, uint64 within int64, or an integral double below 9e15); a
   // fraction or an out-of-range value fails naming the field.
   std::vector<int64_t> integer_array(const char* name);
+  // An array of strings; absent or null = empty. A non-string element fails naming the field and the element.
+  std::vector<std::string> opt_string_array(const char* name);
   const boost::json::object* object(const char* name);
   const boost::json::array* array(const char* name);
 

@@ -15,11 +15,7 @@ namespace {
 
 template <class T>
 struct Tag;
-#define JS_PROTO_TAG(T, name) \
-  template <>                 \
-  struct Tag<T> {             \
-    static constexpr const char* kName = name; \
-  };
+#define JS_PROTO_TAG(T, name) template <> struct Tag<T> { static constexpr const char* kName = name; };
 JS_PROTO_TAG(Register, "register")
 JS_PROTO_TAG(Registered, "registered")
 JS_PROTO_TAG(Heartbeat, "heartbeat")
@@ -34,6 +30,7 @@ JS_PROTO_TAG(TimeSync, "time_sync")
 JS_PROTO_TAG(TimeSyncReply, "time_sync_reply")
 JS_PROTO_TAG(CancelRun, "cancel_run")
 JS_PROTO_TAG(RunStarted, "run_started")
+JS_PROTO_TAG(RebootPending, "reboot_pending")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) {
@@ -65,16 +62,10 @@ void fill(bj::object& o, const Register& m) {
   f["git_sha"] = m.facts.git_sha;
   if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
   if (!m.facts.accelerator.empty()) f["accelerator"] = m.facts.accelerator;
-  if (!m.facts.not_ready.empty()) {
-    bj::array items;
-    for (const auto& s : m.facts.not_ready) items.emplace_back(s);
-    f["not_ready"] = std::move(items);
-  }
-  if (!m.facts.storage.empty()) {
-    bj::array media;
-    for (const auto& s : m.facts.storage) media.emplace_back(s);
-    f["storage"] = std::move(media);
-  }
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"not_ready", &m.facts.not_ready}, {"storage", &m.facts.storage}, {"live_modes", &m.facts.live_modes}};
+  for (const auto& [key, list] : lists)
+    if (!list->empty()) f[key] = bj::array(list->begin(), list->end());
   o["facts"] = std::move(f);
   put_opt(o, "current_run", m.current_run);
   bj::array runs;
@@ -87,14 +78,8 @@ void fill(bj::object& o, const Registered& m) {
   o["heartbeat_interval_ms"] = m.heartbeat_interval_ms;
   if (m.credential) o["credential"] = *m.credential;
 }
-void fill(bj::object& o, const Heartbeat& m) {
-  o["state"] = m.state;
-  put_opt(o, "run_id", m.run_id);
-}
-void fill(bj::object& o, const CancelRun& m) {
-  o["run_id"] = m.run_id;
-  o["reason"] = m.reason;
-}
+void fill(bj::object& o, const Heartbeat& m) { o["state"] = m.state, put_opt(o, "run_id", m.run_id); }
+void fill(bj::object& o, const CancelRun& m) { o["run_id"] = m.run_id, o["reason"] = m.reason; }
 void fill(bj::object& o, const AssignRun& m) {
   o["run_id"] = m.run_id;
   o["config"] = to_json(m.config);
@@ -176,6 +161,17 @@ void fill(bj::object& o, const RunFinished& m) {
   o["error"] = m.error;
   o["wall_s"] = m.wall_s;
 }
+void fill(bj::object& o, const RebootPending& m) {
+  o["run_id"] = m.run_id;
+  o["mode_name"] = m.mode_name;
+  o["nvpmodel_id"] = m.nvpmodel_id;
+  put_opt(o, "tpc_pg_mask_from", m.tpc_pg_mask_from);
+  put_opt(o, "tpc_pg_mask_to", m.tpc_pg_mask_to);
+  put_opt(o, "fbp_pg_mask_from", m.fbp_pg_mask_from);
+  put_opt(o, "fbp_pg_mask_to", m.fbp_pg_mask_to);
+  o["expected_back_s"] = m.expected_back_s;
+  o["requested_unix_s"] = m.requested_unix_s;
+}
 void fill(bj::object& o, const Ack& m) { o["up_to"] = m.up_to; }
 void fill(bj::object& o, const TimeSync& m) { o["t0"] = m.t0; }
 void fill(bj::object& o, const TimeSyncReply& m) {
@@ -245,22 +241,9 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.git_sha = fr.opt_string("git_sha").value_or("");
     m.facts.board_id = fr.opt_string("board_id").value_or("");
     m.facts.accelerator = fr.opt_string("accelerator").value_or("");
-    if (o_has(*f, "not_ready")) {
-      if (const auto* items = fr.array("not_ready")) {
-        for (size_t i = 0; i < items->size() && fr.ok(); ++i) {
-          if (!(*items)[i].is_string()) fr.fail("not_ready", "element " + std::to_string(i) + " is not a string");
-          else m.facts.not_ready.emplace_back((*items)[i].get_string());
-        }
-      }
-    }
-    if (o_has(*f, "storage")) {
-      if (const auto* media = fr.array("storage")) {
-        for (size_t i = 0; i < media->size() && fr.ok(); ++i) {
-          if (!(*media)[i].is_string()) fr.fail("storage", "element " + std::to_string(i) + " is not a string");
-          else m.facts.storage.emplace_back((*media)[i].get_string());
-        }
-      }
-    }
+    m.facts.not_ready = fr.opt_string_array("not_ready");
+    m.facts.storage = fr.opt_string_array("storage");
+    m.facts.live_modes = fr.opt_string_array("live_modes");
     if (!fr.ok()) return fr.status();
   }
   return r.status();
@@ -438,6 +421,20 @@ Status parse(const bj::object&, FieldReader& r, RunFinished& m) {
     r.fail("status", "must be 'done', 'failed' or 'cancelled'");
   return r.status();
 }
+Status parse(const bj::object&, FieldReader& r, RebootPending& m) {
+  m.run_id = r.integer("run_id");
+  m.mode_name = r.string("mode_name");
+  m.nvpmodel_id = r.integer("nvpmodel_id");
+  const std::pair<const char*, std::optional<int64_t>*> masks[] = {{"tpc_pg_mask_from", &m.tpc_pg_mask_from},
+      {"tpc_pg_mask_to", &m.tpc_pg_mask_to}, {"fbp_pg_mask_from", &m.fbp_pg_mask_from}, {"fbp_pg_mask_to", &m.fbp_pg_mask_to}};
+  for (const auto& [key, slot] : masks)
+    if ((*slot = r.opt_integer(key)) && r.ok() && **slot < 0) r.fail(key, "GPU masks must be >= 0");
+  m.expected_back_s = r.number("expected_back_s");
+  m.requested_unix_s = r.number("requested_unix_s");
+  within(r, "expected_back_s", m.expected_back_s, 1, 86400);
+  within(r, "requested_unix_s", m.requested_unix_s, 0, kMaxUnixSeconds);
+  return r.status();
+}
 Status parse(const bj::object&, FieldReader& r, Ack& m) {
   auto v = r.integer("up_to");
   if (r.ok() && v < 0) r.fail("up_to", "must be >= 0");
@@ -593,7 +590,7 @@ double unix_now_s() {
 bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||
          std::holds_alternative<RunStarted>(body) || std::holds_alternative<SampleChunk>(body) ||
-         std::holds_alternative<RunFinished>(body);
+         std::holds_alternative<RunFinished>(body) || std::holds_alternative<RebootPending>(body);
 }
 
 }  // namespace jetsweep::proto

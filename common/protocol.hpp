@@ -68,6 +68,10 @@ struct DeviceFacts {
   std::string accelerator;
   // The readiness checks that failed (jetsweep-agent doctor), "name: detail" each; empty = ready.
   std::vector<std::string> not_ready;
+  // The nvpmodel modes (each by name and by id) whose GPU masks are the ones the board booted with: they apply
+  // without a reboot. The controller hands this board runs of these modes first, so it reboots as rarely as
+  // possible (docs/DEPLOY.md). Empty: not known (no nvpmodel.conf, sim, host): runs are taken in age order.
+  std::vector<std::string> live_modes;
   bool operator==(const DeviceFacts& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
@@ -225,6 +229,25 @@ struct RunFinished {
   bool operator==(const RunFinished& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
+// agent -> controller: run `run_id` names nvpmodel mode `mode_name` (id nvpmodel_id) whose GPU masks differ
+// from those the board booted with, and the agent may reboot its board (--allow-reboot): it sets the mode
+// the way NVIDIA does (`nvpmodel -m ID`, then a reboot) once the controller has acked this message. The
+// controller keeps the run and the board assigned to this agent for expected_back_s (its lease does not
+// expire meanwhile) and records the reboot; the agent comes back, re-registers, checks the masks and starts
+// the run. A resend (journal replay) of the same reboot (run_id, requested_unix_s) is recorded once.
+struct RebootPending {
+  int64_t run_id = 0;
+  std::string mode_name;
+  int64_t nvpmodel_id = 0;
+  std::optional<int64_t> tpc_pg_mask_from;   // as booted (read back) -> as the mode sets them (nvpmodel.conf)
+  std::optional<int64_t> tpc_pg_mask_to;
+  std::optional<int64_t> fbp_pg_mask_from;
+  std::optional<int64_t> fbp_pg_mask_to;
+  double expected_back_s = 0;                // how long the controller holds the run and the board
+  double requested_unix_s = 0;               // the agent's wall clock when it asked
+  bool operator==(const RebootPending& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
 // controller -> agent: NTP-style clock probe; t0 = controller wall clock (Unix seconds) when sent.
 struct TimeSync {
   double t0 = 0;
@@ -264,7 +287,7 @@ struct Error {
 };
 
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
-                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted>;
+                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted, RebootPending>;
 
 // The JSON object a BoardState travels as (also what the controller stores in runs.applied).
 boost::json::object to_json(const BoardState& state);

@@ -82,6 +82,7 @@ boost::json::object to_json(const RunConfig& c) {
     if (c.emc_hz > 0) pm["emc_hz"] = c.emc_hz;
     o["power_mode"] = std::move(pm);
   }
+  if (!c.base_mode.empty()) o["base_mode"] = c.base_mode;
   o["pin_clocks"] = c.pin_clocks;
   if (c.fan_max) o["fan_max"] = true;
   if (!c.accelerator.empty()) o["accelerator"] = c.accelerator;
@@ -107,6 +108,7 @@ Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::
   c.drop_caches = r.opt_boolean("drop_caches").value_or(false);
   c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
   c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
+  c.base_mode = r.opt_string("base_mode").value_or("");
   c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
   c.fan_max = r.opt_boolean("fan_max").value_or(false);
   c.accelerator = r.opt_string("accelerator").value_or("");
@@ -168,6 +170,8 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   if (c.cpu_khz < 0 || c.gpu_hz < 0 || c.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
   if (!c.power_mode_name.empty() && (c.cores || c.cpu_khz || c.gpu_hz || c.emc_hz))
     p.push_back({"power_mode", "give either a named mode or explicit settings, not both"});
+  if (!c.power_mode_name.empty() && !c.base_mode.empty())
+    p.push_back({"base_mode", "applies to runs without a named power mode (a named mode is its own base)"});
   return p;
 }
 

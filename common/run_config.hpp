@@ -39,6 +39,11 @@ struct RunConfig {
   int64_t cpu_khz = 0;
   int64_t gpu_hz = 0;
   int64_t emc_hz = 0;
+  // The nvpmodel mode a run without a named mode (explicit settings, a generated sweep, or none) is applied on:
+  // its cores and clocks are the base the settings overlay, and its GPU power gating must be in force (a board
+  // booted with other masks reboots into it where its agent may; docs/DEPLOY.md). "" = the class's reference
+  // state on whatever gating the board booted with (recorded per run). Not with a named power mode.
+  std::string base_mode;
   bool pin_clocks = false;           // "DVFS off" as jetson_clocks does
   bool fan_max = false;              // fan at full speed for the run (else under its normal control)
   // Where to train: "auto" (the GPU when LibTorch has one, else the CPU), "cuda" (fail without CUDA) or "cpu";

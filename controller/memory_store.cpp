@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 
 #include "common/board_classes.hpp"
@@ -37,7 +38,8 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// The agent row as claim_run records it in runs.facts (to_jsonb(a) less id, connected, first_seen, last_seen):
+// The agent row as claim_run records it in runs.facts (to_jsonb(a) less id, connected, first_seen, last_seen,
+// away_until):
 // the facts as the wire carries them (the columns share their names), with every column present.
 bj::object facts_json(const MemoryStore::Agent& a) {
   proto::Register reg;
@@ -48,6 +50,7 @@ bj::object facts_json(const MemoryStore::Agent& a) {
   o.emplace("accelerator", "");
   o.emplace("storage", bj::array());
   o.emplace("not_ready", bj::array());
+  o.emplace("live_modes", bj::array());
   o["clock_offset_s"] = a.clock_offset_s ? bj::value(*a.clock_offset_s) : bj::value(nullptr);
   o["clock_rtt_s"] = a.clock_rtt_s ? bj::value(*a.clock_rtt_s) : bj::value(nullptr);
   return o;
@@ -65,6 +68,7 @@ void MemoryStore::copy_contents_from(const MemoryStore& other) {
   epochs_ = other.epochs_;
   minibatches_ = other.minibatches_;
   samples_ = other.samples_;
+  reboots_ = other.reboots_;
   next_agent_id_ = other.next_agent_id_;
   next_campaign_id_ = other.next_campaign_id_;
   next_run_id_ = other.next_run_id_;
@@ -124,6 +128,7 @@ Result<AgentRegistration> MemoryStore::register_agent(const proto::Register& reg
   Agent& a = it->second;
   a.facts = reg.facts;
   a.connected = true;
+  a.away_until.reset();
   a.last_seen = now();
   AgentRegistration out{a.id, !a.credential_sha256};
   if (out.enrolled) a.credential_sha256 = proof.issue_sha256;
@@ -186,8 +191,17 @@ Result<int64_t> MemoryStore::requeue_orphaned_runs(double lease_s) {
   for (auto& [id, run] : runs_) {
     if (!run.agent_id || !executing(run.status)) continue;
     const Agent* a = find_agent(*run.agent_id);
-    if (!a || a->connected || !(a->last_seen < cutoff)) continue;
-    requeue_or_lose(run, "agent " + a->name + " disconnected for more than " + pg_number(lease_s) + " s");
+    if (!a || a->connected || !(a->last_seen < cutoff) || (a->away_until && !(*a->away_until < now()))) continue;
+    if (a->away_until) {
+      const auto t = static_cast<std::time_t>(*a->away_until);
+      std::tm utc{};
+      gmtime_r(&t, &utc);
+      char when[32];
+      std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &utc);
+      requeue_or_lose(run, "agent " + a->name + " rebooted its board and did not come back by " + when + " UTC");
+    } else {
+      requeue_or_lose(run, "agent " + a->name + " disconnected for more than " + pg_number(lease_s) + " s");
+    }
     ++n;
   }
   return n;
@@ -254,9 +268,23 @@ std::optional<int64_t> MemoryStore::pick_run(const Agent& me, const std::string&
     if (c.state == "active") order.push_back(&c);
   std::stable_sort(order.begin(), order.end(),
                    [](const CampaignRow* a, const CampaignRow* b) { return a->priority > b->priority; });
-  for (const CampaignRow* c : order)
-    for (const auto& [id, run] : runs_)
-      if (run.campaign_id == c->id && can_take(run, me, device_class)) return id;
+  // Within the campaign, a run whose mode applies on the board as booted first (fewest reboots; as PgStore).
+  auto live = [&](const Run& run) {
+    if (me.facts.live_modes.empty()) return true;
+    const auto* mode = run.config.if_contains("power_mode");
+    const auto* name = mode && mode->is_object() ? mode->as_object().if_contains("name") : nullptr;
+    if (!name || !name->is_string()) name = run.config.if_contains("base_mode");   // a sweep's base
+    return !name || !name->is_string() || contains(me.facts.live_modes, std::string(name->as_string()));
+  };
+  for (const CampaignRow* c : order) {
+    std::optional<int64_t> first;
+    for (const auto& [id, run] : runs_) {
+      if (run.campaign_id != c->id || !can_take(run, me, device_class)) continue;
+      if (live(run)) return id;
+      if (!first) first = id;
+    }
+    if (first) return first;
+  }
   return std::nullopt;
 }
 
@@ -370,6 +398,17 @@ Status MemoryStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m
   Run& run = runs_.at(m.run_id);
   if (m.t0_unix_s && !run.agent_t0_unix_s) run.agent_t0_unix_s = m.t0_unix_s;
   mark_running(m.run_id, agent_id);
+  return Status::ok();
+}
+
+Status MemoryStore::record_reboot(int64_t agent_id, const proto::RebootPending& m) {
+  std::lock_guard lock(mu_);
+  const Run* run = find_run(m.run_id);
+  Agent* a = find_agent(agent_id);
+  if (!run || !a || run->agent_id != agent_id || !executing(run->status)) return Status::ok();
+  // A replay after the agent came back (its ack was lost) does not send it away again.
+  if (reboots_.emplace(std::make_tuple(m.run_id, agent_id, m.requested_unix_s), m).second)
+    a->away_until = now() + m.expected_back_s;
   return Status::ok();
 }
 

@@ -30,6 +30,7 @@ class MemoryStore final : public Store {
     double first_seen = 0, last_seen = 0;
     std::optional<double> clock_offset_s, clock_rtt_s, clock_measured_at;
     std::optional<std::string> credential_sha256;   // agent_credentials
+    std::optional<double> away_until;   // rebooting its board (record_reboot) until then; cleared at registration
   };
   struct CampaignRow {
     int64_t id = 0;
@@ -94,6 +95,7 @@ class MemoryStore final : public Store {
   Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
   Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Status record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;
@@ -146,6 +148,7 @@ class MemoryStore final : public Store {
   std::map<std::pair<int64_t, int64_t>, proto::EpochResult> epochs_;              // (run, epoch)
   std::map<std::tuple<int64_t, int64_t, int64_t>, MinibatchRow> minibatches_;    // (run, epoch, idx)
   std::map<std::pair<int64_t, double>, proto::Sample> samples_;                  // (run, t_s)
+  std::map<std::tuple<int64_t, int64_t, double>, proto::RebootPending> reboots_;  // (run, agent, requested_unix_s)
   int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1;
 };
 

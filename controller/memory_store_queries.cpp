@@ -253,6 +253,9 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   o.config = api::report_config(run.config);
   o.error = run.error;
   o.attempts = run.attempts;
+  o.reboots = static_cast<int64_t>(std::count_if(reboots_.begin(), reboots_.end(), [&](const auto& kv) {
+    return std::get<0>(kv.first) == run.id;
+  }));
   o.wall_s = column(run.wall_s);
   o.facts = run.facts;
   if (run.applied) o.applied = proto::to_json(*run.applied);
@@ -341,6 +344,7 @@ Result<std::vector<api::AgentInfo>> MemoryStore::list_agents() {
       }
     o.accelerator = f.accelerator;
     o.not_ready = f.not_ready;
+    if (!a.connected && a.away_until && *a.away_until > now()) o.rebooting_until = timestamp_text(*a.away_until);
     out.push_back(std::move(o));
   }
   return out;

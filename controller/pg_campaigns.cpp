@@ -124,7 +124,7 @@ Result<perf::EstimateInputs> PgStore::estimate_inputs() {
         "SELECT a.device_class, r.config->>'model', r.config->>'dataset', r.config->>'batch_size', "
         "  concat(r.config->'power_mode'->>'name', '/', r.config->'power_mode'->>'cores', '/', "
         "         r.config->'power_mode'->>'cpu_khz', '/', r.config->'power_mode'->>'gpu_hz', '/', "
-        "         r.config->'power_mode'->>'emc_hz'), sum(e.e2e_s), count(*) "
+        "         r.config->'power_mode'->>'emc_hz', '@' || (r.config->>'base_mode')), sum(e.e2e_s), count(*) "
         "FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
         "GROUP BY 1, 2, 3, 4, 5");
     for (const auto& row : measured)

@@ -25,9 +25,13 @@ Result<int64_t> PgStore::requeue_orphaned_runs(double lease_s) {
     pqxx::work w(*conn_);
     auto r = w.exec_params(
         "UPDATE runs SET " +
-            pg::requeue_or_lose(max_attempts_, "('agent ' || a.name || ' disconnected for more than ' || $1 || ' s')") +
+            pg::requeue_or_lose(max_attempts_,
+                                "(CASE WHEN a.away_until IS NULL THEN 'agent ' || a.name || ' disconnected for more than ' "
+                                "|| $1 || ' s' ELSE 'agent ' || a.name || ' rebooted its board and did not come back by ' "
+                                "|| to_char(a.away_until AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC' END)") +
             " FROM agents a WHERE runs.agent_id = a.id AND runs.status IN ('assigned', 'running') "
-            "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision)",
+            "AND NOT a.connected AND a.last_seen < now() - make_interval(secs => $1::double precision) "
+            "AND (a.away_until IS NULL OR a.away_until < now())",
         lease_s);
     w.commit();
     return static_cast<int64_t>(r.affected_rows());
@@ -98,24 +102,33 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     pqxx::work w(*conn_);
     // The agent, and whether another agent of its board is busy (one run per physical board).
     auto me = w.exec_params(
-        "SELECT name, mem_bytes, storage::text, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
+        "SELECT name, mem_bytes, storage::text, live_modes::text, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
         "  ON other.id = busy.agent_id WHERE other.id <> $1 AND other.board_id = agents.board_id "
         "  AND busy.status IN ('assigned', 'running')) FROM agents WHERE id = $1",
         agent_id);
-    if (me.empty() || me[0][3].as<bool>()) {
+    if (me.empty() || me[0][4].as<bool>()) {
       w.commit();
       return std::optional<Assignment>();
     }
     const std::string name = me[0][0].c_str();
     const int64_t mem_bytes = me[0][1].as<int64_t>();
     const std::string storage = me[0][2].c_str();
+    const std::string live_modes = me[0][3].c_str();
+    // Fewest reboots: an agent that named the modes its board applies as booted gets those runs (by their named
+    // mode, else their base_mode; runs with neither run on any gating) first within the campaign; the others
+    // need a reboot. Without live modes, by id alone.
+    const bool by_gating = live_modes != "{}";
     // In every campaign with queued runs, the lowest-id queued run the agent can take, looked up per device
     // value it matches (index runs_queued_by_campaign: three short range scans); the first by campaign
     // priority, then campaign age. One statement, however many campaigns.
     const std::string pick_one =
-        "(SELECT id FROM runs WHERE campaign_id = c.id AND status = 'queued' AND device = $DEVICE AND "
+        std::string("(SELECT id, ") +
+        (by_gating ? "(coalesce(config->'power_mode'->>'name', config->>'base_mode') IS NULL OR "
+                     "coalesce(config->'power_mode'->>'name', config->>'base_mode') = ANY($5::text[]))"
+                   : "true") +
+        " AS live FROM runs WHERE campaign_id = c.id AND status = 'queued' AND device = $DEVICE AND "
         "min_mem_bytes <= $2 AND (storage IS NULL OR storage = ANY($3::text[])) AND NOT ($4 = ANY(unfit_classes)) "
-        "ORDER BY id LIMIT 1)";
+        "ORDER BY " + std::string(by_gating ? "live DESC, " : "") + "id LIMIT 1)";
     auto with_device = [&](const std::string& param) {
       std::string q = pick_one;
       q.replace(q.find("$DEVICE"), 7, param);
@@ -124,20 +137,21 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     const std::string pick =
         "SELECT pick.id FROM (SELECT c.id, c.priority FROM campaigns c WHERE c.state = 'active' AND EXISTS "
         "(SELECT 1 FROM runs q WHERE q.campaign_id = c.id AND q.status = 'queued')) c "
-        "CROSS JOIN LATERAL (SELECT min(id) AS id FROM (" + with_device("'any'") + " UNION ALL " + with_device("$4") +
-        " UNION ALL " + with_device("$1") + ") candidates) pick "
+        "CROSS JOIN LATERAL (SELECT id FROM (" + with_device("'any'") + " UNION ALL " + with_device("$4") +
+        " UNION ALL " + with_device("$1") + ") candidates ORDER BY " + (by_gating ? "live DESC, " : "") + "id LIMIT 1) pick "
         "WHERE pick.id IS NOT NULL ORDER BY c.priority DESC, c.id LIMIT 1";
     pqxx::result r;
     // The status guard makes the update safe against any other writer (claims themselves all run on the
     // one dispatch connection, so they never race each other); should it miss, look again.
     for (int attempt = 0; attempt < 3 && r.empty(); ++attempt) {
-      auto p = w.exec_params(pick, name, mem_bytes, storage, device_class);
+      auto p = by_gating ? w.exec_params(pick, name, mem_bytes, storage, device_class, live_modes)
+                         : w.exec_params(pick, name, mem_bytes, storage, device_class);
       if (p.empty()) break;
       r = w.exec_params(
           "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
           "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
-          "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' FROM agents a WHERE a.id = $1) "
+          "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' FROM agents a WHERE a.id = $1) "
           "WHERE id = $2 AND status = 'queued' RETURNING id, config::text, campaign_id",
           agent_id, p[0][0].as<int64_t>());
     }

@@ -285,6 +285,31 @@ Status write_run_finished(pqxx::transaction_base& w, int64_t agent_id, const pro
 }
 
 
+// A reboot the agent announced for its run: recorded once (a journal replay is the same row); the agent is away,
+// its runs held by the lease sweep, until expected_back_s from now. The run stays assigned (not yet running).
+Status write_reboot(pqxx::transaction_base& w, int64_t agent_id, const proto::RebootPending& m) {
+  auto access = accepts_results(w, agent_id, m.run_id, "reboot_pending");
+  if (!access) return Status::ok();
+  auto mask = [](const std::optional<int64_t>& v) {
+    NullableText t;
+    if (v) t.text = std::to_string(*v), t.null = false;
+    return t;
+  };
+  const NullableText tpc0 = mask(m.tpc_pg_mask_from), tpc1 = mask(m.tpc_pg_mask_to), fbp0 = mask(m.fbp_pg_mask_from),
+                     fbp1 = mask(m.fbp_pg_mask_to);
+  auto fresh = w.exec_params(
+      "INSERT INTO board_reboots (run_id, agent_id, requested_unix_s, mode_name, nvpmodel_id, tpc_pg_mask_from, "
+      "tpc_pg_mask_to, fbp_pg_mask_from, fbp_pg_mask_to, expected_back_s) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) "
+      "ON CONFLICT DO NOTHING RETURNING 1",
+      m.run_id, agent_id, m.requested_unix_s, m.mode_name, m.nvpmodel_id, tpc0.c_str(), tpc1.c_str(), fbp0.c_str(),
+      fbp1.c_str(), m.expected_back_s);
+  // A replay after the agent came back (its ack was lost) does not send it away again.
+  if (!fresh.empty())
+    w.exec_params("UPDATE agents SET away_until = now() + make_interval(secs => $2::double precision) WHERE id = $1",
+                  agent_id, m.expected_back_s);
+  return Status::ok();
+}
+
 // One result message's writes in `w` (the variant's alternative picks the writer); kInternal for a message
 // that is not a result.
 Status write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Body& body, int max_attempts) {
@@ -296,6 +321,7 @@ Status write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Bo
         else if constexpr (std::is_same_v<T, proto::SampleChunk>) return write_samples(w, agent_id, m);
         else if constexpr (std::is_same_v<T, proto::RunFinished>) return write_run_finished(w, agent_id, m, max_attempts);
         else if constexpr (std::is_same_v<T, proto::RunStarted>) return write_run_started(w, agent_id, m);
+        else if constexpr (std::is_same_v<T, proto::RebootPending>) return write_reboot(w, agent_id, m);
         else return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
       },
       body);
@@ -391,5 +417,6 @@ Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) { return
 Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) { return ingest_alone(agent_id, m); }
 Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) { return ingest_alone(agent_id, m); }
 Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) { return ingest_alone(agent_id, m); }
+Status PgStore::record_reboot(int64_t agent_id, const proto::RebootPending& m) { return ingest_alone(agent_id, m); }
 
 }  // namespace jetsweep::controller

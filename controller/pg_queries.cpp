@@ -144,7 +144,8 @@ namespace {
 // The report's runs and epochs: of a campaign (WHERE r.campaign_id = $1), or of one run (r.id = $1).
 const std::string kReportRunsSelect =
     "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text, r.applied::text, "
-    "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device "
+    "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device, "
+    "  (SELECT count(*) FROM board_reboots b WHERE b.run_id = r.id) "
     "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id ";
 const std::string kReportRunsSql = kReportRunsSelect + "WHERE r.campaign_id = $1 ORDER BY r.ordinal";
 
@@ -208,6 +209,7 @@ api::ReportRun report_run(const pqxx::row& row) {
   if (auto cfg = pg::opt_object(row[3])) o.config = api::report_config(*cfg);
   o.error = row[4].c_str();
   o.attempts = row[5].as<int64_t>();
+  o.reboots = row[14].as<int64_t>();
   o.wall_s = pg::opt_number(row[6]);
   o.facts = pg::opt_object(row[7]);
   // The state the run executed in, as its agent applied and read it back (null until it started).

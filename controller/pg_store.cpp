@@ -181,16 +181,17 @@ Result<AgentRegistration> PgStore::register_agent(const proto::Register& reg, co
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, storage, board_id, accelerator, not_ready, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,"
-        "$11::text[],$12,$13,$14::text[],true,now()) "
+        "git_sha, storage, board_id, accelerator, not_ready, live_modes, connected, last_seen) VALUES ($1,$2,$3,$4,$5,$6,"
+        "$7,$8,$9,$10,$11::text[],$12,$13,$14::text[],$15::text[],true,now()) "
         "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
         "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
         "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
         "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, "
-        "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, connected = true, "
-        "last_seen = now() RETURNING id",
+        "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, live_modes = EXCLUDED.live_modes, "
+        "connected = true, away_until = NULL, last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
-        f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready));
+        f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready),
+        pg::text_array_literal(f.live_modes));
     AgentRegistration out;
     out.agent_id = r[0][0].as<int64_t>();
     if (held.empty()) {
@@ -243,7 +244,8 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
         "SELECT a.id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
         "a.compiler, a.git_sha, a.connected, a.last_seen::text, "
         "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')), "
-        "a.accelerator, array_to_json(a.not_ready)::text "
+        "a.accelerator, array_to_json(a.not_ready)::text, "
+        "CASE WHEN NOT a.connected AND a.away_until > now() THEN a.away_until::text END "
         "FROM agents a ORDER BY a.id");
     w.commit();
     std::vector<api::AgentInfo> out;
@@ -265,6 +267,7 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
       a.current_run = pg::opt_integer(row[13]);
       a.accelerator = row[14].c_str();
       a.not_ready = pg::json_strings(row[15]);
+      a.rebooting_until = pg::opt_text(row[16]);
       out.push_back(std::move(a));
     }
     return out;

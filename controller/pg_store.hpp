@@ -46,6 +46,7 @@ class PgStore final : public Store {
   Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
   Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Status record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Status ingest_batch(std::vector<IngestItem>& items) override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;

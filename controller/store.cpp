@@ -16,6 +16,7 @@ Status Store::ingest_batch(std::vector<IngestItem>& items) {
           else if constexpr (std::is_same_v<T, proto::SampleChunk>) return ingest_samples(item.agent_id, m);
           else if constexpr (std::is_same_v<T, proto::RunFinished>) return finish_run(item.agent_id, m);
           else if constexpr (std::is_same_v<T, proto::RunStarted>) return start_run(item.agent_id, m);
+          else if constexpr (std::is_same_v<T, proto::RebootPending>) return record_reboot(item.agent_id, m);
           else return internal_error("'" + std::string(proto::type_name(item.body)) + "' is not a result message");
         },
         item.body);

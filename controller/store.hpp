@@ -77,14 +77,17 @@ class Store {
   // journal). A run that has used up its attempts becomes 'lost' instead, with the reason kept.
   virtual Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                              const std::string& why) = 0;
-  // Requeues (or loses) runs of agents disconnected for longer than `lease_s`.
+  // Requeues (or loses) runs of agents disconnected for longer than `lease_s`, except agents away rebooting
+  // their board (record_reboot) until their expected return; past it, the reason names the reboot.
   virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
   // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes).
   virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
   // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
   // executing runs to be stopped (cancel_requested; see runs_to_stop).
   virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;
-  // Claims the oldest queued run the agent's class can take; clears partial results of earlier attempts.
+  // Claims the oldest queued run the agent's class can take in the first active campaign by priority, then age;
+  // of that campaign's, one whose power mode applies on the board as booted (the agent's live_modes, or no
+  // named mode) before one that needs a reboot. Clears partial results of earlier attempts.
   virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
   // Cancels a queued run, or marks an executing one for stopping; returns the run's state; not_found.
   virtual Result<api::RunCancelled> cancel_run(int64_t run_id) = 0;
@@ -100,7 +103,11 @@ class Store {
   virtual Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
   virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
   virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
-  // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished), in order, each
+  // The agent reboots its board for its run `m.run_id` (an nvpmodel mode with other GPU masks): the reboot is
+  // recorded once per (run, requested_unix_s) and the agent is away, its runs held, for m.expected_back_s. A
+  // reboot for a run the agent does not own is not recorded.
+  virtual Status record_reboot(int64_t agent_id, const proto::RebootPending& m) = 0;
+  // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished, reboot_pending), in order, each
   // item's result set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
   // (safe: every write is idempotent). This default writes them one by one (store.cpp); PgStore in one
   // transaction, redone with a savepoint per message when one fails (pg_ingest.cpp).

@@ -256,4 +256,15 @@ Result<NvpmodelConf> read_nvpmodel_conf(const std::filesystem::path& root) {
   return parse_nvpmodel_conf(text, path.string());
 }
 
+std::vector<std::string> live_mode_keys(const NvpmodelConf& conf, const GpuGating& board) {
+  std::vector<std::string> keys;
+  for (const auto& m : conf.modes) {
+    auto g = m.gating(conf.source);
+    if (!g.is_ok() || !g->applies_live_on(board)) continue;
+    keys.push_back(m.name);
+    keys.push_back(std::to_string(m.id));
+  }
+  return keys;
+}
+
 }  // namespace jetsweep::device

@@ -96,5 +96,8 @@ struct BoardGating {
   std::string fbp_source;
 };
 Result<BoardGating> read_board_gating(const std::filesystem::path& root, const NvpmodelConf* conf, int l4t_major);
+// The modes of `conf` that apply live on a board running `board`'s masks (GpuGating::applies_live_on), each by
+// name and by id ("MODE_30W", "2"): proto::DeviceFacts::live_modes. A mode whose masks do not parse is left out.
+std::vector<std::string> live_mode_keys(const NvpmodelConf& conf, const GpuGating& board);
 
 }  // namespace jetsweep::device

@@ -118,8 +118,8 @@ Status check_mode_gating(const Board& board, const NvpmodelConf& conf, const Nvp
     if (*w != *h)
       return invalid_argument(what + ", but the board runs with " + name + " " + std::to_string(*h) + " (" + source +
                               "). GPU masks change only at boot: this mode needs `nvpmodel -m " +
-                              std::to_string(mode.id) + "` and a reboot, which this agent does not do; set the mode "
-                              "on the board, reboot it, then run again");
+                              std::to_string(mode.id) + "` and a reboot, which this agent may not do (start it with "
+                              "--allow-reboot, or set the mode on the board and reboot it by hand)");
     target.notes.push_back(std::string("GPU gating ") + name + " " + std::to_string(*h) + " in force (" + source + ")");
     return Status::ok();
   };

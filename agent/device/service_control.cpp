@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -102,34 +103,16 @@ std::variant<std::string, int> resolve_executable(const std::string& name) {
   return first_error;
 }
 
-}  // namespace
-
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (size_t i = 0; i < argv.size(); ++i) out += (i ? " " : "") + argv[i];
-  return out;
-}
-
-Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s) {
-  if (argv.empty() || argv[0].empty()) return invalid_argument("run_process: no command");
-  const std::string cmd = command_line(argv);
-  const auto program = resolve_executable(argv[0]);
-  if (const int* err = std::get_if<int>(&program)) return unavailable("cannot run '" + cmd + "': " + std::strerror(*err));
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(errno));
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    const int err = errno;
-    close_fd(out_pipe[0]);
-    close_fd(out_pipe[1]);
-    return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(err));
-  }
-
+// Starts `program` with argv, stdin from `stdin_fd` (-1: /dev/null), stdout and stderr to the given fds, no
+// blocked signals and SIGPIPE at its default, whatever this process set. Returns posix_spawn's error (0: started).
+int spawn_child(const std::string& program, const std::vector<std::string>& argv, int stdin_fd, int out_fd, int err_fd,
+                pid_t& pid) {
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  ::posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  // The child starts with no blocked signals and SIGPIPE at its default, whatever this process set.
+  if (stdin_fd < 0) ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  else ::posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  ::posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
   sigset_t none, defaults;
@@ -142,12 +125,67 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, double t
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, std::get<std::string>(program).c_str(), &actions, &attr, args.data(), environ);
+  const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attr, args.data(), environ);
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
+  return spawned;
+}
+
+// Writes a child's whole standard input (it fits the pipe's buffer). A child that exits without reading makes the
+// write fail with EPIPE: SIGPIPE is blocked for the write (and a pending one taken) so it cannot kill the agent;
+// what the child did is judged from its exit code.
+void feed_stdin(int fd, const std::string& text) {
+  sigset_t pipe_signal, previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  if (::write(fd, text.data(), text.size()) < 0 && errno == EPIPE) {
+    const struct timespec no_wait = {0, 0};
+    ::sigtimedwait(&pipe_signal, nullptr, &no_wait);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+}  // namespace
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) out += (i ? " " : "") + argv[i];
+  return out;
+}
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s, const std::string& stdin_text) {
+  if (argv.empty() || argv[0].empty()) return invalid_argument("run_process: no command");
+  if (stdin_text.size() > 4096) return invalid_argument("run_process: more than 4 KiB for the standard input");
+  const std::string cmd = command_line(argv);
+  const auto program = resolve_executable(argv[0]);
+  if (const int* err = std::get_if<int>(&program)) return unavailable("cannot run '" + cmd + "': " + std::strerror(*err));
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close_fd(out_pipe[0]);
+    close_fd(out_pipe[1]);
+    return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(err));
+  }
+
+  // The standard input: /dev/null, or a pipe holding stdin_text, closed after it: the child sees its end.
+  int in_pipe[2] = {-1, -1};
+  if (!stdin_text.empty() && ::pipe2(in_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close_fd(fd);
+    return unavailable("cannot run '" + cmd + "': pipe: " + std::strerror(err));
+  }
+  pid_t pid = -1;
+  const int spawned = spawn_child(std::get<std::string>(program), argv, stdin_text.empty() ? -1 : in_pipe[0],
+                                  out_pipe[1], err_pipe[1], pid);
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
+  if (!stdin_text.empty()) {
+    close_fd(in_pipe[0]);
+    if (spawned == 0) feed_stdin(in_pipe[1], stdin_text);
+    close_fd(in_pipe[1]);
+  }
   if (spawned != 0) {
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);

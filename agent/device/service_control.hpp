@@ -57,10 +57,12 @@ struct ProcessResult {
   std::string err;
 };
 
-// Runs argv[0] (looked up in PATH when it has no '/') with argv, no shell, stdin from /dev/null, capturing
-// stdout and stderr (the first 64 KiB of each). kUnavailable, naming the command line, when it cannot be
-// started or runs longer than timeout_s (it is then killed). Any thread.
-Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s);
+// Runs argv[0] (looked up in PATH when it has no '/') with argv, no shell, stdin from /dev/null (or reading
+// `stdin_text`, at most 4 KiB, when given), capturing stdout and stderr (the first 64 KiB of each).
+// kUnavailable, naming the command line, when it cannot be started or runs longer than timeout_s (it is then
+// killed). Any thread.
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s,
+                                  const std::string& stdin_text = {});
 
 // argv joined with spaces, for messages: "systemctl stop nvfancontrol".
 std::string command_line(const std::vector<std::string>& argv);

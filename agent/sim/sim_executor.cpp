@@ -286,7 +286,7 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
 
   proto::RunStarted started;
   started.run_id = run_id;
-  started.reference_state = !config.has_power_mode();
+  started.reference_state = !config.has_power_mode() && config.base_mode.empty();   // a base mode is a chosen state
   double medium_mb_s = 0;
   Settings mode;
   bool cold = false;

@@ -115,8 +115,9 @@ int64_t boards_of(const EstimateInputs& in, const std::string& cls) {
 
 std::string power_mode_key(const RunConfig& run) {
   auto part = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
+  // A base mode is part of the configuration (its cores, clocks and GPU gating under the settings).
   return run.power_mode_name + "/" + part(run.cores) + "/" + part(run.cpu_khz) + "/" + part(run.gpu_hz) + "/" +
-         part(run.emc_hz);
+         part(run.emc_hz) + (run.base_mode.empty() ? "" : "@" + run.base_mode);
 }
 
 api::CampaignEstimate estimate_campaign(const Campaign& campaign, const EstimateInputs& in, RunTimeModel& model) {

@@ -59,6 +59,9 @@ Result<Settings> SimBoard::resolve_named(const std::string& name, const NamedMod
 Result<Settings> SimBoard::resolve(const RunConfig& c) const {
   if (!c.power_mode_name.empty()) return resolve_named(c.power_mode_name);
   Settings s = reference_;
+  if (!c.base_mode.empty()) {
+    JS_ASSIGN_OR_RETURN(s, resolve_named(c.base_mode));
+  }
   const std::string who = "simulated " + class_.board_class + " (" + tables_.module + ")";
   if (c.cores > 0) {
     if (c.cores > tables_.cores)
@@ -93,7 +96,8 @@ Status SimBoard::apply(const RunConfig& config) {
     JS_ASSIGN_OR_RETURN(s, resolve_named(config.power_mode_name, &named));
   } else {
     JS_ASSIGN_OR_RETURN(s, resolve(config));
-    if (!config.has_power_mode()) named = &reference_mode_;
+    if (!config.has_power_mode() && !config.base_mode.empty()) (void)resolve_named(config.base_mode, &named);
+    else if (!config.has_power_mode()) named = &reference_mode_;
   }
   current_ = s;
   current_name_ = named ? named->name : "";

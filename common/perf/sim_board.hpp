@@ -28,8 +28,8 @@ class SimBoard {
   const NamedMode& reference_mode() const { return reference_mode_; }
 
   // Resolves the run's power mode against the class's tables without changing anything: a named mode, or
-  // explicit settings with the ones not given (0) taken from the reference state; no power mode at all is
-  // the reference state. Never depends on what ran before. kInvalidArgument names the value, the table and
+  // explicit settings with the ones not given (0) taken from the base mode (base_mode, else the reference
+  // state); no power mode at all is the base mode. Never depends on what ran before. kInvalidArgument names the value, the table and
   // the class (for a named mode: the modes the class defines).
   Result<Settings> resolve(const RunConfig& config) const;
   // resolve() then make it current, with the run's pin_clocks and fan_max.

@@ -38,6 +38,36 @@ TEST_CASE("jetson backend flags") {
   CHECK(agent::parse_agent_args({"--controller", "ws://h:1", "--name", "b"})->backend == "host");
 }
 
+TEST_CASE("reboot flags: off by default; only for a jetson agent serving a controller, with its journal") {
+  const std::vector<std::string> jetson = {"--controller", "ws://h:1", "--name", "b", "--backend", "jetson"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = jetson;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return agent::parse_agent_args(args);
+  };
+  auto plain = with({});
+  REQUIRE(plain.is_ok());
+  CHECK_FALSE(plain->allow_reboot);
+  CHECK(plain->nvpmodel_command == "nvpmodel");
+  CHECK(plain->reboot_command == "systemctl reboot");
+  auto c = with({"--allow-reboot", "--nvpmodel-command", "/usr/sbin/nvpmodel", "--reboot-command", "/sbin/reboot now",
+                 "--reboot-timeout-s", "900"});
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->allow_reboot);
+  CHECK(c->nvpmodel_command == "/usr/sbin/nvpmodel");
+  CHECK(c->reboot_command == "/sbin/reboot now");
+  CHECK(c->reboot_timeout_s == 900);
+  auto error = [](const Result<agent::AgentConfig>& r) { return r.is_ok() ? std::string() : r.status().message(); };
+  CHECK(error(agent::parse_agent_args({"--controller", "ws://h:1", "--name", "b", "--allow-reboot"}))
+            .find("apply to serving a controller with --backend jetson") != std::string::npos);
+  CHECK(error(with({"--reboot-command", "reboot"})).find("need --allow-reboot") != std::string::npos);
+  CHECK(error(with({"--allow-reboot", "--no-journal"})).find("--allow-reboot needs the journal") != std::string::npos);
+  CHECK(error(with({"--allow-reboot", "--reboot-timeout-s", "0"})).find("--reboot-timeout-s: must be between 1 and 86400") !=
+        std::string::npos);
+  CHECK(error(with({"--allow-reboot", "--reboot-command", " "})).find("--reboot-command: must not be empty") !=
+        std::string::npos);
+}
+
 TEST_CASE("bad backend flags name the flag") {
   auto msg = [](std::vector<std::string> a) { return agent::parse_agent_args(a).status().message(); };
   CHECK(msg({"--controller", "ws://h:1", "--name", "b", "--backend", "gpu"}) == "--backend 'gpu': expected host, jetson or sim");

@@ -232,6 +232,58 @@ TEST_CASE("jetson backend: every run records the GPU gating; the reference state
   REQUIRE(rig.ex->restore_board().is_ok());
 }
 
+TEST_CASE("jetson backend: what needs a reboot (named and base modes), the modes that apply as booted, base_mode sweeps") {
+  JetsonRig rig(FakeKind::kAgxOrinR35, 16);
+  std::atomic<bool> cancel{false};
+  proto::DeviceFacts facts;
+  rig.ex->describe(facts);
+  // Booted in MODE_30W (240): it applies live, MAXN (0), MODE_15W (248) and MODE_50W (0) need a reboot.
+  CHECK(facts.live_modes == std::vector<std::string>{"MODE_30W", "2"});
+  auto reboot_for = [&](const RunConfig& c) {
+    auto r = rig.ex->reboot_for(c);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return r.value();
+  };
+  RunConfig sweep = rig.run();
+  sweep.gpu_hz = 816000000;
+  CHECK_FALSE(reboot_for(sweep).has_value());   // no base named: runs on the gating in force
+  sweep.base_mode = "MAXN";
+  const auto need = reboot_for(sweep);
+  REQUIRE(need.has_value());
+  CHECK(need->mode_name == "MAXN");
+  CHECK(need->nvpmodel_id == 0);
+  CHECK(need->tpc_pg_mask_from == std::optional<int64_t>(240));
+  CHECK(need->tpc_pg_mask_to == std::optional<int64_t>(0));
+  // Without the reboot the sweep is refused before anything is written, naming its base and the reboot.
+  const auto before = rig.fb.snapshot();
+  CollectingSink refused;
+  auto fin = rig.ex->execute(1, sweep, refused, cancel);
+  CHECK(fin.status == "failed");
+  CHECK_MESSAGE(fin.error.find("base_mode MAXN") != std::string::npos, fin.error);
+  CHECK(fin.error.find("`nvpmodel -m 0` and a reboot") != std::string::npos);
+  CHECK(diff_snapshots(before, rig.fb.snapshot()).empty());
+  RunConfig fifteen = rig.run();
+  fifteen.power_mode_name = "MODE_15W";
+  REQUIRE(reboot_for(fifteen).has_value());
+  CHECK(reboot_for(fifteen)->tpc_pg_mask_to == std::optional<int64_t>(248));
+  // After `nvpmodel -m 0` and a reboot: MAXN and MODE_50W apply live, and the sweep runs on MAXN's 8 TPCs and
+  // 12 cores with its GPU setting.
+  rig.fb.write("/sys/devices/gpu.0/tpc_pg_mask", "0\n");
+  proto::DeviceFacts after;
+  rig.ex->describe(after);
+  CHECK(after.live_modes == std::vector<std::string>{"MAXN", "0", "MODE_50W", "3"});
+  CHECK_FALSE(reboot_for(sweep).has_value());
+  CollectingSink ran;
+  fin = rig.ex->execute(2, sweep, ran, cancel);
+  REQUIRE_MESSAGE(fin.status == "done", fin.error);
+  const auto& started = std::get<proto::RunStarted>(ran.messages.front());
+  CHECK_FALSE(started.reference_state);
+  CHECK(started.applied->tpc_pg_mask == 0);
+  CHECK(started.applied->cores_online == 12);
+  CHECK(started.applied->gpu_hz == 816000000);
+  REQUIRE(rig.ex->restore_board().is_ok());
+}
+
 TEST_CASE("jetson backend: an over-current alarm and a measured GPU clock below the pin mark the epoch throttled") {
   JetsonRig rig(FakeKind::kAgxOrinR35, 16);
   std::atomic<bool> cancel{false};

@@ -12,19 +12,13 @@
 #include "analysis/csv_corpus.hpp"
 #include "analysis/plots.hpp"
 #include "analysis_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace jetsweep::analysis;
 using namespace jetsweep::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // A scratch directory with JETSWEEP_PLOT_KEEP pointing into it while it lives.
 class PlotDir {
@@ -40,14 +34,14 @@ class PlotDir {
     fs::remove_all(dir_, ec);
   }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  std::string script() const { return slurp(dir_ / "keep" / "plot.gp"); }
-  std::string data(const std::string& name) const { return slurp(dir_ / "keep" / name); }
+  std::string script() const { return read_file(dir_ / "keep" / "plot.gp"); }
+  std::string data(const std::string& name) const { return read_file(dir_ / "keep" / name); }
   // The output file, which must exist and not be empty.
   std::string output(const std::string& name) const {
     const fs::path p = dir_ / name;
     REQUIRE(fs::exists(p));
     CHECK(fs::file_size(p) > 0);
-    return slurp(p);
+    return read_file(p);
   }
 
  private:

@@ -5,6 +5,7 @@
 #include "controller/memory_store.hpp"
 #include "support/manual_clock.hpp"
 #include "support/protocol_client.hpp"
+#include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
 using jetsweep::controller::MemoryStore;
@@ -158,6 +159,11 @@ TEST_CASE("runs of an agent disconnected for longer than the lease are requeued,
   CHECK(f.store.requeue_orphaned_runs(30).value() == 1);
   CHECK(f.status(run) == "queued");
   CHECK(f.store.run(run)->error == "agent host-1 disconnected for more than 30 s");
+}
+
+TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is away, a replay recorded once") {
+  StoreFixture f;
+  testing::check_reboot_semantics(f.store, [&](double s) { f.clock.advance(s); });
 }
 
 TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own") {

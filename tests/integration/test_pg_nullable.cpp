@@ -11,6 +11,9 @@
 //                             and samples_aligned (coalesce 0) -> analysis/db_source.cpp start_unix_s
 //   agents.clock_rtt_s        pg_store.cpp record_clock (WHERE clock_rtt_s IS NULL OR ...)
 //   agents.clock_measured_at  pg_store.cpp record_clock (WHERE ... OR clock_measured_at < now() - 10 min)
+//   agents.away_until         pg_dispatch.cpp requeue_orphaned_runs (IS NULL OR < now()), pg_store.cpp list_agents
+//                             (rebooting_until)
+//   board_reboots.tpc_pg_mask_from/_to, fbp_pg_mask_from/_to   read by no code (the report counts the rows)
 //   runs.agent_id             pg_queries.cpp report (LEFT JOIN agents: agent), pg_dispatch.cpp cancel_run (agent),
 //                             runs_to_stop (IS NOT NULL), pg_store.cpp list_agents (current_run), pg_campaigns.cpp
 //                             estimate_inputs (JOIN: unowned epochs not counted), views (instance, clock offset)
@@ -104,6 +107,17 @@ NullableColumn clock_column(const char* name, const char* sql, bool start, std::
 const api::ReportEpoch& first_epoch(const Reads& r) { return r.report.runs[0].epochs[0]; }
 const analysis::EpochSample& first_sample(const Reads& r) { return r.corpus.epochs[0]; }
 
+// A reboot whose masks were not read (a board that shows none): the reboot is counted, the masks read by no code.
+NullableColumn board_reboot_masks(const char* name) {
+  return {name,
+          "INSERT INTO board_reboots (run_id, agent_id, requested_unix_s, mode_name, nvpmodel_id, expected_back_s) "
+          "SELECT id, agent_id, 1763770000.5, 'MAXN', 0, 600 FROM runs WHERE agent_id IS NOT NULL ORDER BY id LIMIT 1",
+          [](const Reads& r, Populated&) {
+            CHECK(r.report.runs[0].reboots == 1);
+            CHECK(r.report_cli.runs[0].reboots == 1);
+          }};
+}
+
 // The agents columns and the runs columns of dispatch and timing.
 std::vector<NullableColumn> run_columns() {
   return {
@@ -122,6 +136,16 @@ std::vector<NullableColumn> run_columns() {
          REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001).is_ok());
          CHECK(f.db.count("SELECT count(*) FROM agents WHERE clock_offset_s = 0.5 AND clock_measured_at IS NOT NULL") == 1);
        }},
+      {"agents.away_until", "UPDATE agents SET away_until = NULL",
+       [](const Reads& r, Populated& f) {   // not rebooting: nothing held past the lease
+         CHECK_FALSE(r.agents.at(0).rebooting_until.has_value());
+         CHECK(absent(api::to_json(r.agents.at(0)), "rebooting_until"));
+         REQUIRE(f.store.requeue_orphaned_runs(3600).is_ok());
+       }},
+      board_reboot_masks("board_reboots.tpc_pg_mask_from"),
+      board_reboot_masks("board_reboots.tpc_pg_mask_to"),
+      board_reboot_masks("board_reboots.fbp_pg_mask_from"),
+      board_reboot_masks("board_reboots.fbp_pg_mask_to"),
       {"runs.agent_id", "UPDATE runs SET agent_id = NULL",
        [](const Reads& r, Populated&) {
          CHECK_FALSE(r.report.runs[0].agent.has_value());

@@ -2,7 +2,10 @@
 // queries read every nullable column safely.
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "integration/one_claimed_run.hpp"
+#include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::testing;
@@ -59,6 +62,14 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(inputs->measured.size() == 1);
   CHECK(inputs->measured[0].epochs == 2);
   CHECK(inputs->measured[0].power_mode == perf::power_mode_key(f.campaign.runs[0]));
+}
+
+TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is away, a replay recorded once") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  // Leases and absences run on the database's clock: real seconds pass (not a synchronisation).
+  testing::check_reboot_semantics(store, [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
 }
 
 TEST_CASE("results are append-only: nothing is written for a run once it has finished") {

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace jetsweep::testing {
@@ -28,6 +29,14 @@ class TempDir {
 inline void write_file(const std::filesystem::path& p, const std::string& content) {
   std::filesystem::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary | std::ios::trunc) << content;
+}
+
+// The whole file ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace jetsweep::testing

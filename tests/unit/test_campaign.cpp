@@ -89,7 +89,7 @@ std::string error_of(const std::string& yaml) {
 TEST_CASE("errors name FILE:LINE:COL and what is wrong") {
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  bach_size: 3\n") ==
         "bad.yaml:5:3: unknown key 'bach_size' (known: device, model, dataset, data, batch_size, workers, prefetch, "
-        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, timing, "
+        "epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, base_mode, pin_clocks, fan_max, accelerator, timing, "
         "min_memory_mb)");
   CHECK(error_of("campaign: x\nmatrix:\n  model: lenet5\n  dataset: mnist\n  batch_size: [16, abc]\n") ==
         "bad.yaml:5:20: 'batch_size' expects an integer, got 'abc'");
@@ -214,7 +214,7 @@ TEST_CASE("exclude, include and zip") {
         "bad.yaml:8:18: zipped lists differ in length: 'workers' has 3 values, the others 2");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\nexclude:\n  - {modle: lenet5}\n") ==
         "bad.yaml:6:6: unknown key 'modle' in 'exclude' (known: device, model, dataset, data, batch_size, workers, "
-        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, pin_clocks, fan_max, accelerator, timing, "
+        "prefetch, epochs, threads, seed, drop_caches, sample_hz, max_minibatches, power_mode, base_mode, pin_clocks, fan_max, accelerator, timing, "
         "min_memory_mb)");
   CHECK(error_of(std::string(kHead) + "  model: lenet5\n  timing: [paper, sometimes]\n") ==
         "bad.yaml:5:19: 'timing': must be paper or pipelined, not 'sometimes'");
@@ -343,14 +343,14 @@ TEST_CASE("gating notes: named modes whose GPU masks differ from the default mod
   const auto notes = gating_notes(*orin);
   REQUIRE(notes.size() == 1);
   CAPTURE(notes[0]);
-  CHECK(notes[0].rfind("agx-orin: 2 run(s) name modes that gate the GPU unlike the default mode MODE_30W "
+  CHECK(notes[0].rfind("agx-orin: 2 run(s) name modes (or base modes) that gate the GPU unlike the default mode MODE_30W "
                        "(TPC_PG_MASK 240): MAXN (TPC_PG_MASK 0, nvpmodel -m 0), MODE_15W (TPC_PG_MASK 248, nvpmodel -m 1)",
                        0) == 0);
   auto nano = parse_campaign(std::string(kHead) + "  device: orin-nano\n  model: lenet5\n  power_mode: [15W, 7W]\n",
                              "n.yaml");
   REQUIRE(nano.is_ok());
   REQUIRE(gating_notes(*nano).size() == 1);
-  CHECK(gating_notes(*nano)[0].rfind("orin-nano: 1 run(s) name modes that gate the GPU unlike the default mode 15W "
+  CHECK(gating_notes(*nano)[0].rfind("orin-nano: 1 run(s) name modes (or base modes) that gate the GPU unlike the default mode 15W "
                                      "(TPC_PG_MASK 240 FBP_PG_MASK 2): 7W (TPC_PG_MASK 252 FBP_PG_MASK 2, nvpmodel -m 1)",
                                      0) == 0);
   // Modes with the default mode's masks (and explicit settings) need nothing.
@@ -362,6 +362,35 @@ TEST_CASE("gating notes: named modes whose GPU masks differ from the default mod
   REQUIRE(ten.is_ok());
   REQUIRE(gating_notes(*ten).size() == 1);
   CHECK(gating_notes(*ten)[0].find("MODE_10W (TPC_PG_MASK 5, nvpmodel -m 1)") != std::string::npos);
+}
+
+TEST_CASE("base_mode: a sweep's base names a class's mode, not with a named mode; its masks count in the gating notes") {
+  auto sweep = parse_campaign(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n  base_mode: MAXN\n"
+                              "  power_mode: [{cores: 4}, {cores: 8, gpu_hz: 816000000}]\n", "b.yaml");
+  REQUIRE_MESSAGE(sweep.is_ok(), sweep.status().to_string());
+  for (const auto& r : sweep->runs) CHECK(r.base_mode == "MAXN");
+  auto back = run_config_from_json(to_json(sweep->runs[0]), "stored");   // as the database keeps it
+  REQUIRE(back.is_ok());
+  CHECK(back->base_mode == "MAXN");
+  const auto notes = gating_notes(*sweep);
+  REQUIRE(notes.size() == 1);
+  CHECK((notes[0].find("agx-orin: 2 run(s) name modes (or base modes)") == 0 && notes[0].find("MAXN (TPC_PG_MASK 0, nvpmodel -m 0)") != std::string::npos));
+  CHECK(error_of(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n  base_mode: MODE_99W\n  power_mode: {cores: 2}\n")
+            .find("base_mode 'MODE_99W' is not defined on 'agx-orin' (its nvpmodel modes: 0=MAXN, 1=MODE_15W, 2=MODE_30W, "
+                  "3=MODE_50W)") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "  device: agx-orin\n  model: lenet5\n  base_mode: MAXN\n  power_mode: MODE_15W\n")
+            .find("base_mode") != std::string::npos);
+  // On a simulated board the base's cores and clocks are what the settings leave out; alone, the run is in that mode.
+  auto board = perf::SimBoard::open("agx-orin");
+  REQUIRE(board.is_ok());
+  RunConfig on_maxn = sweep->runs[0], named;
+  named.power_mode_name = "MAXN";
+  auto maxn = board->resolve(named), s = board->resolve(on_maxn);
+  REQUIRE((s.is_ok() && maxn.is_ok()));
+  CHECK((s->cores == 4 && s->gpu_hz == maxn->gpu_hz));
+  on_maxn.cores = 0;
+  REQUIRE(board->apply(on_maxn).is_ok());
+  CHECK(board->state().mode_name == "MAXN");
 }
 
 TEST_CASE("reference state: a run without a power mode, and the settings a run leaves out, come from the class's default mode") {

@@ -48,6 +48,29 @@ TEST_CASE("every message type round-trips through the envelope") {
   SampleChunk with_t0{9, 1763770000.125, {Sample{0.1, 50.0, {}, std::nullopt, 0, 0, std::nullopt}}};
   round_trip(with_t0);
   round_trip(Error{"protocol_error", "bad", 4});
+  f.live_modes = {"MODE_30W", "2", "MODE_40W", "3"};
+  round_trip(Register{"agent-1", f, std::nullopt, {}});
+  round_trip(RebootPending{9, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 600, 1763770000.5});
+  round_trip(RebootPending{9, "7W", 1, 240, 252, 2, 2, 30, 1763770000.5});
+}
+
+TEST_CASE("reboot_pending: masks, the expected return and the request time are checked by name") {
+  const std::string ok =
+      R"({"type":"reboot_pending","version":1,"id":3,"run_id":9,"mode_name":"MAXN","nvpmodel_id":0,)"
+      R"("tpc_pg_mask_from":240,"tpc_pg_mask_to":0,"expected_back_s":600,"requested_unix_s":1763770000.5})";
+  REQUIRE(decode(ok).is_ok());
+  auto refused = [&](const std::string& from, const std::string& to) {
+    std::string frame = ok;
+    frame.replace(frame.find(from), from.size(), to);
+    auto r = decode(frame);
+    REQUIRE_FALSE(r.is_ok());
+    return r.status().message();
+  };
+  CHECK(refused("\"tpc_pg_mask_to\":0", "\"tpc_pg_mask_to\":-1").find("field 'tpc_pg_mask_to': GPU masks must be >= 0") !=
+        std::string::npos);
+  CHECK(refused("\"expected_back_s\":600", "\"expected_back_s\":0").find("field 'expected_back_s'") != std::string::npos);
+  CHECK(refused("\"mode_name\":\"MAXN\",", "").find("field 'mode_name': missing") != std::string::npos);
+  CHECK(needs_ack(RebootPending{}));   // journaled and acked: the agent reboots only once the controller has it
 }
 
 TEST_CASE("envelope carries type, version and id") {

@@ -1,0 +1,207 @@
+// Issue 28 end to end: a campaign of named nvpmodel modes whose GPU masks differ, run by a real agent process on
+// a fake AGX Orin tree (NVIDIA's p3701-0000 conf: MODE_30W boots with TPC_PG_MASK 240, MAXN runs on 0, MODE_15W
+// on 248) through the real controller. The agent may reboot its board: it runs a fake nvpmodel (asks and records
+// like NVIDIA's, the masks for the next boot taken from the board's own conf) and a fake reboot command; this
+// harness plays the reboot: it stops the agent as systemd would, puts the recorded masks in the GPU's files (as
+// nvpmodel.service does at boot) and starts the agent again.
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "agent/device/nvpmodel.hpp"
+#include "device/fake_board.hpp"
+#include "support/dataset_gen.hpp"
+#include "support/fleet.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+using namespace std::chrono_literals;
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+using device::testing::FakeBoard;
+using device::testing::FakeKind;
+
+namespace {
+
+size_t lines_in(const fs::path& p) {
+  const std::string text = read_file(p);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void write_script(const fs::path& p, const std::string& text) {
+  write_file(p, text);
+  fs::permissions(p, fs::perms::owner_all);
+}
+
+// A fake board, its fake nvpmodel and reboot commands, and the agent process serving it.
+struct RebootRig {
+  explicit RebootRig(Fleet& f) : fleet(f), fb(FakeKind::kAgxOrinR35) {
+    write_idx_dataset(data.string(), 256, false);
+    auto conf = device::read_nvpmodel_conf(fb.root());
+    REQUIRE_MESSAGE(conf.is_ok(), conf.status().to_string());
+    auto booted = device::read_board_gating(fb.root(), &conf.value(), 35);
+    REQUIRE_MESSAGE(booted.is_ok(), booted.status().to_string());
+    files = booted.value();
+    // The fake nvpmodel: `-m ID`, the prompt answered YES, the mode's masks (from the board's conf) recorded for
+    // the next boot, the status file naming the mode; anything else refused as NVIDIA's is.
+    std::string cases;
+    for (const auto& m : conf->modes) {
+      auto g = m.gating(conf->source);
+      REQUIRE(g.is_ok());
+      cases += "  " + std::to_string(m.id) + ") masks='" + std::to_string(g->tpc_pg_mask.value_or(-1)) + " " +
+               std::to_string(g->fbp_pg_mask.value_or(-1)) + "' ;;\n";
+    }
+    write_script(nvpmodel, "#!/bin/sh\n[ \"$1\" = -m ] || { echo 'usage: nvpmodel -m ID' >&2; exit 2; }\n"
+                           "case \"$2\" in\n" + cases + "  *) echo \"NVPM ERROR: no mode $2\" >&2; exit 1 ;;\nesac\n"
+                           "echo \"NVPM WARN: Reboot required for changing to this power mode: $2\"\n"
+                           "echo 'DO YOU WANT TO REBOOT NOW? enter YES/yes to confirm:'\nread answer\n"
+                           "case \"$answer\" in YES|yes) ;; *) echo 'NVPM ERROR: bad input!' >&2; exit 1 ;; esac\n"
+                           "printf 'pmode:%04d fmode:quiet\\n' \"$2\" > '" + fb.path("/var/lib/nvpmodel/status").string() +
+                           "'\necho \"$masks\" > '" + next_boot.string() + "'\necho \"$2\" >> '" + calls.string() + "'\n");
+    write_script(reboot, "#!/bin/sh\necho reboot >> '" + reboots.string() + "'\n");
+  }
+
+  // The agent as its systemd unit starts it (`extra`: more flags).
+  void start_agent(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--controller", "ws://127.0.0.1:" + std::to_string(fleet.port()), "--name", "orin-1",
+                                     "--backend", "jetson", "--root", fb.root().string(), "--state-dir",
+                                     fb.state_dir().string(), "--journal-dir", journal.string(), "--idle-restore-s", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    agent = std::make_unique<Process>(kBin + "/jetsweep-agent", args,
+                                      (fleet.dir() / ("orin-1.boot" + std::to_string(boots++) + ".log")).string());
+  }
+  // systemd stops the agent for the reboot; the board boots with the masks nvpmodel recorded.
+  void reboot_board() {
+    agent->signal(SIGTERM);
+    REQUIRE_MESSAGE(agent->wait(60s) == 0, agent->log());
+    std::istringstream masks(read_file(next_boot));
+    int64_t tpc = -1, fbp = -1;
+    masks >> tpc >> fbp;
+    if (tpc >= 0) write_file(files.tpc_source, std::to_string(tpc) + "\n");
+    if (fbp >= 0) write_file(files.fbp_source, std::to_string(fbp) + "\n");
+    fs::remove(next_boot);
+  }
+  std::string logs() const {
+    std::string all = fleet.logs();
+    for (int b = 0; b < boots; ++b) {
+      const auto p = fleet.dir() / ("orin-1.boot" + std::to_string(b) + ".log");
+      all += "--- " + p.string() + "\n" + read_file(p);
+    }
+    return all;
+  }
+
+  Fleet& fleet;
+  FakeBoard fb;
+  device::BoardGating files;
+  fs::path data = fleet.dir() / "mnist";
+  fs::path journal = fleet.dir() / "journal-orin-1";
+  fs::path nvpmodel = fleet.dir() / "nvpmodel", reboot = fleet.dir() / "reboot";
+  fs::path next_boot = fleet.dir() / "next_boot_masks", calls = fleet.dir() / "nvpmodel_calls";
+  fs::path reboots = fleet.dir() / "reboots_requested";
+  std::unique_ptr<Process> agent;
+  int boots = 0;
+};
+
+std::string orin_campaign(const std::string& name, const std::string& data, const std::string& modes, int reps) {
+  return "campaign: " + name + "\nmatrix:\n  device: agx-orin\n  model: lenet5\n  dataset: mnist\n  data: " + data +
+         "\n  accelerator: cpu\n  batch_size: 16\n  workers: 0\n  epochs: 1\n  max_minibatches: 4\n  sample_hz: 10\n"
+         "  power_mode: " + modes + "\nrepetitions: " + std::to_string(reps) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("a campaign of modes with three GPU gatings finishes in the fewest reboots (two), nothing lost or doubled") {
+  TestDatabase db;
+  Fleet fleet(db);
+  RebootRig rig(fleet);
+  const std::vector<std::string> may_reboot = {"--allow-reboot", "--nvpmodel-command", rig.nvpmodel.string(),
+                                               "--reboot-command", rig.reboot.string(), "--reboot-timeout-s", "120"};
+  rig.start_agent(may_reboot);
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), rig.logs());
+  const auto file = fleet.dir() / "gating.yaml";
+  write_file(file, orin_campaign("gating", rig.data.string(), "[MAXN, MODE_15W, MODE_30W]", 2));
+  const int64_t campaign = submit(fleet, file);
+
+  // The harness reboots the board whenever the agent asks, until the campaign is done.
+  size_t reboots = 0;
+  while (!fleet.finished(campaign)) {
+    REQUIRE_MESSAGE(wait_until(240s, [&] { return fleet.finished(campaign) || lines_in(rig.reboots) > reboots; }),
+                    rig.logs());
+    if (lines_in(rig.reboots) > reboots) {
+      ++reboots;
+      REQUIRE_MESSAGE(reboots <= 2, rig.logs());
+      rig.reboot_board();
+      rig.start_agent(may_reboot);
+    }
+  }
+  // Booted in MODE_30W (240): its runs first, then one reboot into MAXN (0) and one into MODE_15W (248).
+  CHECK(reboots == 2);
+  CHECK(read_file(rig.calls) == "0\n1\n");
+
+  auto r = cli::http_request(fleet.url(), "GET", "/api/campaigns/" + std::to_string(campaign) + "/report");
+  REQUIRE(r);
+  REQUIRE(r->status == 200);
+  const bj::object report = bj::parse(r->body).as_object();
+  const auto& runs = report.at("runs").as_array();
+  REQUIRE(runs.size() == 6);
+  const std::map<std::string, int64_t> masks = {{"MAXN", 0}, {"MODE_15W", 248}, {"MODE_30W", 240}};
+  int64_t reboots_reported = 0;
+  for (const auto& v : runs) {
+    const auto& run = v.as_object();
+    const std::string mode(run.at("config").at("power_mode").at("name").as_string());
+    CAPTURE(mode);
+    CHECK(run.at("status").as_string() == "done");
+    CHECK(run.at("attempts").as_int64() == 1);   // held while away: never requeued
+    reboots_reported += run.at("reboots").as_int64();
+    // The masks read back from the board: the mode's own, so the run is labelled with it.
+    const auto& applied = run.at("applied").as_object();
+    CHECK(applied.at("tpc_pg_mask").as_int64() == masks.at(mode));
+    CHECK(applied.at("mode_name").as_string() == mode);
+    CHECK(run.at("epochs").as_array().size() == 1);
+  }
+  CHECK(reboots_reported == 2);
+  // Nothing doubled: one epoch row and four minibatch rows per run.
+  CHECK(db.count("SELECT count(*) FROM epochs") == 6);
+  CHECK(db.count("SELECT count(*) FROM board_reboots") == 2);
+  CHECK_FALSE(fs::exists(rig.journal / "reboot_pending.json"));
+  rig.agent->signal(SIGTERM);
+  CHECK(rig.agent->wait(60s) == 0);
+}
+
+TEST_CASE("a mode that needs a reboot fails its run naming the reboot: without permission, and when the reboot fails") {
+  TestDatabase db;
+  Fleet fleet(db);
+  RebootRig rig(fleet);
+  rig.start_agent({});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), rig.logs());
+  auto run_error = [&](const std::string& name) {
+    const auto file = fleet.dir() / (name + ".yaml");
+    write_file(file, orin_campaign(name, rig.data.string(), "MAXN", 1));
+    const int64_t campaign = submit(fleet, file);
+    REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(campaign); }), rig.logs());
+    auto r = cli::http_request(fleet.url(), "GET", "/api/campaigns/" + std::to_string(campaign) + "/report");
+    REQUIRE(r);
+    const bj::value report = bj::parse(r->body);
+    const auto& run = report.at("runs").as_array().at(0).as_object();
+    CHECK(run.at("status").as_string() == "failed");
+    return std::string(run.at("error").as_string());
+  };
+  const std::string refused = run_error("refused");
+  CHECK_MESSAGE(refused.find("MAXN") != std::string::npos, refused);
+  CHECK_MESSAGE(refused.find("TPC_PG_MASK 240") != std::string::npos, refused);
+  CHECK_MESSAGE(refused.find("nvpmodel -m 0` and a reboot") != std::string::npos, refused);
+  CHECK(lines_in(rig.reboots) == 0);
+
+  // Allowed, but the reboot command fails: the run fails naming it, the board stays as it was.
+  rig.agent->signal(SIGTERM);
+  REQUIRE(rig.agent->wait(60s) == 0);
+  rig.start_agent({"--allow-reboot", "--nvpmodel-command", rig.nvpmodel.string(), "--reboot-command", "false"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), rig.logs());
+  const std::string failed = run_error("reboot-fails");
+  CHECK_MESSAGE(failed.find("rebooting the board for nvpmodel mode MAXN failed: `false` exited 1") != std::string::npos,
+                failed);
+  CHECK_FALSE(fs::exists(rig.journal / "reboot_pending.json"));
+  rig.agent->signal(SIGTERM);
+  CHECK(rig.agent->wait(60s) == 0);
+}

@@ -1,0 +1,110 @@
+// What every Store keeps of board reboots (issue 28; Store::record_reboot, claim_run, requeue_orphaned_runs):
+// claims take runs whose mode applies on the board as booted first (fewest reboots), an agent away rebooting
+// keeps its run past the lease until its expected return and loses it after, naming the reboot, a replayed
+// announcement is recorded once, and coming back clears the absence. Run against MemoryStore
+// (tests/controller, a manual clock) and PgStore (tests/integration, real time). One test thread.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include "common/campaign.hpp"
+#include "controller/store.hpp"
+
+namespace jetsweep::testing {
+
+// `pass(s)`: makes `s` seconds pass on the store's clock. Leases of 1 s, reboots expected back in 3 s.
+inline void check_reboot_semantics(controller::Store& store, const std::function<void(double)>& pass) {
+  // Enrolls on first contact, presents the same credential after.
+  const controller::AgentProof proof{std::string(64, 'b'), std::string(64, 'b')};
+  auto orin = [&](std::vector<std::string> live) {
+    proto::Register reg;
+    reg.name = "orin-1";
+    reg.facts.hostname = "orin-1.test";
+    reg.facts.cpus = 12;
+    reg.facts.mem_bytes = int64_t{64} << 30;
+    reg.facts.backend = "jetson";
+    reg.facts.device_class = "agx-orin";
+    reg.facts.board_id = "jetson:orin-1:/";
+    reg.facts.live_modes = std::move(live);
+    auto r = store.register_agent(reg, proof);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return r->agent_id;
+  };
+  const std::string yaml =
+      "campaign: gating\nmatrix: {model: lenet5, dataset: mnist, device: agx-orin, power_mode: [MAXN, MODE_15W, MODE_30W]}\n";
+  auto parsed = parse_campaign(yaml, "gating.yaml");
+  REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
+  auto created = store.create_campaign(parsed.value(), "gating.yaml", yaml);
+  REQUIRE_MESSAGE(created.is_ok(), created.status().to_string());
+  auto claim = [&](int64_t agent) {
+    auto a = store.claim_run(agent, "agx-orin");
+    REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
+    REQUIRE(a->has_value());
+    return **a;
+  };
+  auto run_of = [&](int64_t run_id) {
+    auto d = store.run_detail(run_id);
+    REQUIRE_MESSAGE(d.is_ok(), d.status().to_string());
+    return d->run;
+  };
+
+  // Booted in MODE_30W (masks 240): its run first although MAXN's and MODE_15W's are older.
+  int64_t agent = orin({"MODE_30W", "2"});
+  const controller::Assignment first = claim(agent);
+  CHECK(first.config.power_mode_name == "MODE_30W");
+  REQUIRE(store.finish_run(agent, proto::RunFinished{first.run_id, "done", "", 1.0}).is_ok());
+  // None left that applies as booted: the oldest, MAXN, which needs a reboot.
+  const controller::Assignment maxn = claim(agent);
+  CHECK(maxn.config.power_mode_name == "MAXN");
+  const proto::RebootPending reboot{maxn.run_id, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 3, 1763770000.5};
+  REQUIRE(store.record_reboot(agent, reboot).is_ok());
+  REQUIRE(store.record_reboot(agent, reboot).is_ok());   // a journal replay: the same reboot
+  CHECK(run_of(maxn.run_id).reboots == 1);
+  REQUIRE(store.set_agent_connected(agent, false).is_ok());
+  auto rebooting = [&] {
+    auto agents = store.list_agents();
+    REQUIRE(agents.is_ok());
+    REQUIRE(agents->size() == 1);
+    return agents->front().rebooting_until.has_value();
+  };
+  CHECK(rebooting());   // `jetsweep agents`: rebooting, its run and board held
+  pass(1.5);
+  auto requeued = store.requeue_orphaned_runs(1);
+  REQUIRE(requeued.is_ok());
+  CHECK(requeued.value() == 0);   // past the 1 s lease, but away rebooting for 3 s
+  CHECK(run_of(maxn.run_id).status == "assigned");
+  pass(2.0);
+  requeued = store.requeue_orphaned_runs(1);
+  REQUIRE(requeued.is_ok());
+  CHECK(requeued.value() == 1);   // not back in time
+  CHECK_FALSE(rebooting());
+  const api::ReportRun lost_reboot = run_of(maxn.run_id);
+  CHECK(lost_reboot.status == "queued");
+  CHECK_MESSAGE(lost_reboot.error.find("agent orin-1 rebooted its board and did not come back by ") == 0, lost_reboot.error);
+
+  // Back in MAXN: the requeued MAXN run; a second reboot for it, and the agent comes back: no longer away.
+  agent = orin({"MAXN", "0", "MODE_50W", "3"});
+  const controller::Assignment again = claim(agent);
+  CHECK(again.run_id == maxn.run_id);
+  REQUIRE(store.record_reboot(agent, proto::RebootPending{again.run_id, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 3,
+                                                           1763770100.5})
+              .is_ok());
+  CHECK(run_of(maxn.run_id).reboots == 2);
+  CHECK(orin({"MAXN", "0"}) == agent);
+  REQUIRE(store.set_agent_connected(agent, false).is_ok());
+  pass(1.5);
+  requeued = store.requeue_orphaned_runs(1);
+  REQUIRE(requeued.is_ok());
+  CHECK(requeued.value() == 1);   // an ordinary lease now
+  CHECK(run_of(maxn.run_id).error.find("disconnected for more than 1 s") != std::string::npos);
+  // A reboot for a run the agent does not own is not recorded.
+  REQUIRE(store.record_reboot(agent, proto::RebootPending{first.run_id, "MAXN", 0, 240, 0, std::nullopt, std::nullopt,
+                                                           3, 1763770200.5})
+              .is_ok());
+  CHECK(run_of(first.run_id).reboots == 0);
+}
+
+}  // namespace jetsweep::testing
