@@ -283,18 +283,7 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
 
 void Agent::keep_credential(const std::string& credential) {
   credential_ = credential;
-  if (options_.credential_file.empty()) {
-    JS_LOG_WARN << "agent " << options_.name << ": enrolled; the credential is kept in memory only (no journal "
-                << "directory), so after a restart this name must be revoked (jetsweep agents revoke "
-                << options_.name << ") before it can register again";
-    return;
-  }
-  Status s = save_credential(options_.credential_file, credential);
-  if (s.is_ok())
-    JS_LOG_INFO << "agent " << options_.name << ": enrolled; credential kept in " << options_.credential_file;
-  else
-    JS_LOG_ERROR << "agent " << options_.name << ": enrolled, but the credential could not be kept: " << s.to_string()
-                 << "; after a restart this name must be revoked (jetsweep agents revoke " << options_.name << ")";
+  keep_enrolled_credential(options_.credential_file, credential, options_.name);
 }
 
 void Agent::drop_connection(const std::string& why) {
@@ -461,17 +450,23 @@ void Agent::run_reboot_commands() {
   if (Status s = save_pending_reboot(options_.reboot.pending_file, *pending_reboot_); !s.is_ok())
     return fail_reboot(run, "cannot reboot for nvpmodel mode " + pending_reboot_->announced.mode_name + ": " + s.to_string());
   auto self = shared_from_this();
-  training_thread_ = std::thread([self, opts = options_.reboot, id = pending_reboot_->announced.nvpmodel_id] {
-    Status s = set_mode_and_reboot(opts, id);
-    asio::post(self->ioc_, [self, s] { self->on_reboot_commands_done(s); });
+  training_thread_ = std::thread([self, opts = options_.reboot, announced = pending_reboot_->announced] {
+    Result<bool> back = self->executor_->reboot_into(opts, announced, self->cancel_);
+    asio::post(self->ioc_, [self, back] { self->on_reboot_commands_done(back); });
   });
 }
 
-void Agent::on_reboot_commands_done(const Status& s) {
+void Agent::on_reboot_commands_done(const Result<bool>& back) {
   if (!pending_reboot_ || !awaiting_reboot_) return;
   const int64_t run = pending_reboot_->run_id;
-  if (!s.is_ok()) return fail_reboot(run, "rebooting the board for nvpmodel mode " + pending_reboot_->announced.mode_name +
-                                              " failed: " + s.message());
+  if (!back) return fail_reboot(run, "rebooting the board for nvpmodel mode " + pending_reboot_->announced.mode_name +
+                                         " failed: " + back.status().message());
+  if (*back) {   // a modelled reboot (sim): on as an agent that restarted (reconnect, register, resume the run)
+    awaiting_reboot_ = false;
+    resume_pending_ = true;
+    executor_->describe(options_.facts);   // the board's new live modes
+    return drop_connection("the board rebooted into nvpmodel mode " + pending_reboot_->announced.mode_name);
+  }
   JS_LOG_INFO << "agent " << options_.name << ": reboot for run " << run << " requested; waiting to be taken down";
   reboot_timer_.expires_after(options_.reboot.expected_back);
   auto self = shared_from_this();

@@ -105,7 +105,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   // controller has it, then wait to be taken down; any failure fails the run, naming the step.
   void on_reboot_needed(const proto::AssignRun& assign, proto::RebootPending need);
   void run_reboot_commands();
-  void on_reboot_commands_done(const Status& s);
+  void on_reboot_commands_done(const Result<bool>& back);
   void on_reboot_verified(int64_t run_id);
   // Ends the run (status "failed", or "cancelled" when the controller cancelled it) and forgets the reboot.
   void fail_reboot(int64_t run_id, const std::string& why, const char* status = "failed");

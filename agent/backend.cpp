@@ -19,6 +19,12 @@ std::optional<proto::RunFinished> Backend::execute_modelled(int64_t, const RunCo
   return std::nullopt;
 }
 
+Result<bool> Backend::reboot_into(const RebootOptions& options, const proto::RebootPending& reboot,
+                                  const std::atomic<bool>&) {
+  JS_RETURN_IF_ERROR(set_mode_and_reboot(options, reboot.nvpmodel_id));
+  return false;
+}
+
 Result<std::unique_ptr<Backend>> open_backend(const ExecutorOptions& options) {
   if (options.backend == "host") return std::unique_ptr<Backend>(std::make_unique<HostBackend>(options.root));
   if (options.backend == "sim") {

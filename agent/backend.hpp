@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/reboot.hpp"
 #include "agent/storage/storage_map.hpp"
 #include "common/protocol.hpp"
 #include "common/status.hpp"
@@ -75,6 +76,12 @@ class Backend {
   virtual Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig&) {
     return std::optional<proto::RebootPending>();
   }
+  // Reboots the board into the announced mode once the controller has recorded the announcement. Returns
+  // false when the board is being taken down (jetson: set_mode_and_reboot, the agent process ends with it),
+  // true when it came back within the call (sim: a modelled reboot; the agent then goes on as one that
+  // restarted: it reconnects, registers the new live modes and resumes the run). Training thread.
+  virtual Result<bool> reboot_into(const RebootOptions& options, const proto::RebootPending& reboot,
+                                   const std::atomic<bool>& cancel);
   // The run's power sensor, or nullptr (energy null).
   virtual std::unique_ptr<PowerSource> power_source(int64_t run_id) = 0;
   // The board whose GPU and EMC clocks are read at epoch boundaries, or nullptr (CPU clocks only).

@@ -58,15 +58,16 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                                   "(default: systemctl)",
                                   "PATH");
   app.add_flag("--allow-reboot", c.allow_reboot,
-               "jetson: reboot the board for a run whose nvpmodel mode has other GPU masks than the board booted "
-               "with, as nvpmodel does (off: such runs fail, naming the reboot they need; docs/DEPLOY.md)");
+               "jetson, sim: reboot the board for a run whose nvpmodel mode has other GPU masks than the board "
+               "booted with, as nvpmodel does (sim: a modelled reboot; off: such runs fail, naming the reboot they "
+               "need; docs/DEPLOY.md)");
   raw.nvpmodel_opt = text_option(app, "--nvpmodel-command", c.nvpmodel_command,
                                  "jetson, --allow-reboot: 'CMD -m ID' sets the mode for the next boot (default nvpmodel)",
                                  "CMD");
   raw.reboot_command_opt = text_option(app, "--reboot-command", c.reboot_command,
                                        "jetson, --allow-reboot: reboots the board (default 'systemctl reboot')", "CMD");
   text_option(app, "--reboot-timeout-s", raw.reboot_timeout_s,
-              "jetson, --allow-reboot: the controller holds the run and board this long for the agent to come back "
+              "--allow-reboot: the controller holds the run and board this long for the agent to come back "
               "(default 600)",
               "N");
   app.add_option("--storage", c.storage,
@@ -241,11 +242,14 @@ Status check_combination(AgentConfig& c, const RawFlags& raw) {
   if (!raw.time_scale.empty() && c.backend != "sim") return invalid_argument("--time-scale applies to --sim only");
   storage::StorageMap media;
   for (const auto& spec : c.storage) JS_RETURN_IF_ERROR(media.add(spec));
-  const bool reboot_flags = raw.nvpmodel_opt->count() > 0 || raw.reboot_command_opt->count() > 0 ||
-                            !raw.reboot_timeout_s.empty();
-  if ((c.allow_reboot || reboot_flags) && (c.mode != Mode::kServe || c.backend != "jetson"))
+  const bool command_flags = raw.nvpmodel_opt->count() > 0 || raw.reboot_command_opt->count() > 0;
+  const bool reboot_flags = command_flags || !raw.reboot_timeout_s.empty();
+  if ((c.allow_reboot || reboot_flags) && (c.mode != Mode::kServe || (c.backend != "jetson" && c.backend != "sim")))
     return invalid_argument("--allow-reboot, --nvpmodel-command, --reboot-command and --reboot-timeout-s apply to "
-                            "serving a controller with --backend jetson");
+                            "serving a controller with --backend jetson (or sim)");
+  if (command_flags && c.backend != "jetson")
+    return invalid_argument("--nvpmodel-command and --reboot-command apply to --backend jetson (a simulated board "
+                            "models its reboot)");
   if (reboot_flags && !c.allow_reboot)
     return invalid_argument("--nvpmodel-command, --reboot-command and --reboot-timeout-s need --allow-reboot");
   if (c.allow_reboot && c.no_journal)

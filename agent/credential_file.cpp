@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/log.hpp"
 #include "common/protocol.hpp"
 #include "common/text.hpp"
 
@@ -78,6 +79,21 @@ Status write_file_durably(const std::string& path, const std::string& text) {
     ::close(dir);
   }
   return Status::ok();
+}
+
+void keep_enrolled_credential(const std::string& path, const std::string& credential, const std::string& agent_name) {
+  if (path.empty()) {
+    JS_LOG_WARN << "agent " << agent_name << ": enrolled; the credential is kept in memory only (no journal "
+                << "directory), so after a restart this name must be revoked (jetsweep agents revoke " << agent_name
+                << ") before it can register again";
+    return;
+  }
+  Status s = save_credential(path, credential);
+  if (s.is_ok())
+    JS_LOG_INFO << "agent " << agent_name << ": enrolled; credential kept in " << path;
+  else
+    JS_LOG_ERROR << "agent " << agent_name << ": enrolled, but the credential could not be kept: " << s.to_string()
+                 << "; after a restart this name must be revoked (jetsweep agents revoke " << agent_name << ")";
 }
 
 }  // namespace jetsweep::agent

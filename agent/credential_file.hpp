@@ -17,6 +17,9 @@ namespace jetsweep::agent {
 Result<std::optional<std::string>> load_credential(const std::string& path);
 // Replaces `path` with `credential` (mode 0600).
 Status save_credential(const std::string& path, const std::string& credential);
+// An agent's credential just issued by the controller: saved to `path` ("" = no journal directory, memory only)
+// and logged, saying what a restart then needs (`jetsweep agents revoke NAME`) when it could not be kept.
+void keep_enrolled_credential(const std::string& path, const std::string& credential, const std::string& agent_name);
 
 // Replaces `path` with `text` so that a crash leaves the old file or the new one, never a torn one: a temporary
 // beside it (mode 0600), fsync, rename, fsync of the directory. Also used for the pending reboot (agent/reboot.hpp).

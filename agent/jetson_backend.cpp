@@ -63,7 +63,7 @@ void JetsonBackend::describe(proto::DeviceFacts& facts) const {
 
 Result<std::optional<proto::RebootPending>> JetsonBackend::reboot_for(const RunConfig& config) {
   std::optional<proto::RebootPending> none;
-  const std::string& wanted = config.power_mode_name.empty() ? config.base_mode : config.power_mode_name;
+  const std::string& wanted = config.gating_mode();
   if (wanted.empty()) return none;   // the reference state runs on the gating as booted
   std::lock_guard lock(mu_);
   JS_ASSIGN_OR_RETURN(device::NvpmodelConf conf, device::read_nvpmodel_conf(root_));
@@ -114,7 +114,7 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
     return invalid_argument(conf.source + " has no PM_CONFIG DEFAULT: this board's reference state is undefined");
   // The base of every run: its named mode, else its base_mode, else the class's reference state (the default
   // nvpmodel mode). A named mode or a base mode needs its GPU masks in force.
-  const std::string& wanted = config.power_mode_name.empty() ? config.base_mode : config.power_mode_name;
+  const std::string& wanted = config.gating_mode();
   const std::string base = wanted.empty() ? std::to_string(*conf.default_mode) : wanted;
   const device::NvpMode* named = conf.find(base);
   if (!named) {

@@ -194,9 +194,10 @@ Status configure_reboots(const agent::AgentConfig& cfg, const std::string& journ
   options.reboot.nvpmodel_command = words(cfg.nvpmodel_command);
   options.reboot.reboot_command = words(cfg.reboot_command);
   options.reboot.expected_back = std::chrono::seconds(static_cast<int64_t>(std::llround(cfg.reboot_timeout_s)));
-  JS_LOG_INFO << "agent " << cfg.name << ": may reboot the board for modes with other GPU masks (`" << cfg.nvpmodel_command
-              << " -m ID`, then `" << cfg.reboot_command << "`; back within " << options.reboot.expected_back.count()
-              << " s)";
+  JS_LOG_INFO << "agent " << cfg.name << ": may reboot the board for modes with other GPU masks ("
+              << (cfg.backend == "sim" ? std::string("modelled") : "`" + cfg.nvpmodel_command + " -m ID`, then `" +
+                                                                     cfg.reboot_command + "`")
+              << "; back within " << options.reboot.expected_back.count() << " s)";
   return Status::ok();
 }
 
@@ -267,6 +268,7 @@ int serve(const agent::AgentConfig& cfg) {
   }
   options.idle_restore = std::chrono::milliseconds(static_cast<int64_t>(cfg.idle_restore_s * 1000.0));
   if (Status s = configure_reboots(cfg, journal_dir, options); !s.is_ok()) return fail(s.message(), 1);
+  options.facts.may_reboot = options.reboot.allowed;
   JS_LOG_INFO << "agent " << cfg.name << ": backend " << options.facts.backend << ", device class "
               << options.facts.device_class << " (" << options.facts.kernel << ")";
   auto a = std::make_shared<agent::Agent>(ioc, options);

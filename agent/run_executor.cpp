@@ -201,6 +201,11 @@ Result<std::optional<proto::RebootPending>> RunExecutor::reboot_for(const RunCon
   return backend_->reboot_for(config);
 }
 
+Result<bool> RunExecutor::reboot_into(const RebootOptions& options, const proto::RebootPending& reboot,
+                                      const std::atomic<bool>& cancel) {
+  return backend_->reboot_into(options, reboot, cancel);
+}
+
 Status RunExecutor::restore_board() { return backend_->restore_board(); }
 
 Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig& config, std::string& path,

@@ -44,6 +44,9 @@ class RunExecutor {
 
   // The reboot `config` needs before it can run (Backend::reboot_for); the caller's training thread.
   Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig& config);
+  // Reboots the board for it (Backend::reboot_into); the caller's training thread.
+  Result<bool> reboot_into(const RebootOptions& options, const proto::RebootPending& reboot,
+                           const std::atomic<bool>& cancel);
   // Whether a run changed the board's power settings since the last restore.
   bool board_modified() const;
   // Puts the board back as it was before the first run changed it (jetson: every recorded file,

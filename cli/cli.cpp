@@ -206,7 +206,8 @@ class Commands {
       estimate = std::move(r).value();
     }
     print_validation(out_, arg(), c.value(), estimate, inv_.as_json);
-    return 0;
+    // Runs no enrolled board can run as booted or reboot for (GPU masks): the campaign would not finish.
+    return estimate && !estimate->value.gating_refused.empty() ? 1 : 0;
   }
 
   int submit() {

@@ -91,6 +91,7 @@ void print_estimate(std::ostream& out, const api::CampaignEstimate& est) {
     if (t.runs_without_measurement > 0) out << "; " << t.runs_without_measurement << " runs have no measurement to go by";
     out << "\n";
   }
+  for (const auto& r : est.gating_refused) out << "refused on the enrolled boards: " << r << "\n";
 }
 
 void print_expansion(std::ostream& out, const std::string& file, const Campaign& c, const Expansion& x) {

@@ -11,7 +11,7 @@
 namespace jetsweep::cli {
 
 // Prints the expansion of campaign `c` read from `file`, with the controller's estimate when one was asked
-// for, as text or (as_json) one JSON object.
+// for (and its gating refusals: `validate --estimate` then exits 1), as text or (as_json) one JSON object.
 void print_validation(std::ostream& out, const std::string& file, const Campaign& c,
                       const std::optional<Answer<api::CampaignEstimate>>& estimate, bool as_json);
 

@@ -352,6 +352,7 @@ bj::object to_json(const CampaignEstimate& v) {
   o["per_device"] = to_json(v.per_device);
   o["estimated_wall_s"] = v.estimated_wall_s;
   o["runs_estimated_from"] = to_json(v.runs_estimated_from);
+  o["gating_refused"] = bj::array(v.gating_refused.begin(), v.gating_refused.end());
   return o;
 }
 
@@ -360,6 +361,7 @@ Status from_json(const bj::value& v, const std::string& where, CampaignEstimate&
   out.campaign = r->string("campaign");
   out.runs = r->integer("runs");
   out.estimated_wall_s = r->number("estimated_wall_s");
+  out.gating_refused = r->opt_string_array("gating_refused");
   Status nested_status;
   nested(v, "per_device", where, out.per_device, nested_status);
   nested(v, "runs_estimated_from", where, out.runs_estimated_from, nested_status);

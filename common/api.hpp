@@ -186,6 +186,7 @@ struct CampaignEstimate {
   std::vector<EstimateTarget> per_device;
   double estimated_wall_s = 0;
   EstimateSources runs_estimated_from;
+  std::vector<std::string> gating_refused;   // perf::gating_refusals: runs no enrolled board can run as booted
 };
 
 struct ReportCampaign {

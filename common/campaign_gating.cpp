@@ -17,7 +17,7 @@ std::vector<std::string> gating_notes(const Campaign& c) {
   std::map<std::string, PerClass> per_class;
   for (const auto& r : c.runs) {
     const std::string cls = device_target_class(r.device);
-    const std::string& name = r.power_mode_name.empty() ? r.base_mode : r.power_mode_name;
+    const std::string& name = r.gating_mode();
     if (name.empty() || cls.empty() || cls == "host") continue;
     auto cal = perf::class_calibration(cls);
     if (!cal) continue;
@@ -43,7 +43,7 @@ std::vector<std::string> gating_notes(const Campaign& c) {
     out.push_back(cls + ": " + std::to_string(p.runs) + " run(s) name modes (or base modes) that gate the GPU unlike "
                   "the default mode " + p.booted + ": " + modes + ". A board booted in its default mode reboots into "
                   "them if its agent has --allow-reboot (fewest reboots first), else refuses them (simulated boards "
-                  "do not model GPU gating)");
+                  "too; validate --estimate checks the enrolled boards)");
   }
   return out;
 }

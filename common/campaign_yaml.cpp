@@ -167,7 +167,7 @@ void check_named_mode(const std::string& file, const YAML::Node& where, const Ru
   auto cal = perf::class_calibration(cls);
   if (!cal) return;
   const bool base = c.power_mode_name.empty();
-  const std::string& name = base ? c.base_mode : c.power_mode_name;
+  const std::string& name = c.gating_mode();
   if (name.empty()) return;
   std::string names;
   for (const auto& m : cal->modes) {

@@ -62,6 +62,7 @@ void fill(bj::object& o, const Register& m) {
   f["git_sha"] = m.facts.git_sha;
   if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
   if (!m.facts.accelerator.empty()) f["accelerator"] = m.facts.accelerator;
+  if (m.facts.may_reboot) f["may_reboot"] = true;
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"not_ready", &m.facts.not_ready}, {"storage", &m.facts.storage}, {"live_modes", &m.facts.live_modes}};
   for (const auto& [key, list] : lists)
@@ -244,6 +245,7 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.not_ready = fr.opt_string_array("not_ready");
     m.facts.storage = fr.opt_string_array("storage");
     m.facts.live_modes = fr.opt_string_array("live_modes");
+    m.facts.may_reboot = fr.opt_boolean("may_reboot").value_or(false);
     if (!fr.ok()) return fr.status();
   }
   return r.status();

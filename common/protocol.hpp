@@ -72,6 +72,9 @@ struct DeviceFacts {
   // without a reboot. The controller hands this board runs of these modes first, so it reboots as rarely as
   // possible (docs/DEPLOY.md). Empty: not known (no nvpmodel.conf, sim, host): runs are taken in age order.
   std::vector<std::string> live_modes;
+  // The agent may reboot the board into a mode with other masks (--allow-reboot): `jetsweep validate --estimate`
+  // refuses runs of modes no enrolled board of their class runs as booted or may reboot into.
+  bool may_reboot = false;
   bool operator==(const DeviceFacts& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

@@ -57,6 +57,9 @@ struct RunConfig {
   int64_t min_memory_mb = 0;         // the board must have at least this much RAM; 0 = the model's own need
 
   bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }
+  // The nvpmodel mode whose cores, clocks and GPU masks the run is built on: its named mode, else its base_mode;
+  // "" = the reference state on the gating as booted.
+  const std::string& gating_mode() const { return power_mode_name.empty() ? base_mode : power_mode_name; }
 
   bool operator==(const RunConfig& o) const { return boost::pfr::eq_fields(*this, o); }
 };

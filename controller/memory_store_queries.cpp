@@ -368,7 +368,11 @@ Result<perf::EstimateInputs> MemoryStore::estimate_inputs() {
   for (const auto& [k, g] : groups)
     in.measured.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k), g.first, g.second});
   for (const auto& [id, a] : agents_) in.class_of_agent[a.name] = a.facts.device_class;
-  for (const Agent* a : enrolled_boards()) ++in.enrolled_boards[a->facts.device_class];
+  for (const Agent* a : enrolled_boards()) {
+    ++in.enrolled_boards[a->facts.device_class];
+    in.gating.push_back({a->name, a->facts.device_class, a->facts.live_modes, a->facts.may_reboot});
+  }
+  std::sort(in.gating.begin(), in.gating.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
   return in;
 }
 

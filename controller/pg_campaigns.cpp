@@ -134,6 +134,10 @@ Result<perf::EstimateInputs> PgStore::estimate_inputs() {
     for (const auto& row :
          w.exec(std::string(pg::kEnrolledBoardsSql) + " SELECT device_class, count(*) FROM enrolled GROUP BY 1"))
       in.enrolled_boards[row[0].c_str()] = row[1].as<int64_t>();
+    for (const auto& row : w.exec(std::string(pg::kEnrolledBoardsSql) +
+                                  " SELECT e.name, e.device_class, array_to_json(a.live_modes)::text, a.may_reboot FROM enrolled e "
+                                  "JOIN agents a ON a.name = e.name ORDER BY e.name"))
+      in.gating.push_back({row[0].c_str(), row[1].c_str(), pg::json_strings(row[2]), row[3].as<bool>()});
     w.commit();
     return in;
   });

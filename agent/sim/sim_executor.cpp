@@ -230,6 +230,8 @@ void SimExecutor::describe(proto::DeviceFacts& facts) const {
   facts.device_class = board_class_;
   facts.mem_bytes = model_.tables().mem_total_bytes();  // the simulated board's RAM, not the host's
   facts.board_id = "sim:" + facts.hostname + ":" + board_class_ + "/" + instance_;
+  std::lock_guard lock(mu_);
+  facts.live_modes = board_.live_modes();   // the controller hands it runs of these first (fewest reboots)
   // The kernel stays the host's: instance names and time scales are not software, and putting them there
   // made every class with two simulated boards look like boards with different software.
 }
@@ -239,6 +241,22 @@ Status SimExecutor::prepare(int64_t, const RunConfig&, proto::RunStarted&) {
 }
 
 std::unique_ptr<PowerSource> SimExecutor::power_source(int64_t) { return nullptr; }
+
+Result<std::optional<proto::RebootPending>> SimExecutor::reboot_for(const RunConfig& config) {
+  std::lock_guard lock(mu_);
+  return board_.reboot_needed(config);
+}
+
+Result<bool> SimExecutor::reboot_into(const RebootOptions&, const proto::RebootPending& reboot,
+                                      const std::atomic<bool>& cancel) {
+  JS_LOG_INFO << "sim " << board_class_ << "/" << instance_ << ": rebooting into nvpmodel mode " << reboot.mode_name
+              << " (" << kSimRebootS << " modelled s, time scale " << time_scale_ << ")";
+  Pacer(time_scale_, cancel).wait_until(kSimRebootS);
+  if (cancel) return Status(Code::kCancelled, "cancelled while the simulated board rebooted");
+  std::lock_guard lock(mu_);
+  JS_RETURN_IF_ERROR(board_.reboot_into(reboot.nvpmodel_id));
+  return true;
+}
 
 Status SimExecutor::start_run(const RunConfig& config, proto::RunStarted& started, double& medium_mb_s,
                               Settings& mode, bool& cold) {

@@ -28,6 +28,10 @@ using jetsweep::perf::SimBoard;
 using jetsweep::perf::SimModel;
 using jetsweep::perf::SplitMix;
 
+// Modelled seconds a simulated board takes to reboot, from the reboot command until its agent runs again
+// (assumption: an AGX Orin devkit with NVMe boots L4T in about a minute; docs/SIMULATION.md).
+inline constexpr double kSimRebootS = 60.0;
+
 // The sim backend: one simulated board (see the top of this file for who calls what).
 class SimExecutor final : public Backend {
  public:
@@ -55,6 +59,12 @@ class SimExecutor final : public Backend {
     return execute(run_id, config, sink, cancel);
   }
   Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) override;
+  // A named (or base) mode with GPU masks other than the booted ones needs a reboot, as on a real board.
+  Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig& config) override;
+  // A modelled reboot: kSimRebootS modelled seconds (time scale applied), then the board runs the mode with
+  // its masks; the page cache is empty. Returns true (back within the call).
+  Result<bool> reboot_into(const RebootOptions& options, const proto::RebootPending& reboot,
+                           const std::atomic<bool>& cancel) override;
   std::unique_ptr<PowerSource> power_source(int64_t run_id) override;
 
   const SimModel& model() const { return model_; }

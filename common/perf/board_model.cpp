@@ -67,11 +67,17 @@ struct Terms {
   double total() const { return memory * bracket(); }
 };
 
+// Reference TPCs over the TPCs powered in `s` (1 where the class is not gated or `s` does not say).
+double tpc_ratio(const Settings& ref, const Settings& s) {
+  return ref.tpcs > 0 && s.tpcs > 0 ? static_cast<double>(ref.tpcs) / static_cast<double>(s.tpcs) : 1.0;
+}
+
 // Unnormalised compute per minibatch (the reference mode and batch are the unit).
 Terms compute_terms(const WorkloadCalibration& w, const Settings& ref, const Settings& s, int64_t workers) {
   Terms t;
   t.memory = (1.0 - w.emc_share) + w.emc_share * ratio(static_cast<double>(ref.emc_hz), static_cast<double>(s.emc_hz));
-  t.gpu = w.gpu_share * ratio(static_cast<double>(ref.gpu_hz), static_cast<double>(s.gpu_hz));
+  // Fewer TPCs powered (a gated mode) stretch the GPU's share as fewer units at the same clock would.
+  t.gpu = w.gpu_share * ratio(static_cast<double>(ref.gpu_hz), static_cast<double>(s.gpu_hz)) * tpc_ratio(ref, s);
   t.cpu = w.cpu_share * ratio(static_cast<double>(ref.cpu_khz), static_cast<double>(s.cpu_khz)) *
           contention(kComputeCoreContention, s.cores, workers);
   t.fixed = w.const_share;
@@ -186,7 +192,8 @@ Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, i
   const double base = class_.base_w * clock_level(tables_, s) / clock_level(tables_, rs);
   const double dyn = std::max(0.0, ref->power_w - class_.base_w);
   const double gpu_p = dyn * w.dyn_gpu_share *
-                       std::pow(static_cast<double>(s.gpu_hz) / static_cast<double>(rs.gpu_hz), kDynamicPowerExponent) * gpu_busy;
+                       std::pow(static_cast<double>(s.gpu_hz) / static_cast<double>(rs.gpu_hz), kDynamicPowerExponent) * gpu_busy /
+                       tpc_ratio(rs, s);   // fewer TPCs switching
   const double cpu_p = dyn * w.dyn_cpu_share *
                        std::pow(static_cast<double>(s.cpu_khz) / static_cast<double>(rs.cpu_khz), kDynamicPowerExponent) *
                        cpu_busy;

@@ -10,7 +10,7 @@ namespace jetsweep::perf {
 
 std::string Settings::to_string() const {
   return std::to_string(cores) + "c/" + std::to_string(cpu_khz) + "kHz/" + std::to_string(gpu_hz) + "Hz/" +
-         std::to_string(emc_hz) + "Hz";
+         std::to_string(emc_hz) + "Hz" + (tpcs > 0 ? " " + std::to_string(tpcs) + "tpc" : "");
 }
 
 namespace {
@@ -219,6 +219,14 @@ std::string ModeMasks::to_string() const {
   return s.empty() ? "none" : s;
 }
 
+int ClassCalibration::tpcs_on(std::optional<int64_t> tpc_pg_mask) const {
+  if (gpu_tpcs <= 0) return 0;
+  int on = gpu_tpcs;
+  for (int bit = 0; bit < gpu_tpcs && tpc_pg_mask; ++bit)
+    if ((*tpc_pg_mask >> bit) & 1) --on;
+  return on;
+}
+
 const ModeMasks* ClassCalibration::masks_of(int mode_id) const {
   for (const auto& m : mode_masks)
     if (m.id == mode_id) return &m;
@@ -228,15 +236,28 @@ const ModeMasks* ClassCalibration::masks_of(int mode_id) const {
 namespace {
 
 // NVIDIA's GPU masks of each class's named modes (nvpmodel_t194.conf, nvpmodel_t194_p3668.conf,
-// nvpmodel_p3701_0000.conf, nvpmodel_p3767_0003.conf; the Nano's t210 has none).
+// nvpmodel_p3701_0000.conf, nvpmodel_p3767_0003.conf; the Nano's t210 has none), the TPC bits of each GPU, and
+// the masks the papers' reference figures ran with: the TPCs a gated mode is modelled with are relative to those
+// (docs/SIMULATION.md, "GPU power gating").
 std::vector<ClassCalibration> with_nvidia_masks(std::vector<ClassCalibration> v) {
-  const std::map<std::string, std::vector<ModeMasks>> masks = {
-      {"xavier-nx", {{0, 1, {}}, {2, 1, {}}}},  // 3 of 4 TPCs in every mode
-      {"agx-xavier", {{0, 0, {}}, {1, 5, {}}, {2, 0, {}}, {3, 0, {}}, {4, 0, {}}, {5, 0, {}}, {6, 0, {}}}},
-      {"agx-orin", {{0, 0, {}}, {1, 248, {}}, {2, 240, {}}, {3, 0, {}}}},
-      {"orin-nano", {{0, 240, 2}, {1, 252, 2}}}};
-  for (auto& c : v)
-    if (auto it = masks.find(c.board_class); it != masks.end()) c.mode_masks = it->second;
+  struct Gating {
+    int gpu_tpcs;
+    std::optional<int64_t> reference_mask;   // of the papers' reference mode (ClassCalibration::reference)
+    std::vector<ModeMasks> modes;
+  };
+  const std::map<std::string, Gating> gating = {
+      {"xavier-nx", {4, 1, {{0, 1, {}}, {2, 1, {}}}}},  // 3 of 4 TPCs in every mode, the papers' 15W included
+      {"agx-xavier", {4, 0, {{0, 0, {}}, {1, 5, {}}, {2, 0, {}}, {3, 0, {}}, {4, 0, {}}, {5, 0, {}}, {6, 0, {}}}}},
+      // PowerTrain's Orin figures are MAXN's (all 8 TPCs): its modes are set on MAXN (assumption, PT Sec. 2.5).
+      {"agx-orin", {8, 0, {{0, 0, {}}, {1, 248, {}}, {2, 240, {}}, {3, 0, {}}}}},
+      {"orin-nano", {8, 240, {{0, 240, 2}, {1, 252, 2}}}}};   // the 8GB module's 4 TPCs under 8 mask bits
+  for (auto& c : v) {
+    auto it = gating.find(c.board_class);
+    if (it == gating.end()) continue;
+    c.gpu_tpcs = it->second.gpu_tpcs;
+    c.mode_masks = it->second.modes;
+    c.reference.tpcs = c.tpcs_on(it->second.reference_mask);
+  }
   return v;
 }
 

@@ -21,7 +21,10 @@ struct Settings {
   int64_t cpu_khz = 0;
   int64_t gpu_hz = 0;
   int64_t emc_hz = 0;
-  std::string to_string() const;  // "8c/2265600kHz/1377000000Hz/2133000000Hz"
+  // GPU TPCs powered (the GPU masks in force; 0 = a class whose GPU is not gated). The GPU's share of the
+  // compute time scales with the reference's TPCs over these (board_model.cpp).
+  int tpcs = 0;
+  std::string to_string() const;  // "8c/2265600kHz/1377000000Hz/2133000000Hz", "... 4tpc" when gated
   bool operator==(const Settings& o) const { return boost::pfr::eq_fields(*this, o); }
   bool operator!=(const Settings& o) const { return !(*this == o); }
 };
@@ -60,8 +63,11 @@ struct ClassCalibration {
   double first_minibatch_s = 0;    // extra compute of the very first minibatch (kernel selection)
   int64_t os_mem_kb = 0;           // RAM used by the OS and the agent
   std::vector<NamedMode> modes;
-  std::vector<ModeMasks> mode_masks;  // per named mode where NVIDIA's file gates the GPU (not modelled in time/power)
+  std::vector<ModeMasks> mode_masks;  // per named mode where NVIDIA's file gates the GPU
+  int gpu_tpcs = 0;                   // TPC bits of TPC_PG_MASK for the class's GPU (Orin 8, Xavier 4; Nano 0)
   const ModeMasks* masks_of(int mode_id) const;
+  // TPCs powered under `tpc_pg_mask` (a set bit = a TPC off); unset = none gated; 0 for a class without gating.
+  int tpcs_on(std::optional<int64_t> tpc_pg_mask) const;
 };
 
 // Per-class reference epoch figures of one workload (epoch 1+, batch 16, 4 workers, warm cache).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "common/board_classes.hpp"
 
@@ -120,6 +121,45 @@ std::string power_mode_key(const RunConfig& run) {
          part(run.emc_hz) + (run.base_mode.empty() ? "" : "@" + run.base_mode);
 }
 
+std::vector<std::string> gating_refusals(const Campaign& campaign, const EstimateInputs& in) {
+  std::map<std::pair<std::string, std::string>, int64_t> wanted;   // (class, mode) -> runs
+  for (const auto& run : campaign.runs) {
+    const std::string cls = device_target_class(run.device);
+    if (!run.gating_mode().empty() && !cls.empty() && cls != "host") ++wanted[{cls, run.gating_mode()}];
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, runs] : wanted) {
+    const auto& [cls, mode] = key;
+    int64_t boards = 0;
+    bool runnable = false;
+    std::set<std::string> booted;   // the first live mode each board registered is a name
+    for (const auto& b : in.gating) {
+      if (b.device_class != cls) continue;
+      ++boards;
+      const bool live = std::find(b.live_modes.begin(), b.live_modes.end(), mode) != b.live_modes.end();
+      runnable = runnable || b.may_reboot || b.live_modes.empty() || live;
+      if (!b.live_modes.empty()) booted.insert(b.name + " in " + b.live_modes.front());
+    }
+    if (boards == 0 || runnable) continue;
+    std::string masks, id;
+    if (auto cal = class_calibration(cls)) {
+      for (const auto& m : cal->modes)
+        if (m.name == mode || std::to_string(m.id) == mode) {
+          const ModeMasks* mm = cal->masks_of(m.id);
+          masks = mm ? " (" + mm->to_string() + " in NVIDIA's conf)" : "";
+          id = std::to_string(m.id);
+        }
+    }
+    std::string where;
+    for (const auto& b : booted) where += (where.empty() ? "" : ", ") + b;
+    out.push_back(cls + ": " + std::to_string(runs) + " run(s) of nvpmodel mode " + mode + masks + " cannot run: " +
+                  "the " + std::to_string(boards) + " enrolled board(s) booted with other GPU masks (" + where +
+                  ") and none may reboot; start an agent with --allow-reboot (it runs `nvpmodel -m " +
+                  (id.empty() ? "ID" : id) + "` and reboots), or boot a board in that mode");
+  }
+  return out;
+}
+
 api::CampaignEstimate estimate_campaign(const Campaign& campaign, const EstimateInputs& in, RunTimeModel& model) {
   const MatchTables tables = match_tables(in.measured);
   api::CampaignEstimate out;
@@ -158,6 +198,7 @@ api::CampaignEstimate estimate_campaign(const Campaign& campaign, const Estimate
   }
   if (all_boards > 0) wall += any_seconds / static_cast<double>(all_boards);
   out.estimated_wall_s = wall;
+  out.gating_refused = gating_refusals(campaign, in);
   return out;
 }
 

@@ -46,11 +46,20 @@ struct MeasuredEpochs {
   int64_t epochs = 0;
 };
 
+// An enrolled board's GPU gating as its agent registered it (proto::DeviceFacts).
+struct BoardGatingFacts {
+  std::string name;                     // the agent's
+  std::string device_class;
+  std::vector<std::string> live_modes;  // modes (names and ids) that apply as booted; empty = not known
+  bool may_reboot = false;
+};
+
 // What the store knows that an estimate needs.
 struct EstimateInputs {
   std::vector<MeasuredEpochs> measured;
   std::map<std::string, std::string> class_of_agent;   // every agent's name -> its board class
   std::map<std::string, int64_t> enrolled_boards;      // boards per class (connected or seen in 24 h)
+  std::vector<BoardGatingFacts> gating;                // per enrolled board
 };
 
 // "NAME/CORES/CPU_KHZ/GPU_HZ/EMC_HZ" of the run's power mode, unset parts empty ("MAXN////", "/4/1420800//").
@@ -61,6 +70,12 @@ std::string power_mode_key(const RunConfig& run);
 // size; else the model and dataset on any class; else the papers' calibrated board model where it covers the
 // run. A class's runs are spread over its enrolled boards; a CLASS/* run runs on each of them at once; runs
 // on a named board stay on it. Classes run side by side, so the campaign takes as long as the busiest.
+// Fills `gating_refused` too (gating_refusals).
 api::CampaignEstimate estimate_campaign(const Campaign& campaign, const EstimateInputs& inputs, RunTimeModel& model);
+
+// Per (class, mode): the runs whose named (or base) nvpmodel mode no enrolled board of their class can run: every
+// such board registered the modes that apply as booted, this is not one of them, and none may reboot. Each names
+// the mode, its masks (NVIDIA's, from the class's table), the boards' booted modes and the way out.
+std::vector<std::string> gating_refusals(const Campaign& campaign, const EstimateInputs& inputs);
 
 }  // namespace jetsweep::perf

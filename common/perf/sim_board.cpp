@@ -35,8 +35,55 @@ Result<SimBoard> SimBoard::open(std::string_view board_class) {
   const NamedMode* def = nullptr;
   JS_ASSIGN_OR_RETURN(b.reference_, b.resolve_named(std::to_string(b.class_.default_mode_id), &def));
   b.reference_mode_ = *def;
+  b.booted_ = b.masks_of(*def);
+  b.reference_.tpcs = b.class_.tpcs_on(b.booted_.tpc_pg_mask);
+  b.boot_mode_ = *def;
+  b.boot_ = b.reference_;
   b.restore();
   return b;
+}
+
+ModeMasks SimBoard::masks_of(const NamedMode& mode) const {
+  const ModeMasks* m = class_.masks_of(mode.id);
+  return m ? *m : ModeMasks{mode.id, std::nullopt, std::nullopt};
+}
+
+// A mask the mode does not set stays as booted; one it sets must be in force.
+bool SimBoard::applies_live(const ModeMasks& want, const ModeMasks& booted) {
+  return (!want.tpc_pg_mask || want.tpc_pg_mask == booted.tpc_pg_mask) &&
+         (!want.fbp_pg_mask || want.fbp_pg_mask == booted.fbp_pg_mask);
+}
+
+std::optional<proto::RebootPending> SimBoard::reboot_needed(const RunConfig& config) const {
+  const NamedMode* mode = nullptr;
+  if (config.gating_mode().empty() || !resolve_named(config.gating_mode(), &mode) || !mode) return std::nullopt;
+  const ModeMasks want = masks_of(*mode);
+  if (applies_live(want, booted_)) return std::nullopt;
+  proto::RebootPending r;
+  r.mode_name = mode->name;
+  r.nvpmodel_id = mode->id;
+  if (want.tpc_pg_mask) r.tpc_pg_mask_from = booted_.tpc_pg_mask.value_or(0), r.tpc_pg_mask_to = want.tpc_pg_mask;
+  if (want.fbp_pg_mask) r.fbp_pg_mask_from = booted_.fbp_pg_mask.value_or(0), r.fbp_pg_mask_to = want.fbp_pg_mask;
+  return r;
+}
+
+Status SimBoard::reboot_into(int64_t id) {
+  const NamedMode* mode = nullptr;
+  JS_ASSIGN_OR_RETURN(Settings s, resolve_named(std::to_string(id), &mode));
+  booted_ = masks_of(*mode);
+  cache_.clear();   // a reboot empties the page cache
+  boot_mode_ = *mode;
+  boot_ = s;
+  boot_.tpcs = class_.tpcs_on(booted_.tpc_pg_mask);
+  restore();
+  return Status::ok();
+}
+
+std::vector<std::string> SimBoard::live_modes() const {
+  std::vector<std::string> keys;
+  for (const auto& m : class_.modes)
+    if (applies_live(masks_of(m), booted_)) keys.insert(keys.end(), {m.name, std::to_string(m.id)});
+  return keys;
 }
 
 Result<Settings> SimBoard::resolve_named(const std::string& name, const NamedMode** found) const {
@@ -57,10 +104,13 @@ Result<Settings> SimBoard::resolve_named(const std::string& name, const NamedMod
 }
 
 Result<Settings> SimBoard::resolve(const RunConfig& c) const {
-  if (!c.power_mode_name.empty()) return resolve_named(c.power_mode_name);
   Settings s = reference_;
-  if (!c.base_mode.empty()) {
-    JS_ASSIGN_OR_RETURN(s, resolve_named(c.base_mode));
+  s.tpcs = class_.tpcs_on(booted_.tpc_pg_mask);   // no named or base mode: the gating as booted
+  if (!c.gating_mode().empty()) {
+    const NamedMode* mode = nullptr;
+    JS_ASSIGN_OR_RETURN(s, resolve_named(c.gating_mode(), &mode));
+    s.tpcs = class_.tpcs_on(masks_of(*mode).tpc_pg_mask);   // the mode's masks (in force after its reboot)
+    if (!c.power_mode_name.empty()) return s;
   }
   const std::string who = "simulated " + class_.board_class + " (" + tables_.module + ")";
   if (c.cores > 0) {
@@ -90,14 +140,21 @@ Result<Settings> SimBoard::resolve(const RunConfig& c) const {
 }
 
 Status SimBoard::apply(const RunConfig& config) {
+  if (auto need = reboot_needed(config)) {
+    ModeMasks to{0, need->tpc_pg_mask_to, need->fbp_pg_mask_to};
+    return invalid_argument(
+                  "simulated " + class_.board_class + ": nvpmodel mode " + need->mode_name + " (" + to.to_string() +
+                      ") cannot apply on the GPU masks the board booted with (" + booted_.to_string() +
+                      "): it needs `nvpmodel -m " + std::to_string(need->nvpmodel_id) +
+                      "` and a reboot (start the agent with --allow-reboot)");
+  }
   const NamedMode* named = nullptr;
-  Settings s;
-  if (!config.power_mode_name.empty()) {
-    JS_ASSIGN_OR_RETURN(s, resolve_named(config.power_mode_name, &named));
+  JS_ASSIGN_OR_RETURN(Settings s, resolve(config));
+  if (!config.gating_mode().empty()) (void)resolve_named(config.gating_mode(), &named);
+  if (!config.power_mode_name.empty() || !config.has_power_mode()) {
+    if (!named) named = &reference_mode_;
   } else {
-    JS_ASSIGN_OR_RETURN(s, resolve(config));
-    if (!config.has_power_mode() && !config.base_mode.empty()) (void)resolve_named(config.base_mode, &named);
-    else if (!config.has_power_mode()) named = &reference_mode_;
+    named = nullptr;   // explicit settings: no mode name
   }
   current_ = s;
   current_name_ = named ? named->name : "";
@@ -117,6 +174,8 @@ proto::BoardState SimBoard::state() const {
   b.emc_hz = current_.emc_hz;
   b.clocks_pinned = pinned_;
   b.fan = fan_max_ ? "max" : "auto";
+  b.tpc_pg_mask = booted_.tpc_pg_mask;
+  b.fbp_pg_mask = booted_.fbp_pg_mask;
   return b;
 }
 

@@ -38,7 +38,7 @@ TEST_CASE("jetson backend flags") {
   CHECK(agent::parse_agent_args({"--controller", "ws://h:1", "--name", "b"})->backend == "host");
 }
 
-TEST_CASE("reboot flags: off by default; only for a jetson agent serving a controller, with its journal") {
+TEST_CASE("reboot flags: off by default; only for a jetson (or sim) agent serving a controller, with its journal") {
   const std::vector<std::string> jetson = {"--controller", "ws://h:1", "--name", "b", "--backend", "jetson"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = jetson;
@@ -66,6 +66,18 @@ TEST_CASE("reboot flags: off by default; only for a jetson agent serving a contr
         std::string::npos);
   CHECK(error(with({"--allow-reboot", "--reboot-command", " "})).find("--reboot-command: must not be empty") !=
         std::string::npos);
+  // A simulated board models its reboot: the permission and the timeout, not the commands.
+  const std::vector<std::string> sim = {"--controller", "ws://h:1", "--name", "s", "--sim", "agx-orin/1", "--allow-reboot"};
+  auto sim_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = sim;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return agent::parse_agent_args(args);
+  };
+  auto modelled = sim_with({"--reboot-timeout-s", "120"});
+  REQUIRE_MESSAGE(modelled.is_ok(), modelled.status().message());
+  CHECK((modelled->allow_reboot && modelled->reboot_timeout_s == 120));
+  CHECK(error(sim_with({"--reboot-command", "reboot"})).find("apply to --backend jetson (a simulated board models its "
+                                                             "reboot)") != std::string::npos);
 }
 
 TEST_CASE("bad backend flags name the flag") {

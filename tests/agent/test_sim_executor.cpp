@@ -169,9 +169,13 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   RunConfig c = lenet(1);
   c.max_minibatches = 50;
   c.power_mode_name = "MODE_10W";
+  auto need = ex->reboot_for(c);   // MODE_10W gates 2 of the 4 TPCs (TPC_PG_MASK 5): nvpmodel and a reboot first
+  REQUIRE((need.is_ok() && need->has_value()));
+  auto back = ex->reboot_into({}, **need, cancel);
+  REQUIRE((back.is_ok() && *back));
   CollectingSink named;
   REQUIRE(ex->execute(1, c, named, cancel).status == "done");
-  CHECK(ex->board_modified());
+  CHECK_FALSE(ex->board_modified());   // the mode it rebooted into is the state it booted in
   auto s = named.samples();
   CHECK(s.back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));   // 1.2 GHz cap rounded down into the table
 
@@ -183,6 +187,7 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   CollectingSink p;
   REQUIRE(ex->execute(2, partial, p, cancel).status == "done");
   CHECK(p.samples().back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));
+  CHECK(ex->board_modified());
   CHECK(ex->restore_board().is_ok());
   CHECK_FALSE(ex->board_modified());
 

@@ -178,7 +178,7 @@ TEST_CASE("every campaign shipped in experiments/ dry-runs to the end on simulat
   Fleet fleet(db);
   const std::vector<std::string> media = {"--storage", "ssd=/srv/ssd", "--storage", "sd=/srv/sd", "--storage", "hdd=/srv/hdd"};
   for (const std::string cls : {"nano", "xavier-nx", "agx-xavier", "agx-orin", "orin-nano"}) {
-    std::vector<std::string> args = {"--sim", cls + "/1", "--time-scale", "0"};
+    std::vector<std::string> args = {"--sim", cls + "/1", "--time-scale", "0", "--allow-reboot"};   // base_mode: MAXN
     args.insert(args.end(), media.begin(), media.end());
     fleet.add_agent(cls + "-1", args);
   }

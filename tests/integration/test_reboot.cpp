@@ -205,3 +205,63 @@ TEST_CASE("a mode that needs a reboot fails its run naming the reboot: without p
   rig.agent->signal(SIGTERM);
   CHECK(rig.agent->wait(60s) == 0);
 }
+
+TEST_CASE("simulated boards follow the same rules: refused without permission, modelled reboots in the fewest") {
+  TestDatabase db;
+  Fleet fleet(db);
+  const auto campaign_file = [&](const std::string& name, const std::string& modes, int reps) {
+    const fs::path file = fleet.dir() / (name + ".yaml");
+    write_file(file, "campaign: " + name + "\nmatrix:\n  device: agx-orin\n  model: resnet18\n  dataset: cifar10\n"
+                     "  epochs: 1\n  max_minibatches: 20\n  power_mode: " + modes + "\nrepetitions: " +
+                     std::to_string(reps) + "\n");
+    return file;
+  };
+  // Without --allow-reboot: the run fails naming the mode, the masks and the reboot, and nothing is rebooted.
+  auto& plain = fleet.add_agent("sim-plain", {"--sim", "agx-orin/plain", "--time-scale", "0"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  // validate --estimate knows the board: refused there already, naming the mode, its masks and the way out.
+  const fs::path refused_file = campaign_file("sim-refused", "MAXN", 1);
+  const std::string says = fleet.cli({"validate", "--estimate", refused_file.string()}, 1);
+  CHECK_MESSAGE(says.find("refused on the enrolled boards: agx-orin: 1 run(s) of nvpmodel mode MAXN (TPC_PG_MASK 0 in "
+                          "NVIDIA's conf) cannot run: the 1 enrolled board(s) booted with other GPU masks (sim-plain in "
+                          "MODE_30W) and none may reboot; start an agent with --allow-reboot") != std::string::npos, says);
+  const int64_t refused = submit(fleet, refused_file);
+  REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(refused); }), fleet.logs());
+  auto r = cli::http_request(fleet.url(), "GET", "/api/campaigns/" + std::to_string(refused) + "/report");
+  REQUIRE((r && r->status == 200));
+  const std::string error(bj::parse(r->body).at("runs").as_array().at(0).at("error").as_string());
+  CHECK_MESSAGE(error.find("nvpmodel mode MAXN (TPC_PG_MASK 0) cannot apply on the GPU masks the board booted with "
+                           "(TPC_PG_MASK 240): it needs `nvpmodel -m 0` and a reboot") != std::string::npos, error);
+  plain.signal(SIGTERM);
+  REQUIRE(plain.wait(60s) == 0);
+
+  // With it: three gatings, two repetitions, one board: MODE_30W's runs first, then one reboot into each other.
+  fleet.add_agent("sim-orin", {"--sim", "agx-orin/1", "--time-scale", "0.01", "--allow-reboot"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
+  const fs::path gating_file = campaign_file("sim-gating", "[MAXN, MODE_15W, MODE_30W]", 2);
+  CHECK(fleet.cli({"validate", "--estimate", gating_file.string()}).find("refused") == std::string::npos);
+  const int64_t campaign = submit(fleet, gating_file);
+  REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(campaign); }), fleet.logs());
+  r = cli::http_request(fleet.url(), "GET", "/api/campaigns/" + std::to_string(campaign) + "/report");
+  REQUIRE((r && r->status == 200));
+  const std::map<std::string, int64_t> masks = {{"MAXN", 0}, {"MODE_15W", 248}, {"MODE_30W", 240}};
+  std::map<std::string, double> compute_s;
+  int64_t reboots = 0;
+  const bj::value report = bj::parse(r->body);
+  for (const auto& v : report.at("runs").as_array()) {
+    const auto& run = v.as_object();
+    const std::string mode(run.at("config").at("power_mode").at("name").as_string());
+    CAPTURE(mode);
+    CHECK(run.at("status").as_string() == "done");
+    CHECK(run.at("attempts").as_int64() == 1);
+    CHECK(run.at("applied").at("tpc_pg_mask").as_int64() == masks.at(mode));
+    reboots += run.at("reboots").as_int64();
+    compute_s[mode] = run.at("epochs").as_array().at(0).at("compute_s").to_number<double>();
+  }
+  CHECK(reboots == 2);
+  CHECK(db.count("SELECT count(*) FROM board_reboots") == 2);
+  CHECK(db.count("SELECT count(*) FROM epochs") == 6);
+  // ResNet-18 on 3 TPCs at 408 MHz is slower than on 4 at 612, which is slower than on 8 at MAXN's clock.
+  CHECK(compute_s.at("MODE_15W") > compute_s.at("MODE_30W"));
+  CHECK(compute_s.at("MODE_30W") > compute_s.at("MAXN"));
+}

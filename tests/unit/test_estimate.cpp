@@ -92,3 +92,31 @@ TEST_CASE("no board of the class: no wall time for it; the papers' model covers 
   CHECK(e.runs_estimated_from.papers_model + e.runs_estimated_from.without_measurement == 1);
   CHECK(e.estimated_wall_s == 0.0);
 }
+
+TEST_CASE("gating_refusals: a mode no enrolled board of its class runs as booted, and none may reboot into") {
+  RunConfig maxn = run("agx-orin", "lenet5", 16, 1), thirty = maxn, sweep = maxn, nano = run("nano", "lenet5", 16, 1);
+  maxn.power_mode_name = "MAXN";
+  thirty.power_mode_name = "MODE_30W";
+  sweep.base_mode = "MAXN";
+  sweep.cores = 4;
+  nano.power_mode_name = "MAXN";
+  const Campaign c = campaign({maxn, maxn, thirty, sweep, nano});
+  perf::EstimateInputs in;
+  in.gating = {{"orin-1", "agx-orin", {"MODE_30W", "2"}, false}, {"orin-2", "agx-orin", {"MODE_30W", "2"}, false}};
+  auto refused = perf::gating_refusals(c, in);
+  REQUIRE(refused.size() == 1);   // MAXN named and as base; MODE_30W is live; no nano is enrolled
+  CHECK(refused[0] == "agx-orin: 3 run(s) of nvpmodel mode MAXN (TPC_PG_MASK 0 in NVIDIA's conf) cannot run: the 2 "
+                      "enrolled board(s) booted with other GPU masks (orin-1 in MODE_30W, orin-2 in MODE_30W) and none "
+                      "may reboot; start an agent with --allow-reboot (it runs `nvpmodel -m 0` and reboots), or boot a "
+                      "board in that mode");
+  perf::RunTimeModel model;
+  CHECK(perf::estimate_campaign(c, in, model).gating_refused == refused);
+  // One board that may reboot, one booted in MAXN, or one whose live modes are not known: nothing refused.
+  for (const perf::BoardGatingFacts& ok : {perf::BoardGatingFacts{"orin-3", "agx-orin", {"MODE_30W", "2"}, true},
+                                           perf::BoardGatingFacts{"orin-3", "agx-orin", {"MAXN", "0", "MODE_50W", "3"}, false},
+                                           perf::BoardGatingFacts{"orin-3", "agx-orin", {}, false}}) {
+    perf::EstimateInputs with = in;
+    with.gating.push_back(ok);
+    CHECK(perf::gating_refusals(c, with).empty());
+  }
+}
