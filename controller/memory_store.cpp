@@ -269,7 +269,8 @@ std::optional<int64_t> MemoryStore::pick_run(const Agent& me, const std::string&
     if (c.state == "active") order.push_back(&c);
   std::stable_sort(order.begin(), order.end(),
                    [](const CampaignRow* a, const CampaignRow* b) { return a->priority > b->priority; });
-  // Within the campaign, a run whose mode applies on the board as booted first (fewest reboots; as PgStore).
+  // Within the campaign, a run whose mode applies on the board as booted first (fewest reboots; as PgStore);
+  // the others only for an agent that may reboot.
   auto live = [&](const Run& run) {
     if (me.facts.live_modes.empty()) return true;
     const auto* mode = run.config.if_contains("power_mode");
@@ -282,7 +283,7 @@ std::optional<int64_t> MemoryStore::pick_run(const Agent& me, const std::string&
     for (const auto& [id, run] : runs_) {
       if (run.campaign_id != c->id || !can_take(run, me, device_class)) continue;
       if (live(run)) return id;
-      if (!first) first = id;
+      if (!first && me.facts.may_reboot) first = id;   // needs a reboot: only for an agent that may
     }
     if (first) return first;
   }

@@ -107,11 +107,13 @@ Result<api::RunCancelled> MemoryStore::cancel_run(int64_t run_id) {
 std::vector<api::Unrunnable> MemoryStore::unrunnable(int64_t campaign_id) const {
   // Queued runs grouped by what they need, each group checked against the enrolled agents (connected, or
   // seen in the last 24 hours).
-  using Need = std::tuple<std::string, std::optional<std::string>, int64_t, std::vector<std::string>>;
+  using Need = std::tuple<std::string, std::optional<std::string>, int64_t, std::vector<std::string>, std::string>;
   std::map<Need, int64_t> groups;
-  for (const auto& [id, run] : runs_)
-    if (run.campaign_id == campaign_id && run.status == "queued")
-      ++groups[{run.device, run.storage, run.min_mem_bytes, run.unfit_classes}];
+  for (const auto& [id, run] : runs_) {
+    if (run.campaign_id != campaign_id || run.status != "queued") continue;
+    auto cfg = run_config_from_json(run.config, "run");
+    ++groups[{run.device, run.storage, run.min_mem_bytes, run.unfit_classes, cfg ? cfg->gating_mode() : ""}];
+  }
   std::vector<const Agent*> enrolled;
   for (const auto& [id, a] : agents_)
     if (a.connected || a.last_seen > now() - 24 * 3600) enrolled.push_back(&a);
@@ -121,8 +123,8 @@ std::vector<api::Unrunnable> MemoryStore::unrunnable(int64_t campaign_id) const 
   });
   std::vector<api::Unrunnable> out;
   for (const auto& [need, n] : order) {
-    const auto& [device, storage, min_mem, unfit] = need;
-    bool is_one = false, has_storage = false, has_memory = false, fits = false;
+    const auto& [device, storage, min_mem, unfit, mode] = need;
+    bool is_one = false, has_storage = false, has_memory = false, fits = false, reachable = false;
     for (const Agent* a : enrolled) {
       if (device != "any" && device != a->facts.device_class && device != a->name) continue;
       is_one = true;
@@ -131,9 +133,12 @@ std::vector<api::Unrunnable> MemoryStore::unrunnable(int64_t campaign_id) const 
       has_storage = true;
       if (a->facts.mem_bytes < min_mem) continue;
       has_memory = true;
-      fits |= std::find(unfit.begin(), unfit.end(), a->facts.device_class) == unfit.end();
+      if (std::find(unfit.begin(), unfit.end(), a->facts.device_class) != unfit.end()) continue;
+      fits = true;
+      const auto& live = a->facts.live_modes;
+      reachable |= mode.empty() || a->facts.may_reboot || live.empty() || std::find(live.begin(), live.end(), mode) != live.end();
     }
-    if (fits) continue;
+    if (reachable) continue;
     const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
     const std::string of_device = device == "any" ? std::string() : " of '" + device + "'";
     std::string reason;
@@ -141,7 +146,8 @@ std::vector<api::Unrunnable> MemoryStore::unrunnable(int64_t campaign_id) const 
     else if (!has_storage)
       reason = runs + "storage @" + *storage + "; no agent" + of_device + " offers it (agent --storage " + *storage + "=DIR)";
     else if (!has_memory) reason = runs + std::to_string(min_mem >> 20) + " MiB of RAM; no agent" + of_device + " has that much";
-    else reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
+    else if (!fits) reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
+    else reason = gating_unrunnable_reason(runs, device, mode);
     out.push_back({n, reason});
   }
   return out;

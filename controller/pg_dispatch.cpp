@@ -102,11 +102,11 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     pqxx::work w(*conn_);
     // The agent, and whether another agent of its board is busy (one run per physical board).
     auto me = w.exec_params(
-        "SELECT name, mem_bytes, storage::text, live_modes::text, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
+        "SELECT name, mem_bytes, storage::text, live_modes::text, may_reboot, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
         "  ON other.id = busy.agent_id WHERE other.id <> $1 AND other.board_id = agents.board_id "
         "  AND busy.status IN ('assigned', 'running')) FROM agents WHERE id = $1",
         agent_id);
-    if (me.empty() || me[0][4].as<bool>()) {
+    if (me.empty() || me[0][5].as<bool>()) {
       w.commit();
       return std::optional<Assignment>();
     }
@@ -116,18 +116,21 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     const std::string live_modes = me[0][3].c_str();
     // Fewest reboots: an agent that named the modes its board applies as booted gets those runs (by their named
     // mode, else their base_mode; runs with neither run on any gating) first within the campaign; the others
-    // need a reboot. Without live modes, by id alone.
+    // need a reboot, so only an agent that may reboot takes them (they wait for one; status says why). Without
+    // live modes, by id alone.
     const bool by_gating = live_modes != "{}";
+    const bool live_only = by_gating && !me[0][4].as<bool>();
+    const std::string live_expr = "(coalesce(config->'power_mode'->>'name', config->>'base_mode') IS NULL OR "
+                                  "coalesce(config->'power_mode'->>'name', config->>'base_mode') = ANY($5::text[]))";
     // In every campaign with queued runs, the lowest-id queued run the agent can take, looked up per device
     // value it matches (index runs_queued_by_campaign: three short range scans); the first by campaign
     // priority, then campaign age. One statement, however many campaigns.
     const std::string pick_one =
         std::string("(SELECT id, ") +
-        (by_gating ? "(coalesce(config->'power_mode'->>'name', config->>'base_mode') IS NULL OR "
-                     "coalesce(config->'power_mode'->>'name', config->>'base_mode') = ANY($5::text[]))"
-                   : "true") +
+        (by_gating ? live_expr : "true") +
         " AS live FROM runs WHERE campaign_id = c.id AND status = 'queued' AND device = $DEVICE AND "
-        "min_mem_bytes <= $2 AND (storage IS NULL OR storage = ANY($3::text[])) AND NOT ($4 = ANY(unfit_classes)) "
+        "min_mem_bytes <= $2 AND (storage IS NULL OR storage = ANY($3::text[])) AND NOT ($4 = ANY(unfit_classes)) " +
+        (live_only ? "AND " + live_expr + " " : "") +
         "ORDER BY " + std::string(by_gating ? "live DESC, " : "") + "id LIMIT 1)";
     auto with_device = [&](const std::string& param) {
       std::string q = pick_one;

@@ -71,10 +71,11 @@ api::CampaignStatus status_row(const pqxx::row& row) {
 // why: grouped by what the runs need, each group checked against the agents.
 std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
   auto r = w.exec_params(
-      "WITH enrolled AS (SELECT name, device_class, storage, mem_bytes FROM agents "
+      "WITH enrolled AS (SELECT name, device_class, storage, mem_bytes, live_modes, may_reboot FROM agents "
       "                  WHERE connected OR last_seen > now() - interval '24 hours'), "
-      "g AS (SELECT device, storage, min_mem_bytes, unfit_classes, count(*) AS n FROM runs "
-      "      WHERE campaign_id = $1 AND status = 'queued' GROUP BY device, storage, min_mem_bytes, unfit_classes) "
+      "g AS (SELECT device, storage, min_mem_bytes, unfit_classes, "
+      "             coalesce(config->'power_mode'->>'name', config->>'base_mode') AS mode, count(*) AS n FROM runs "
+      "      WHERE campaign_id = $1 AND status = 'queued' GROUP BY 1, 2, 3, 4, 5) "
       "SELECT g.device, g.storage, g.min_mem_bytes, g.n, "
       "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name)), "
       "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
@@ -83,12 +84,16 @@ std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
       "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes), "
       "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
       "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes "
-      "          AND NOT (a.device_class = ANY(g.unfit_classes))) "
+      "          AND NOT (a.device_class = ANY(g.unfit_classes))), "
+      "  EXISTS (SELECT 1 FROM enrolled a WHERE g.device IN ('any', a.device_class, a.name) "
+      "          AND (g.storage IS NULL OR g.storage = ANY(a.storage)) AND a.mem_bytes >= g.min_mem_bytes "
+      "          AND NOT (a.device_class = ANY(g.unfit_classes)) "
+      "          AND (g.mode IS NULL OR a.may_reboot OR a.live_modes = '{}' OR g.mode = ANY(a.live_modes))), g.mode "
       "FROM g ORDER BY g.n DESC, g.device",
       campaign_id);
   std::vector<api::Unrunnable> out;
   for (const auto& row : r) {
-    if (row[7].as<bool>()) continue;
+    if (row[8].as<bool>()) continue;
     const int64_t n = row[3].as<int64_t>();
     const std::string device = row[0].c_str();
     const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
@@ -102,8 +107,10 @@ std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
     } else if (!row[6].as<bool>()) {
       reason = runs + std::to_string(row[2].as<int64_t>() >> 20) + " MiB of RAM; no agent" +
                (device == "any" ? std::string() : " of '" + device + "'") + " has that much";
-    } else {
+    } else if (!row[7].as<bool>()) {
       reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
+    } else {
+      reason = gating_unrunnable_reason(runs, device, row[9].c_str());
     }
     out.push_back({n, reason});
   }

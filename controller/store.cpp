@@ -6,6 +6,12 @@
 
 namespace jetsweep::controller {
 
+std::string gating_unrunnable_reason(const std::string& runs, const std::string& device, const std::string& mode) {
+  return runs + "nvpmodel mode " + mode + "; the enrolled boards" + (device == "any" ? "" : " of '" + device + "'") +
+         " booted with other GPU masks and no agent may reboot into it (start one with --allow-reboot; "
+         "docs/DEPLOY.md \"Reboots\")";
+}
+
 Status Store::ingest_batch(std::vector<IngestItem>& items) {
   for (auto& item : items) {
     item.result = std::visit(

@@ -57,6 +57,10 @@ struct IngestItem {
   Status result;
 };
 
+// Why queued runs of nvpmodel mode `mode` wait (both stores' unrunnable()): every enrolled agent of `device`
+// that could otherwise take them booted its board with other GPU masks and none may reboot. `runs` = "N runs need ".
+std::string gating_unrunnable_reason(const std::string& runs, const std::string& device, const std::string& mode);
+
 class Store {
  public:
   virtual ~Store() = default;

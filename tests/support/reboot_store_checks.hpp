@@ -1,5 +1,6 @@
 // What every Store keeps of board reboots (issue 28; Store::record_reboot, claim_run, requeue_orphaned_runs):
-// claims take runs whose mode applies on the board as booted first (fewest reboots), an agent away rebooting
+// claims take runs whose mode applies on the board as booted first (fewest reboots), the others only for an agent
+// that may reboot (status names the mode the runs wait for meanwhile), an agent away rebooting
 // keeps its run past the lease until its expected return and loses it after, naming the reboot, a replayed
 // announcement is recorded once, and coming back clears the absence. Run against MemoryStore
 // (tests/controller, a manual clock) and PgStore (tests/integration, real time). One test thread.
@@ -15,11 +16,28 @@
 
 namespace jetsweep::testing {
 
+// An agent booted in MODE_30W without permission to reboot claims nothing of a campaign whose MAXN and MODE_15W
+// runs are left: they wait, and the campaign's status says for what.
+inline void check_waiting_for_a_reboot(controller::Store& store, int64_t agent, int64_t campaign_id) {
+  auto none = store.claim_run(agent, "agx-orin");
+  REQUIRE(none.is_ok());
+  CHECK_FALSE(none->has_value());
+  auto waiting = store.campaign_status(campaign_id);
+  REQUIRE(waiting.is_ok());
+  CHECK(waiting->unrunnable_runs == 2);
+  REQUIRE(waiting->unrunnable.size() == 2);
+  for (const auto& u : waiting->unrunnable)
+    CHECK_MESSAGE((u.reason.find("1 run needs nvpmodel mode M") == 0 &&
+                   u.reason.find("; the enrolled boards of 'agx-orin' booted with other GPU masks and no agent may "
+                                 "reboot into it (start one with --allow-reboot") != std::string::npos),
+                  u.reason);
+}
+
 // `pass(s)`: makes `s` seconds pass on the store's clock. Leases of 1 s, reboots expected back in 3 s.
 inline void check_reboot_semantics(controller::Store& store, const std::function<void(double)>& pass) {
   // Enrolls on first contact, presents the same credential after.
   const controller::AgentProof proof{std::string(64, 'b'), std::string(64, 'b')};
-  auto orin = [&](std::vector<std::string> live) {
+  auto orin = [&](std::vector<std::string> live, bool may_reboot = true) {
     proto::Register reg;
     reg.name = "orin-1";
     reg.facts.hostname = "orin-1.test";
@@ -29,6 +47,7 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
     reg.facts.device_class = "agx-orin";
     reg.facts.board_id = "jetson:orin-1:/";
     reg.facts.live_modes = std::move(live);
+    reg.facts.may_reboot = may_reboot;
     auto r = store.register_agent(reg, proof);
     REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
     return r->agent_id;
@@ -52,10 +71,15 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
   };
 
   // Booted in MODE_30W (masks 240): its run first although MAXN's and MODE_15W's are older.
-  int64_t agent = orin({"MODE_30W", "2"});
+  int64_t agent = orin({"MODE_30W", "2"}, false);
   const controller::Assignment first = claim(agent);
   CHECK(first.config.power_mode_name == "MODE_30W");
   REQUIRE(store.finish_run(agent, proto::RunFinished{first.run_id, "done", "", 1.0}).is_ok());
+  check_waiting_for_a_reboot(store, agent, created->campaign_id);
+  agent = orin({"MODE_30W", "2"});   // restarted with --allow-reboot
+  auto reachable = store.campaign_status(created->campaign_id);
+  REQUIRE(reachable.is_ok());
+  CHECK(reachable->unrunnable_runs == 0);
   // None left that applies as booted: the oldest, MAXN, which needs a reboot.
   const controller::Assignment maxn = claim(agent);
   CHECK(maxn.config.power_mode_name == "MAXN");
