@@ -457,10 +457,12 @@ void Agent::run_reboot_commands() {
 }
 
 void Agent::on_reboot_commands_done(const Result<bool>& back) {
-  if (!pending_reboot_ || !awaiting_reboot_) return;
+  // Stopped mid-reboot (a modelled one returns cancelled): the pending file stays for the next start to resume.
+  if (!pending_reboot_ || !awaiting_reboot_ || (shutting_down_ && !back)) return;
   const int64_t run = pending_reboot_->run_id;
   if (!back) return fail_reboot(run, "rebooting the board for nvpmodel mode " + pending_reboot_->announced.mode_name +
-                                         " failed: " + back.status().message());
+                                         " failed: " + back.status().message(),
+                                back.status().code() == Code::kCancelled ? "cancelled" : "failed");
   if (*back) {   // a modelled reboot (sim): on as an agent that restarted (reconnect, register, resume the run)
     awaiting_reboot_ = false;
     resume_pending_ = true;

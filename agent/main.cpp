@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <iterator>
+#include <atomic>
 #include <sstream>
 
 #include "agent/agent.hpp"
@@ -268,6 +269,13 @@ int serve(const agent::AgentConfig& cfg) {
   }
   options.idle_restore = std::chrono::milliseconds(static_cast<int64_t>(cfg.idle_restore_s * 1000.0));
   if (Status s = configure_reboots(cfg, journal_dir, options); !s.is_ok()) return fail(s.message(), 1);
+  if (cfg.backend == "sim" && options.resume_after_reboot && options.resume_after_reboot->commands_started) {
+    // Stopped during its simulated board's modelled reboot: the board has rebooted meanwhile, as a real one would.
+    const std::atomic<bool> never{false};
+    auto back = shared_executor->reboot_into(options.reboot, options.resume_after_reboot->announced, never);
+    if (!back) return fail(back.status().message(), 1);
+    shared_executor->describe(options.facts);
+  }
   options.facts.may_reboot = options.reboot.allowed;
   JS_LOG_INFO << "agent " << cfg.name << ": backend " << options.facts.backend << ", device class "
               << options.facts.device_class << " (" << options.facts.kernel << ")";

@@ -132,13 +132,16 @@ std::vector<std::string> gating_refusals(const Campaign& campaign, const Estimat
     const auto& [cls, mode] = key;
     int64_t boards = 0;
     bool runnable = false;
-    std::set<std::string> booted;   // the first live mode each board registered is a name
+    std::set<std::string> booted;   // "orin-1: MODE_30W": the modes (by name) each board runs as booted
     for (const auto& b : in.gating) {
       if (b.device_class != cls) continue;
       ++boards;
       const bool live = std::find(b.live_modes.begin(), b.live_modes.end(), mode) != b.live_modes.end();
       runnable = runnable || b.may_reboot || b.live_modes.empty() || live;
-      if (!b.live_modes.empty()) booted.insert(b.name + " in " + b.live_modes.front());
+      std::string names;
+      for (const auto& m : b.live_modes)
+        if (m.find_first_not_of("0123456789") != std::string::npos) names += (names.empty() ? "" : ", ") + m;
+      if (!names.empty()) booted.insert(b.name + ": " + names);
     }
     if (boards == 0 || runnable) continue;
     std::string masks, id;
@@ -151,9 +154,10 @@ std::vector<std::string> gating_refusals(const Campaign& campaign, const Estimat
         }
     }
     std::string where;
-    for (const auto& b : booted) where += (where.empty() ? "" : ", ") + b;
+    for (const auto& b : booted) where += (where.empty() ? "" : "; ") + b;
     out.push_back(cls + ": " + std::to_string(runs) + " run(s) of nvpmodel mode " + mode + masks + " cannot run: " +
-                  "the " + std::to_string(boards) + " enrolled board(s) booted with other GPU masks (" + where +
+                  "the " + std::to_string(boards) + " enrolled board(s) booted with other GPU masks (modes they run as "
+                  "booted: " + where +
                   ") and none may reboot; start an agent with --allow-reboot (it runs `nvpmodel -m " +
                   (id.empty() ? "ID" : id) + "` and reboots), or boot a board in that mode");
   }

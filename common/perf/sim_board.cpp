@@ -146,13 +146,14 @@ Status SimBoard::apply(const RunConfig& config) {
                   "simulated " + class_.board_class + ": nvpmodel mode " + need->mode_name + " (" + to.to_string() +
                       ") cannot apply on the GPU masks the board booted with (" + booted_.to_string() +
                       "): it needs `nvpmodel -m " + std::to_string(need->nvpmodel_id) +
-                      "` and a reboot (start the agent with --allow-reboot)");
+                      "` and a reboot (which an agent serving a controller with --allow-reboot models)");
   }
   const NamedMode* named = nullptr;
   JS_ASSIGN_OR_RETURN(Settings s, resolve(config));
   if (!config.gating_mode().empty()) (void)resolve_named(config.gating_mode(), &named);
   if (!config.power_mode_name.empty() || !config.has_power_mode()) {
-    if (!named) named = &reference_mode_;
+    // The reference mode's clocks on another gating are not that mode (as the jetson backend labels it).
+    if (!named && applies_live(masks_of(reference_mode_), booted_)) named = &reference_mode_;
   } else {
     named = nullptr;   // explicit settings: no mode name
   }

@@ -31,8 +31,9 @@ class SimBoard {
 
   // Resolves the run's power mode against the class's tables without changing anything: a named mode, or
   // explicit settings with the ones not given (0) taken from the base mode (base_mode, else the reference
-  // state); no power mode at all is the base mode. Never depends on what ran before. kInvalidArgument names the value, the table and
-  // the class (for a named mode: the modes the class defines).
+  // state); no power mode at all is the base mode. Never depends on the runs before; the TPCs are the named or
+  // base mode's, else those the board booted with. kInvalidArgument names the value, the table and the class
+  // (for a named mode: the modes the class defines).
   Result<Settings> resolve(const RunConfig& config) const;
   // resolve() then make it current, with the run's pin_clocks and fan_max. kInvalidArgument when the run's
   // named (or base) mode has GPU masks other than the booted ones (reboot_needed()), naming mode and masks.

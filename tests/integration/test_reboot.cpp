@@ -180,8 +180,8 @@ TEST_CASE("a mode that needs a reboot waits without permission, refused by valid
   // The board is known: validate --estimate refuses the mode, naming its masks, the board's and the way out.
   const std::string says = fleet.cli({"validate", "--estimate", file.string()}, 1);
   CHECK_MESSAGE(says.find("refused on the enrolled boards: agx-orin: 1 run(s) of nvpmodel mode MAXN (TPC_PG_MASK 0 in "
-                          "NVIDIA's conf) cannot run: the 1 enrolled board(s) booted with other GPU masks (orin-1 in "
-                          "MODE_30W) and none may reboot") != std::string::npos, says);
+                          "NVIDIA's conf) cannot run: the 1 enrolled board(s) booted with other GPU masks (modes they run "
+                          "as booted: orin-1: MODE_30W) and none may reboot") != std::string::npos, says);
   // Submitted anyway, the run waits for a board that can run it (never taken and failed), and status says why.
   const int64_t campaign = submit(fleet, file);
   const std::string why = "cannot run: 1 run needs nvpmodel mode MAXN; the enrolled boards of 'agx-orin' booted with "
@@ -225,20 +225,29 @@ TEST_CASE("simulated boards follow the same rules: refused without permission, m
   const fs::path maxn_file = campaign_file("sim-maxn", "MAXN", 1);
   const std::string says = fleet.cli({"validate", "--estimate", maxn_file.string()}, 1);
   CHECK_MESSAGE(says.find("refused on the enrolled boards: agx-orin: 1 run(s) of nvpmodel mode MAXN (TPC_PG_MASK 0 in "
-                          "NVIDIA's conf) cannot run: the 1 enrolled board(s) booted with other GPU masks (sim-plain in "
-                          "MODE_30W) and none may reboot; start an agent with --allow-reboot") != std::string::npos, says);
+                          "NVIDIA's conf) cannot run: the 1 enrolled board(s) booted with other GPU masks (modes they run "
+                          "as booted: sim-plain: MODE_30W) and none may reboot; start an agent with --allow-reboot") != std::string::npos, says);
   const int64_t waiting = submit(fleet, maxn_file);
   REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.status(waiting).at("unrunnable_runs").as_int64() == 1; }),
                   fleet.logs());
   plain.signal(SIGTERM);
   REQUIRE(plain.wait(60s) == 0);
 
-  // With it: the waiting MAXN run after one modelled reboot; then three gatings, two repetitions, on that board
-  // (now in MAXN): MAXN's runs first, then one reboot into each other mode.
+  // With it: the waiting MAXN run after one modelled reboot (60 s at time scale 1), during which the agent is
+  // stopped; started again, it finds the board rebooted, as a real one would be, and runs the run.
+  auto& slow = fleet.add_agent("sim-orin", {"--sim", "agx-orin/1", "--time-scale", "1", "--allow-reboot"});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return slow.log().find("rebooting into nvpmodel mode MAXN") != std::string::npos; }),
+                  fleet.logs());
+  slow.signal(SIGTERM);
+  REQUIRE(slow.wait(60s) == 0);
+  // Then three gatings, two repetitions, on that board (now in MAXN): MAXN's runs first, then one reboot into
+  // each other mode.
   fleet.add_agent("sim-orin", {"--sim", "agx-orin/1", "--time-scale", "0.01", "--allow-reboot"});
   REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), fleet.logs());
   REQUIRE_MESSAGE(wait_until(120s, [&] { return fleet.finished(waiting); }), fleet.logs());
   CHECK(fleet.status(waiting).at("done").as_int64() == 1);
+  CHECK(db.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(waiting) +
+                 " AND attempts = 1 AND (applied->>'tpc_pg_mask')::int = 0") == 1);
   const fs::path gating_file = campaign_file("sim-gating", "[MAXN, MODE_15W, MODE_30W]", 2);
   CHECK(fleet.cli({"validate", "--estimate", gating_file.string()}).find("refused") == std::string::npos);
   const int64_t campaign = submit(fleet, gating_file);

@@ -106,7 +106,8 @@ TEST_CASE("gating_refusals: a mode no enrolled board of its class runs as booted
   auto refused = perf::gating_refusals(c, in);
   REQUIRE(refused.size() == 1);   // MAXN named and as base; MODE_30W is live; no nano is enrolled
   CHECK(refused[0] == "agx-orin: 3 run(s) of nvpmodel mode MAXN (TPC_PG_MASK 0 in NVIDIA's conf) cannot run: the 2 "
-                      "enrolled board(s) booted with other GPU masks (orin-1 in MODE_30W, orin-2 in MODE_30W) and none "
+                      "enrolled board(s) booted with other GPU masks (modes they run as booted: orin-1: MODE_30W; orin-2: "
+                      "MODE_30W) and none "
                       "may reboot; start an agent with --allow-reboot (it runs `nvpmodel -m 0` and reboots), or boot a "
                       "board in that mode");
   perf::RunTimeModel model;
