@@ -273,10 +273,8 @@ std::optional<int64_t> MemoryStore::pick_run(const Agent& me, const std::string&
   // the others only for an agent that may reboot.
   auto live = [&](const Run& run) {
     if (me.facts.live_modes.empty()) return true;
-    const auto* mode = run.config.if_contains("power_mode");
-    const auto* name = mode && mode->is_object() ? mode->as_object().if_contains("name") : nullptr;
-    if (!name || !name->is_string()) name = run.config.if_contains("base_mode");   // a sweep's base
-    return !name || !name->is_string() || contains(me.facts.live_modes, std::string(name->as_string()));
+    auto cfg = run_config_from_json(run.config, "run " + std::to_string(run.id));   // its named mode, else its base
+    return !cfg || cfg->gating_mode().empty() || contains(me.facts.live_modes, cfg->gating_mode());
   };
   for (const CampaignRow* c : order) {
     std::optional<int64_t> first;

@@ -21,16 +21,7 @@ using jetsweep::testing::CollectingSink;
 
 namespace {
 
-std::unique_ptr<RunExecutor> sim_executor(const std::string& cls, const std::string& instance, double scale) {
-  ExecutorOptions o;
-  o.backend = "sim";
-  o.sim_class = cls;
-  o.sim_instance = instance;
-  o.time_scale = scale;
-  auto ex = RunExecutor::open(o);
-  REQUIRE_MESSAGE(ex.is_ok(), ex.status().to_string());
-  return std::move(ex).value();
-}
+using jetsweep::testing::sim_executor;
 
 RunConfig lenet(int64_t epochs) {
   RunConfig c = testing::make_run("lenet5", "mnist", 16, 4, epochs);
@@ -325,15 +316,9 @@ TEST_CASE("profiling mode: modes walked with cores only going offline; settle ru
                                  "  power_mode: {generate: sample, count: 6, seed: 3}\n",
                                  "p.yaml");
   REQUIRE(campaign.is_ok());
-  ExecutorOptions o;
-  o.backend = "sim";
-  o.sim_class = "agx-orin";
-  o.sim_instance = "1";
-  o.time_scale = 0;
-  auto executor = RunExecutor::open(o);
-  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  auto executor = sim_executor("agx-orin", "1", 0.0);
   std::ostringstream csv;
-  CHECK(profile_modes(**executor, "agx-orin", campaign->runs, ProfileOptions{40, 5, 3.0}, csv) == 0);
+  CHECK(profile_modes(*executor, "agx-orin", campaign->runs, ProfileOptions{40, 5, 3.0}, csv) == 0);
   std::istringstream lines(csv.str());
   std::string line;
   std::getline(lines, line);

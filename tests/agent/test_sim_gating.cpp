@@ -127,15 +127,9 @@ TEST_CASE("a gated mode is modelled as fewer TPCs: the GPU's share of compute st
 }
 
 TEST_CASE("a default-booted simulated AGX Orin labels every run with its masks; a named mode with others is refused") {
-  ExecutorOptions o;
-  o.backend = "sim";
-  o.sim_class = "agx-orin";
-  o.sim_instance = "g";
-  o.time_scale = 0;
-  auto ex = RunExecutor::open(o);
-  REQUIRE(ex.is_ok());
+  auto ex = testing::sim_executor("agx-orin", "g", 0.0);
   proto::DeviceFacts facts;
-  (*ex)->describe(facts);
+  ex->describe(facts);
   CHECK(facts.live_modes == std::vector<std::string>{"MODE_30W", "2"});
 
   RunConfig sweep = orin_run("resnet18", "cifar10");
@@ -143,7 +137,7 @@ TEST_CASE("a default-booted simulated AGX Orin labels every run with its masks; 
   sweep.gpu_hz = 726750000;   // a step of the papers' table
   CollectingSink sink;
   std::atomic<bool> cancel{false};
-  const auto fin = (*ex)->execute(1, sweep, sink, cancel);
+  const auto fin = ex->execute(1, sweep, sink, cancel);
   REQUIRE_MESSAGE(fin.status == "done", fin.error);
   const auto started = sink.all<proto::RunStarted>();
   REQUIRE((started.size() == 1 && started[0].applied.has_value()));
@@ -152,17 +146,17 @@ TEST_CASE("a default-booted simulated AGX Orin labels every run with its masks; 
 
   RunConfig maxn = orin_run("resnet18", "cifar10");
   maxn.power_mode_name = "MAXN";
-  testing::expect_refused(**ex, 2, maxn, {"nvpmodel mode MAXN (TPC_PG_MASK 0)", "needs `nvpmodel -m 0` and a reboot",
+  testing::expect_refused(*ex, 2, maxn, {"nvpmodel mode MAXN (TPC_PG_MASK 0)", "needs `nvpmodel -m 0` and a reboot",
                                           "--allow-reboot"});
   // The modelled reboot (RunExecutor::reboot_into): then MAXN runs, on all 8 TPCs, and the live modes follow.
-  auto need = (*ex)->reboot_for(maxn);
+  auto need = ex->reboot_for(maxn);
   REQUIRE((need.is_ok() && need->has_value()));
-  auto back = (*ex)->reboot_into({}, **need, cancel);
+  auto back = ex->reboot_into({}, **need, cancel);
   REQUIRE((back.is_ok() && *back));
   CollectingSink on_maxn;
-  REQUIRE((*ex)->execute(3, maxn, on_maxn, cancel).status == "done");
+  REQUIRE(ex->execute(3, maxn, on_maxn, cancel).status == "done");
   CHECK(on_maxn.all<proto::RunStarted>().at(0).applied->tpc_pg_mask == 0);
   CHECK(on_maxn.epochs().at(0).compute_s < sink.epochs().at(0).compute_s);   // 8 TPCs at a higher clock
-  (*ex)->describe(facts);
+  ex->describe(facts);
   CHECK(facts.live_modes == std::vector<std::string>{"MAXN", "0", "MODE_50W", "3"});
 }

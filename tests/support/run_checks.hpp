@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 
 #include "agent/run_executor.hpp"
@@ -27,6 +28,18 @@ inline RunConfig make_run(const std::string& model, const std::string& dataset, 
   c.workers = workers;
   c.epochs = epochs;
   return c;
+}
+
+// A RunExecutor on simulated board `cls`/`instance` at time scale `scale` (0: no waiting).
+inline std::unique_ptr<agent::RunExecutor> sim_executor(const std::string& cls, const std::string& instance, double scale) {
+  agent::ExecutorOptions o;
+  o.backend = "sim";
+  o.sim_class = cls;
+  o.sim_instance = instance;
+  o.time_scale = scale;
+  auto ex = agent::RunExecutor::open(o);
+  REQUIRE_MESSAGE(ex.is_ok(), ex.status().to_string());
+  return std::move(ex).value();
 }
 
 // Executes `c` as run `run_id` and checks it was refused: status "failed", every one of `needles` in the
