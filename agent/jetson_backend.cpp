@@ -59,6 +59,9 @@ void JetsonBackend::describe(proto::DeviceFacts& facts) const {
   auto conf = device::read_nvpmodel_conf(root_);
   auto gating = device::read_board_gating(root_, conf.is_ok() ? &conf.value() : nullptr, info.l4t_major());
   if (conf.is_ok() && gating.is_ok()) facts.live_modes = device::live_mode_keys(*conf, gating->gating);
+  // The tables this board's runs are checked against and its grids generated from, at the controller.
+  const device::FrequencyTables& t = board_.tables;
+  facts.tables = BoardTables{std::string(kTablesFromBoard), t.cores, t.cpu_khz, t.gpu_hz, t.emc_hz};
 }
 
 Result<std::optional<proto::RebootPending>> JetsonBackend::reboot_for(const RunConfig& config) {

@@ -185,11 +185,14 @@ class Commands {
     if (inv_.as_json) out_ << bj::serialize(a.json) << "\n";
     else out_ << text;
   }
-  // The campaign file (read and checked here first: errors point at FILE:LINE:COL without a round trip).
+  // The campaign file, read and expanded here against the papers' BSP tables (errors point at FILE:LINE:COL
+  // without a round trip). Where the controller expands it too (submit, validate --estimate) its verdict stands:
+  // it expands against the enrolled boards' own tables, so a grid on a board by name expands only there.
   Result<Campaign> load_campaign() {
     JS_ASSIGN_OR_RETURN(campaign_text_, read_text_file(arg()));
     return parse_campaign(campaign_text_, arg());
   }
+  bool read_but_not_expanded(const Result<Campaign>& c) const { return !c && !campaign_text_.empty(); }
   template <class T>
   Result<Answer<T>> post_campaign(const std::string& target, const char* what) {
     return client_.request<T>("POST", target, what, campaign_text_,
@@ -198,14 +201,15 @@ class Commands {
 
   int validate() {
     auto c = load_campaign();
-    if (!c) return bad_campaign(c.status());
+    if (!c && !(inv_.estimate && read_but_not_expanded(c))) return bad_campaign(c.status());
     std::optional<Answer<api::CampaignEstimate>> estimate;
     if (inv_.estimate) {
       auto r = post_campaign<api::CampaignEstimate>("/api/campaigns/estimate", "estimate");
-      if (!r) return fail(r.status());
+      if (!r) return c ? fail(r.status()) : bad_campaign(r.status());
       estimate = std::move(r).value();
     }
-    print_validation(out_, arg(), c.value(), estimate, inv_.as_json);
+    if (c) print_validation(out_, arg(), c.value(), estimate, inv_.as_json);
+    else print_controller_expansion(out_, arg(), c.status().message(), *estimate, inv_.as_json);
     // Runs no enrolled board can run as booted or reboot for (GPU masks): the campaign would not finish.
     return estimate && !estimate->value.gating_refused.empty() ? 1 : 0;
   }
@@ -221,9 +225,9 @@ class Commands {
       query = q.value();
     }
     auto c = load_campaign();
-    if (!c) return bad_campaign(c.status());
+    if (!c && !read_but_not_expanded(c)) return bad_campaign(c.status());
     auto r = post_campaign<api::CreatedCampaignReply>("/api/campaigns" + query, "submission answer");
-    if (!r) return fail(r.status());
+    if (!r) return c ? fail(r.status()) : bad_campaign(r.status());
     print(*r, "submitted campaign " + std::to_string(r->value.campaign_id) + " (" + r->value.name + ") with " +
                   std::to_string(r->value.runs) + " runs\n");
     return 0;

@@ -79,6 +79,7 @@ bj::object expansion_json(const Campaign& c, const Expansion& x, const std::opti
   bj::array gating;
   for (const auto& n : gating_notes(c)) gating.push_back(bj::value(n));
   o["gpu_gating_notes"] = std::move(gating);
+  o["mode_tables"] = bj::array(c.mode_tables.begin(), c.mode_tables.end());
   if (estimate) o["estimate"] = *estimate;
   return o;
 }
@@ -91,6 +92,8 @@ void print_estimate(std::ostream& out, const api::CampaignEstimate& est) {
     if (t.runs_without_measurement > 0) out << "; " << t.runs_without_measurement << " runs have no measurement to go by";
     out << "\n";
   }
+  if (!est.mode_tables.empty()) out << "the controller expanded it to " << est.runs << " runs\n";
+  for (const auto& t : est.mode_tables) out << "  power modes generated from " << t << "\n";
   for (const auto& r : est.gating_refused) out << "refused on the enrolled boards: " << r << "\n";
 }
 
@@ -108,6 +111,7 @@ void print_expansion(std::ostream& out, const std::string& file, const Campaign&
     out << "modelled duration with one board per device: " << format_duration(x.modelled_wall)
         << " (the papers' calibrated board model, docs/SIMULATION.md)\n";
   for (const auto& n : gating_notes(c)) out << "GPU gating: " << n << "\n";
+  for (const auto& t : c.mode_tables) out << "power modes generated from " << t << "\n";
 }
 
 }  // namespace
@@ -122,6 +126,21 @@ void print_validation(std::ostream& out, const std::string& file, const Campaign
   print_expansion(out, file, c, x);
   if (estimate) print_estimate(out, estimate->value);
   else out << "(--estimate: its duration from the epoch times the controller has measured)\n";
+}
+
+void print_controller_expansion(std::ostream& out, const std::string& file, const std::string& local_error,
+                                const Answer<api::CampaignEstimate>& estimate, bool as_json) {
+  if (as_json) {
+    bj::object o;
+    o["campaign"] = estimate.value.campaign;
+    o["not_expanded_here"] = local_error;
+    o["estimate"] = estimate.json;
+    out << bj::serialize(o) << "\n";
+    return;
+  }
+  out << file << ": campaign '" << estimate.value.campaign << "' expands only at the controller (here: " << local_error
+      << ")\n";
+  print_estimate(out, estimate.value);
 }
 
 }  // namespace jetsweep::cli

@@ -353,6 +353,7 @@ bj::object to_json(const CampaignEstimate& v) {
   o["estimated_wall_s"] = v.estimated_wall_s;
   o["runs_estimated_from"] = to_json(v.runs_estimated_from);
   o["gating_refused"] = bj::array(v.gating_refused.begin(), v.gating_refused.end());
+  o["mode_tables"] = bj::array(v.mode_tables.begin(), v.mode_tables.end());
   return o;
 }
 
@@ -362,6 +363,7 @@ Status from_json(const bj::value& v, const std::string& where, CampaignEstimate&
   out.runs = r->integer("runs");
   out.estimated_wall_s = r->number("estimated_wall_s");
   out.gating_refused = r->opt_string_array("gating_refused");
+  out.mode_tables = r->opt_string_array("mode_tables");
   Status nested_status;
   nested(v, "per_device", where, out.per_device, nested_status);
   nested(v, "runs_estimated_from", where, out.runs_estimated_from, nested_status);

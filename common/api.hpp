@@ -187,6 +187,7 @@ struct CampaignEstimate {
   double estimated_wall_s = 0;
   EstimateSources runs_estimated_from;
   std::vector<std::string> gating_refused;   // perf::gating_refusals: runs no enrolled board can run as booted
+  std::vector<std::string> mode_tables;      // Campaign::mode_tables as the controller expanded it (its boards' tables)
 };
 
 struct ReportCampaign {

@@ -57,8 +57,8 @@ void check_rule(const std::string& file, const std::string& what, const YAML::No
 // YamlError at the offending node.
 class CampaignParser {
  public:
-  CampaignParser(std::string_view text, const std::string& file, const CampaignLimits& limits)
-      : file_(file), limits_(limits), start_(now()), root_(load_yaml(text, file)) {}
+  CampaignParser(std::string_view text, const std::string& file, const CampaignLimits& limits, const FleetTables& fleet)
+      : file_(file), limits_(limits), fleet_(fleet), start_(now()), root_(load_yaml(text, file)) {}
 
   Campaign parse() {
     read_top_level();
@@ -275,7 +275,7 @@ class CampaignParser {
           devices.clear();
           for (const auto& v : a.values) devices.push_back(scalar_text(v));
         }
-      for (const auto& d : devices) modes = std::max(modes, generated_mode_count(*generator_, d));
+      for (const auto& d : devices) modes = std::max(modes, generated_mode_count(*generator_, d, fleet_));
     }
     const uint64_t combinations = times(axis_combinations(), modes);
     const uint64_t evaluations = times(combinations, exclude_.size());
@@ -331,9 +331,10 @@ class CampaignParser {
         if (axes_[a].key == "model") where = &v;
         if (axes_[a].key == "power_mode") mode_where = &v;
       }
-    check_named_mode(file_, mode_where ? *mode_where : *where, c);
+    check_power_mode(file_, mode_where ? *mode_where : *where, c, fleet_);
     if (!generator_) return add(std::move(c), *where);
-    for (auto& m : generate_modes(file_, *generator_, c, limits_)) add(std::move(m), *where);
+    for (auto& m : generate_modes(file_, *generator_, c, limits_, fleet_, campaign_.mode_tables))
+      add(std::move(m), *where);
   }
 
   // Next odometer position; false after the last.
@@ -357,7 +358,7 @@ class CampaignParser {
           fail(file_, rule, "'include' entry must give '" + a.key + "' (a list in the matrix)");
       if (c.data.empty()) c.data = default_data_path(c.dataset);
       check_fits(file_, rule, c);
-      check_named_mode(file_, rule, c);
+      check_power_mode(file_, rule, c, fleet_);
       check_room_for_one_more();
       combos_.push_back(std::move(c));
     }
@@ -381,6 +382,7 @@ class CampaignParser {
 
   const std::string file_;
   const CampaignLimits& limits_;
+  const FleetTables& fleet_;
   const std::chrono::steady_clock::time_point start_;
   uint64_t work_done_ = 0;
   uint64_t next_clock_check_ = 1024;
@@ -520,11 +522,12 @@ Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& f
   return parse_campaign(yaml_text, file_name, CampaignLimits{});
 }
 
-Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits) {
+Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits,
+                                const FleetTables& fleet) {
   if (static_cast<int64_t>(yaml_text.size()) > limits.max_yaml_bytes)
     return too_many_bytes(file_name, yaml_text.size(), limits.max_yaml_bytes);
   JS_RETURN_IF_ERROR(require_utf8(yaml_text, file_name));
-  return parse_or_status(file_name, [&] { return CampaignParser(yaml_text, file_name, limits).parse(); });
+  return parse_or_status(file_name, [&] { return CampaignParser(yaml_text, file_name, limits, fleet).parse(); });
 }
 
 Result<Campaign> load_campaign_file(const std::string& path, const CampaignLimits& limits) {

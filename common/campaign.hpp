@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/board_tables.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -23,6 +24,9 @@ struct Campaign {
 
   std::vector<std::string> axes;   // keys given as lists, in file order (for the report)
   std::vector<RunConfig> runs;     // expanded, deterministic order
+  // Per device a power-mode generator expanded on, the tables it drew from: "agx-orin: the papers' BSP tables of
+  // agx-orin" offline, the enrolled boards' own when the controller expands it (FleetTables::resolve).
+  std::vector<std::string> mode_tables;
 };
 
 // The order in which the controller queues a campaign's runs (indexes into runs). With
@@ -93,9 +97,12 @@ struct CampaignLimits {
   std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
-// `file_name` is used only in error messages ("demo.yaml:4:15: ..."). Without `limits`, the defaults.
+// `file_name` is used only in error messages ("demo.yaml:4:15: ..."). Without `limits`, the defaults. `fleet`:
+// the enrolled boards' own tables, which generated power modes are drawn from and every run's settings are
+// checked against (the controller); without, the papers' BSP tables and settings unchecked (offline).
 Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name);
-Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits);
+Result<Campaign> parse_campaign(std::string_view yaml_text, const std::string& file_name, const CampaignLimits& limits,
+                                const FleetTables& fleet = FleetTables());
 // Refuses a file over limits.max_yaml_bytes by its size, before reading it.
 Result<Campaign> load_campaign_file(const std::string& path, const CampaignLimits& limits = {});
 

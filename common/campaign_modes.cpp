@@ -1,5 +1,6 @@
 // Power-mode generators of the campaign language: `power_mode: {generate: grid | sample, ...}` expanded from a
 // board class's frequency tables.
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -64,7 +65,7 @@ struct ModeTables {
   uint64_t total() const { return cores.size() * cpu.size() * gpu.size() * emc.size(); }
 };
 
-ModeTables mode_tables(const ModeGenerator& g, const BoardClassTables& t) {
+ModeTables mode_tables(const ModeGenerator& g, const BoardTables& t) {
   ModeTables m;
   m.cores = g.cores;
   if (m.cores.empty())
@@ -83,22 +84,27 @@ ModeTables mode_tables(const ModeGenerator& g, const BoardClassTables& t) {
 
 }  // namespace
 
-uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device) {
+uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device, const FleetTables& fleet) {
   if (g.sample) return static_cast<uint64_t>(g.count);
-  auto tables = board_class_tables(device_target_class(device));
-  return tables ? mode_tables(g, tables.value()).total() : 0;
+  auto tables = fleet.resolve(device);
+  return tables ? mode_tables(g, tables->tables).total() : 0;
 }
 
 // The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC).
 std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base,
-                                      const CampaignLimits& limits) {
-  auto tables = board_class_tables(device_target_class(base.device));
-  if (!tables)
-    fail(file, g.node, "power_mode generation needs a board class in 'device' for this run, got '" + base.device +
-                           "': " + tables.status().message());
-  const auto& t = tables.value();
+                                      const CampaignLimits& limits, const FleetTables& fleet,
+                                      std::vector<std::string>& tables_used) {
+  auto resolved = fleet.resolve(base.device);
+  if (!resolved)
+    fail(file, g.node, "power_mode generation needs a board class (or an enrolled board) in 'device' for this run, "
+                       "got '" + base.device + "': " + resolved.status().message());
+  const auto& t = resolved->tables;
+  const std::string from = base.device + ": " + resolved->label;
+  if (std::find(tables_used.begin(), tables_used.end(), from) == tables_used.end()) tables_used.push_back(from);
   for (int64_t c : g.cores)
-    if (c > t.cores) fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) + " cores of " + t.board_class);
+    if (c > t.cores)
+      fail(file, g.node, "'power_mode.cores' " + std::to_string(c) + " exceeds the " + std::to_string(t.cores) +
+                             " cores of " + resolved->label);
   const ModeTables m = mode_tables(g, t);
   const auto& cores = m.cores;
   const auto& cpu = m.cpu;
@@ -109,7 +115,7 @@ std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerat
   if (g.sample) {
     if (static_cast<uint64_t>(g.count) > total)
       fail(file, g.node, "'power_mode.count' " + std::to_string(g.count) + " exceeds the " + std::to_string(total) +
-                             " modes of " + t.board_class);
+                             " modes of " + resolved->label);
     // Floyd's algorithm: a uniform sample of `count` distinct indices, reproducible from the seed.
     std::mt19937_64 rng(static_cast<uint64_t>(g.seed));
     std::set<uint64_t> chosen;
@@ -121,7 +127,7 @@ std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerat
     picks.assign(chosen.begin(), chosen.end());
   } else {
     if (total > static_cast<uint64_t>(limits.max_generated_modes))
-      fail_limit(file, g.node, "the generated grid of " + t.board_class + " has " + std::to_string(total) + " modes",
+      fail_limit(file, g.node, "the generated grid of " + base.device + " has " + std::to_string(total) + " modes",
                  "max_generated_modes", limits.max_generated_modes);
     picks.resize(total);
     for (uint64_t i = 0; i < total; ++i) picks[i] = i;

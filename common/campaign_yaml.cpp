@@ -158,7 +158,8 @@ void check_fits(const std::string& file, const YAML::Node& where, const RunConfi
 
 // A named power mode the run's board class does not define would fail on every board of it: refuse it at
 // `where` (the power_mode value), listing the modes the class has.
-void check_named_mode(const std::string& file, const YAML::Node& where, const RunConfig& c) {
+void check_power_mode(const std::string& file, const YAML::Node& where, const RunConfig& c, const FleetTables& fleet) {
+  if (const std::string problem = fleet.settings_problem(c); !problem.empty()) fail(file, where, problem);
   const std::string cls = device_target_class(c.device);
   if (cls.empty() || cls == "host") return;
   if (!c.power_mode_name.empty() && !c.base_mode.empty())

@@ -51,8 +51,10 @@ void apply_checked(RunConfig& c, const std::string& file, const std::string& key
 
 // A run on a board class that has less RAM than the run needs would wait forever: refused at `where`.
 void check_fits(const std::string& file, const YAML::Node& where, const RunConfig& c);
-// A named power mode the run's board class does not define would fail on every board of it: refused at `where`.
-void check_named_mode(const std::string& file, const YAML::Node& where, const RunConfig& c);
+// A named power mode the run's board class does not define would fail on every board of it, and settings (cores,
+// clocks) outside the tables its boards reported (fleet.settings_problem) on the boards lacking them: refused at
+// `where`.
+void check_power_mode(const std::string& file, const YAML::Node& where, const RunConfig& c, const FleetTables& fleet);
 
 // A power_mode value that asks for modes generated from the board class's tables.
 struct ModeGenerator {
@@ -66,12 +68,14 @@ struct ModeGenerator {
 bool is_generator(const YAML::Node& n);
 // Checks 'cores' against limits.max_list_length and 'count' against limits.max_generated_modes.
 ModeGenerator parse_generator(const std::string& file, const YAML::Node& n, const CampaignLimits& limits);
-// How many modes `g` yields for `device`'s board class, without generating them (0 when the device names
-// no known class: generation then fails with its own error).
-uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device);
-// The modes a generator yields for one board class, in table order (cores, CPU, GPU, EMC); refused before
-// any is made when there are more than limits.max_generated_modes.
+// How many modes `g` yields for `device` (fleet.resolve), without generating them (0 when the device resolves
+// to no tables: generation then fails with its own error).
+uint64_t generated_mode_count(const ModeGenerator& g, const std::string& device, const FleetTables& fleet);
+// The modes a generator yields for the base run's device, from the tables `fleet` resolves it to, in table
+// order (cores, CPU, GPU, EMC); refused before any is made when there are more than
+// limits.max_generated_modes. Adds "DEVICE: <the tables' label>" to `tables_used` once.
 std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerator& g, const RunConfig& base,
-                                      const CampaignLimits& limits);
+                                      const CampaignLimits& limits, const FleetTables& fleet,
+                                      std::vector<std::string>& tables_used);
 
 }  // namespace jetsweep::campaign_yaml

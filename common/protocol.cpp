@@ -33,10 +33,7 @@ JS_PROTO_TAG(RunStarted, "run_started")
 JS_PROTO_TAG(RebootPending, "reboot_pending")
 #undef JS_PROTO_TAG
 
-bool o_has(const bj::object& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && !it->value().is_null();
-}
+bool o_has(const bj::object& o, const char* key) { return o.contains(key) && !o.at(key).is_null(); }
 
 bj::array to_array(const std::vector<double>& v) { return bj::array(v.begin(), v.end()); }
 
@@ -63,6 +60,7 @@ void fill(bj::object& o, const Register& m) {
   if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
   if (!m.facts.accelerator.empty()) f["accelerator"] = m.facts.accelerator;
   if (m.facts.may_reboot) f["may_reboot"] = true;
+  if (m.facts.tables) f["tables"] = to_json(*m.facts.tables);
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"not_ready", &m.facts.not_ready}, {"storage", &m.facts.storage}, {"live_modes", &m.facts.live_modes}};
   for (const auto& [key, list] : lists)
@@ -226,9 +224,7 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
   if (r.ok() && m.credential && !is_credential_text(*m.credential))
     r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
                              " hexadecimal digits)");
-  if (o_has(o, "journal_runs")) {
-    m.journal_runs = r.integer_array("journal_runs");   // integers in int64 range (a double cast was UB)
-  }
+  if (o_has(o, "journal_runs")) m.journal_runs = r.integer_array("journal_runs");   // int64 (a double cast was UB)
   if (const auto* f = r.object("facts")) {
     FieldReader fr(*f, r.where() + " field 'facts',");
     m.facts.hostname = fr.string("hostname");
@@ -246,6 +242,9 @@ Status parse(const bj::object& o, FieldReader& r, Register& m) {
     m.facts.storage = fr.opt_string_array("storage");
     m.facts.live_modes = fr.opt_string_array("live_modes");
     m.facts.may_reboot = fr.opt_boolean("may_reboot").value_or(false);
+    if (const auto* t = o_has(*f, "tables") ? fr.object("tables") : nullptr) {
+      JS_ASSIGN_OR_RETURN(m.facts.tables, board_tables_from_json(*t, fr.where() + " field 'tables'"));
+    }
     if (!fr.ok()) return fr.status();
   }
   return r.status();

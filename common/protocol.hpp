@@ -13,6 +13,7 @@
 // added later is compared too (C++17; the agent must build with GCC 9, which lacks C++20's defaulted ==).
 #include <boost/pfr/ops_fields.hpp>
 
+#include "common/board_tables.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -75,6 +76,10 @@ struct DeviceFacts {
   // The agent may reboot the board into a mode with other masks (--allow-reboot): `jetsweep validate --estimate`
   // refuses runs of modes no enrolled board of their class runs as booted or may reboot into.
   bool may_reboot = false;
+  // The board's own frequency tables (read from its sysfs; a simulated board's are its class's, the papers' BSP):
+  // the controller checks this board's runs against them and generates its power-mode grids from them. Absent:
+  // not a board (host), or an agent from before they were sent.
+  std::optional<BoardTables> tables;
   bool operator==(const DeviceFacts& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

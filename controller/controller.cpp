@@ -328,12 +328,13 @@ struct Controller::Posted {
 };
 
 namespace {
-// Runs on the CampaignWorker: the campaign parsed and expanded within `limits`, then the dry-run caps of the
-// query string (?max_runs=N&max_epochs=E&max_minibatches=M, docs/CAMPAIGNS.md), applied when asked to.
+// Runs on the CampaignWorker: the campaign parsed and expanded within `limits` against the enrolled boards'
+// tables, then the dry-run caps of the query string (?max_runs=N&max_epochs=E&max_minibatches=M,
+// docs/CAMPAIGNS.md), applied when asked to.
 Result<Controller::Posted> parse_submission(Controller::Posted p, const std::string& query, const CampaignLimits& limits,
-                                            bool apply_dry_run) {
+                                            const FleetTables& fleet, bool apply_dry_run) {
   try {
-    JS_ASSIGN_OR_RETURN(Campaign campaign, parse_campaign(p.submission.yaml, p.submission.source_file, limits));
+    JS_ASSIGN_OR_RETURN(Campaign campaign, parse_campaign(p.submission.yaml, p.submission.source_file, limits, fleet));
     p.campaign = std::make_shared<Campaign>(std::move(campaign));
     if (!query.empty()) {
       JS_ASSIGN_OR_RETURN(p.submission.dry_run, parse_dry_run_caps(query));
@@ -358,21 +359,30 @@ void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::func
   const std::string_view target = req.target();
   const size_t q = target.find('?');
   std::string query(q == std::string_view::npos ? std::string_view() : target.substr(q + 1));
-  const bool queued = campaigns_.post<Result<Posted>>(
-      executor(),
-      [p = std::move(p), query = std::move(query), limits = options_.campaign_limits, apply_dry_run]() mutable {
-        return parse_submission(std::move(p), query, limits, apply_dry_run);
-      },
-      [call, then = std::move(then)](Result<Posted> r) {
-        if (!r) return call.fail(r.status().code() == Code::kInternal ? http::status::internal_server_error
-                                                                      : http::status::bad_request,
-                                 r.status().message());
-        then(std::move(r).value());
+  // The enrolled boards' tables first (database thread), then the parse (campaign worker) against them.
+  auto self = shared_from_this();
+  db_.post<Result<std::vector<perf::BoardGatingFacts>>>(
+      executor(), [](Store& s) { return s.enrolled_board_facts(); },
+      [self, call, p = std::move(p), query = std::move(query), apply_dry_run,
+       then = std::move(then)](Result<std::vector<perf::BoardGatingFacts>> boards) mutable {
+        if (!boards) return call.fail(boards.status());
+        const bool queued = self->campaigns_.post<Result<Posted>>(
+            self->executor(),
+            [p = std::move(p), query = std::move(query), limits = self->options_.campaign_limits, apply_dry_run,
+             boards = std::move(boards).value()]() mutable {
+              return parse_submission(std::move(p), query, limits, perf::fleet_tables(boards), apply_dry_run);
+            },
+            [call, then = std::move(then)](Result<Posted> r) {
+              if (!r) return call.fail(r.status().code() == Code::kInternal ? http::status::internal_server_error
+                                                                            : http::status::bad_request,
+                                       r.status().message());
+              then(std::move(r).value());
+            });
+        if (!queued)
+          call.fail(http::status::service_unavailable,
+                    "busy: " + std::to_string(self->campaigns_.max_waiting()) +
+                        " campaigns are waiting to be parsed already (max_campaigns_waiting); try again shortly");
       });
-  if (!queued)
-    call.fail(http::status::service_unavailable,
-              "busy: " + std::to_string(campaigns_.max_waiting()) +
-                  " campaigns are waiting to be parsed already (max_campaigns_waiting); try again shortly");
 }
 
 void Controller::api_estimate(const ApiCall& call) {

@@ -52,6 +52,7 @@ bj::object facts_json(const MemoryStore::Agent& a) {
   o.emplace("not_ready", bj::array());
   o.emplace("live_modes", bj::array());
   o.emplace("may_reboot", false);
+  o.erase("tables");   // in the agent's row, not copied into each run's
   o["clock_offset_s"] = a.clock_offset_s ? bj::value(*a.clock_offset_s) : bj::value(nullptr);
   o["clock_rtt_s"] = a.clock_rtt_s ? bj::value(*a.clock_rtt_s) : bj::value(nullptr);
   return o;

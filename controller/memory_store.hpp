@@ -97,6 +97,7 @@ class MemoryStore final : public Store {
   Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
   Status record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Result<perf::EstimateInputs> estimate_inputs() override;
+  Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;
   Result<int64_t> resolve_campaign(const std::string& ref) override;

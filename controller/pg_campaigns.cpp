@@ -115,6 +115,26 @@ Result<int64_t> PgStore::resolve_campaign(const std::string& ref) {
   });
 }
 
+namespace {
+// The enrolled boards by name, with their gating and reported tables (stored as registered: checked then).
+Result<std::vector<perf::BoardGatingFacts>> enrolled_facts(pqxx::transaction_base& w) {
+  std::vector<perf::BoardGatingFacts> out;
+  for (const auto& row : w.exec(std::string(pg::kEnrolledBoardsSql) +
+                                " SELECT e.name, e.device_class, array_to_json(a.live_modes)::text, a.may_reboot, "
+                                "a.tables::text FROM enrolled e JOIN agents a ON a.name = e.name ORDER BY e.name")) {
+    perf::BoardGatingFacts b{row[0].c_str(), row[1].c_str(), pg::json_strings(row[2]), row[3].as<bool>(), {}};
+    if (!row[4].is_null()) {
+      boost::system::error_code ec;
+      const bj::value v = bj::parse(row[4].c_str(), ec);
+      if (ec || !v.is_object()) return Status(Code::kInternal, "agent " + b.name + ": stored tables are not a JSON object");
+      JS_ASSIGN_OR_RETURN(b.tables, board_tables_from_json(v.get_object(), "agent " + b.name + " stored tables"));
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+}  // namespace
+
 Result<perf::EstimateInputs> PgStore::estimate_inputs() {
   return guarded("estimating the campaign", [&]() -> Result<perf::EstimateInputs> {
     pqxx::work w(*conn_);
@@ -134,12 +154,16 @@ Result<perf::EstimateInputs> PgStore::estimate_inputs() {
     for (const auto& row :
          w.exec(std::string(pg::kEnrolledBoardsSql) + " SELECT device_class, count(*) FROM enrolled GROUP BY 1"))
       in.enrolled_boards[row[0].c_str()] = row[1].as<int64_t>();
-    for (const auto& row : w.exec(std::string(pg::kEnrolledBoardsSql) +
-                                  " SELECT e.name, e.device_class, array_to_json(a.live_modes)::text, a.may_reboot FROM enrolled e "
-                                  "JOIN agents a ON a.name = e.name ORDER BY e.name"))
-      in.gating.push_back({row[0].c_str(), row[1].c_str(), pg::json_strings(row[2]), row[3].as<bool>()});
+    JS_ASSIGN_OR_RETURN(in.gating, enrolled_facts(w));
     w.commit();
     return in;
+  });
+}
+
+Result<std::vector<perf::BoardGatingFacts>> PgStore::enrolled_board_facts() {
+  return guarded("reading the enrolled boards", [&]() -> Result<std::vector<perf::BoardGatingFacts>> {
+    pqxx::read_transaction w(*conn_);
+    return enrolled_facts(w);
   });
 }
 

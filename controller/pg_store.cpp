@@ -181,17 +181,18 @@ Result<AgentRegistration> PgStore::register_agent(const proto::Register& reg, co
     const auto& f = reg.facts;
     auto r = w.exec_params(
         "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, storage, board_id, accelerator, not_ready, live_modes, may_reboot, connected, last_seen) VALUES ($1,$2,"
-        "$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,$13,$14::text[],$15::text[],$16,true,now()) "
+        "git_sha, storage, board_id, accelerator, not_ready, live_modes, may_reboot, tables, connected, last_seen) VALUES ("
+        "$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,$13,$14::text[],$15::text[],$16,$17::jsonb,true,now()) "
         "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
         "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
         "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
         "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, "
         "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, live_modes = EXCLUDED.live_modes, "
-        "may_reboot = EXCLUDED.may_reboot, connected = true, away_until = NULL, last_seen = now() RETURNING id",
+        "may_reboot = EXCLUDED.may_reboot, tables = EXCLUDED.tables, connected = true, away_until = NULL, last_seen = now() RETURNING id",
         reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
         f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready),
-        pg::text_array_literal(f.live_modes), f.may_reboot);
+        pg::text_array_literal(f.live_modes), f.may_reboot,
+        f.tables ? std::optional<std::string>(bj::serialize(to_json(*f.tables))) : std::nullopt);
     AgentRegistration out;
     out.agent_id = r[0][0].as<int64_t>();
     if (held.empty()) {

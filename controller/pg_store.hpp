@@ -59,6 +59,7 @@ class PgStore final : public Store {
   Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;
   Result<std::vector<AgentApplied>> agents_applied() override;
   Result<perf::EstimateInputs> estimate_inputs() override;
+  Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
 
  private:
   // Runs `fn` with a live connection, converting libpqxx exceptions to Status (kUnavailable when the

@@ -120,6 +120,9 @@ class Store {
   // What a campaign estimate needs (perf::estimate_campaign does the matching): the epoch times measured so
   // far grouped by class, model, dataset, batch size and power mode; every agent's class; enrolled boards.
   virtual Result<perf::EstimateInputs> estimate_inputs() = 0;
+  // The enrolled boards (connected or seen in 24 h, one agent per board) with their gating and reported tables,
+  // by name: a submitted campaign is expanded and checked against their tables (perf::fleet_tables).
+  virtual Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() = 0;
   virtual Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                                   const std::string& source_yaml) = 0;
   // `ref` is a campaign id or a name (latest campaign with that name); not_found otherwise.

@@ -230,6 +230,8 @@ void SimExecutor::describe(proto::DeviceFacts& facts) const {
   facts.device_class = board_class_;
   facts.mem_bytes = model_.tables().mem_total_bytes();  // the simulated board's RAM, not the host's
   facts.board_id = "sim:" + facts.hostname + ":" + board_class_ + "/" + instance_;
+  const auto& t = model_.tables();   // a simulated board's tables are its class's in the papers
+  facts.tables = BoardTables{std::string(kTablesPapersBsp), t.cores, t.cpu_khz, t.gpu_hz, t.emc_hz};
   std::lock_guard lock(mu_);
   facts.live_modes = board_.live_modes();   // the controller hands it runs of these first (fewest reboots)
   // The kernel stays the host's: instance names and time scales are not software, and putting them there

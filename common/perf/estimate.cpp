@@ -121,6 +121,13 @@ std::string power_mode_key(const RunConfig& run) {
          part(run.emc_hz) + (run.base_mode.empty() ? "" : "@" + run.base_mode);
 }
 
+FleetTables fleet_tables(const std::vector<BoardGatingFacts>& boards) {
+  std::vector<FleetTables::Board> reported;
+  for (const auto& b : boards)
+    if (b.tables) reported.push_back({b.name, b.device_class, *b.tables});
+  return FleetTables(std::move(reported));
+}
+
 std::vector<std::string> gating_refusals(const Campaign& campaign, const EstimateInputs& in) {
   std::map<std::pair<std::string, std::string>, int64_t> wanted;   // (class, mode) -> runs
   for (const auto& run : campaign.runs) {
@@ -203,6 +210,7 @@ api::CampaignEstimate estimate_campaign(const Campaign& campaign, const Estimate
   if (all_boards > 0) wall += any_seconds / static_cast<double>(all_boards);
   out.estimated_wall_s = wall;
   out.gating_refused = gating_refusals(campaign, in);
+  out.mode_tables = campaign.mode_tables;
   return out;
 }
 

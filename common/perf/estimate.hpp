@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,13 +47,16 @@ struct MeasuredEpochs {
   int64_t epochs = 0;
 };
 
-// An enrolled board's GPU gating as its agent registered it (proto::DeviceFacts).
+// An enrolled board's GPU gating and frequency tables as its agent registered them (proto::DeviceFacts).
 struct BoardGatingFacts {
   std::string name;                     // the agent's
   std::string device_class;
   std::vector<std::string> live_modes;  // modes (names and ids) that apply as booted; empty = not known
   bool may_reboot = false;
+  std::optional<BoardTables> tables;    // absent: the agent reported none
 };
+// The enrolled boards' reported tables, which the controller expands and checks campaigns against.
+FleetTables fleet_tables(const std::vector<BoardGatingFacts>& boards);
 
 // What the store knows that an estimate needs.
 struct EstimateInputs {

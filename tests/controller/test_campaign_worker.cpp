@@ -31,10 +31,11 @@ class Gate {
     cv_.notify_all();
     cv_.wait(lock, [&] { return open_; });
   }
-  // Blocks the test thread until `n` jobs have reached the gate (the worker needs nothing from the io thread).
-  void wait_entered(int n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return entered_ >= n; });
+  // Jobs that have reached the gate. A submission reaches the worker once the io thread has had the enrolled
+  // boards' tables from the database: tests drain the io_context until it has.
+  int entered() {
+    std::lock_guard lock(mu_);
+    return entered_;
   }
   void release() {
     {
@@ -79,7 +80,7 @@ TEST_CASE("health is answered while a campaign is being expanded; the submission
   GatedWorker worker(f);
   std::optional<HttpResponse> submitted, estimated;
   start_call(f, http::verb::post, "/api/campaigns", kCampaign, submitted);
-  worker.gate->wait_entered(1);   // the parse is in progress on the worker thread now
+  REQUIRE(f.drain_until([&] { return worker.gate->entered() == 1; }));   // the parse is in progress on the worker
   start_call(f, http::verb::post, "/api/campaigns/estimate", kCampaign, estimated);   // waits behind it
   auto health = f.api(http::verb::get, "/api/health");
   CHECK(health.result() == http::status::ok);
@@ -101,12 +102,13 @@ TEST_CASE("a full CampaignWorker queue answers 503 busy at once; the queued ones
   GatedWorker worker(f);
   std::optional<HttpResponse> running, waiting1, waiting2, refused;
   start_call(f, http::verb::post, "/api/campaigns", kCampaign, running);
-  worker.gate->wait_entered(1);   // taken off the queue: in progress, not waiting
+  REQUIRE(f.drain_until([&] { return worker.gate->entered() == 1; }));   // taken off the queue: in progress, not waiting
   start_call(f, http::verb::post, "/api/campaigns", kCampaign, waiting1);
   start_call(f, http::verb::post, "/api/campaigns/estimate", kCampaign, waiting2);
-  CHECK(f.controller->campaign_worker().waiting() == 2);
+  REQUIRE(f.drain_until([&] { return f.controller->campaign_worker().waiting() == 2; }));
   start_call(f, http::verb::post, "/api/campaigns", kCampaign, refused);
-  REQUIRE(refused.has_value());   // answered on the spot, nothing queued
+  REQUIRE(f.drain_until([&] { return refused.has_value(); }));   // answered before any parse, nothing queued
+  CHECK(f.controller->campaign_worker().waiting() == 2);
   CHECK(refused->result() == http::status::service_unavailable);
   CHECK(refused->body().find("busy: 2 campaigns are waiting to be parsed already") != std::string::npos);
   worker.gate->release();

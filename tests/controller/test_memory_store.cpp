@@ -166,6 +166,11 @@ TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is awa
   testing::check_reboot_semantics(f.store, [&](double s) { f.clock.advance(s); });
 }
 
+TEST_CASE("enrolled boards: the frequency tables each registered, replaced on registering again") {
+  StoreFixture f;
+  testing::check_enrolled_board_facts(f.store);
+}
+
 TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own") {
   StoreFixture f;
   f.start(kOneRun);

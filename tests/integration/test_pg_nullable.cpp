@@ -13,6 +13,7 @@
 //   agents.clock_measured_at  pg_store.cpp record_clock (WHERE ... OR clock_measured_at < now() - 10 min)
 //   agents.away_until         pg_dispatch.cpp requeue_orphaned_runs (IS NULL OR < now()), pg_store.cpp list_agents
 //                             (rebooting_until)
+//   agents.tables             pg_campaigns.cpp enrolled_facts (no tables: the papers' BSP, settings unchecked)
 //   board_reboots.tpc_pg_mask_from/_to, fbp_pg_mask_from/_to   read by no code (the report counts the rows)
 //   runs.agent_id             pg_queries.cpp report (LEFT JOIN agents: agent), pg_dispatch.cpp cancel_run (agent),
 //                             runs_to_stop (IS NOT NULL), pg_store.cpp list_agents (current_run), pg_campaigns.cpp
@@ -141,6 +142,14 @@ std::vector<NullableColumn> run_columns() {
          CHECK_FALSE(r.agents.at(0).rebooting_until.has_value());
          CHECK(absent(api::to_json(r.agents.at(0)), "rebooting_until"));
          REQUIRE(f.store.requeue_orphaned_runs(3600).is_ok());
+       }},
+      {"agents.tables", "UPDATE agents SET tables = NULL",
+       [](const Reads&, Populated& f) {   // an agent that reports none (host, older agents)
+         auto boards = f.store.enrolled_board_facts();
+         REQUIRE(boards.is_ok());
+         REQUIRE(boards->size() == 1);
+         CHECK_FALSE(boards->at(0).tables.has_value());
+         CHECK(perf::fleet_tables(boards.value()).boards().empty());
        }},
       board_reboot_masks("board_reboots.tpc_pg_mask_from"),
       board_reboot_masks("board_reboots.tpc_pg_mask_to"),
@@ -386,7 +395,7 @@ TEST_CASE("every nullable column of the schema has its NULL test above") {
       "AND c.is_nullable = 'YES' AND c.table_name <> 'schema_migrations' "
       "AND NOT EXISTS (SELECT 1 FROM pg_class p WHERE p.relname = c.table_name AND p.relispartition) ORDER BY 1");
   CHECK(nullable.size() >= 37);
-  for (const auto& row : nullable) CHECK_MESSAGE(tested.count(row[0].c_str()) == 1, row[0].c_str() << " has no NULL test");
+  for (const auto& row : nullable) CHECK_MESSAGE(tested.count(row[0].c_str()) == 1, (std::string(row[0].c_str()) + " has no NULL test"));
 }
 
 TEST_CASE("what an agent leaves out of its messages reads back as absent everywhere") {

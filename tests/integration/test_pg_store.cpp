@@ -72,6 +72,13 @@ TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is awa
   testing::check_reboot_semantics(store, [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
 }
 
+TEST_CASE("enrolled boards: the frequency tables each registered, replaced on registering again") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_enrolled_board_facts(store);
+}
+
 TEST_CASE("results are append-only: nothing is written for a run once it has finished") {
   OneClaimedRun f;
   const std::string run = std::to_string(f.run_id);

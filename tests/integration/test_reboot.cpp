@@ -275,3 +275,48 @@ TEST_CASE("simulated boards follow the same rules: refused without permission, m
   CHECK(compute_s.at("MODE_15W") > compute_s.at("MODE_30W"));
   CHECK(compute_s.at("MODE_30W") > compute_s.at("MAXN"));
 }
+
+TEST_CASE("a board's own frequency tables: the controller checks its runs against them and generates its grids") {
+  TestDatabase db;
+  Fleet fleet(db);
+  RebootRig rig(fleet);
+  rig.start_agent({});
+  REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet.agents_connected(1); }), rig.logs());
+  const auto& spec = rig.fb.spec();
+  const int64_t stored = db.count("SELECT jsonb_array_length(tables->'gpu_hz') FROM agents WHERE name = 'orin-1'");
+  CHECK(stored == static_cast<int64_t>(spec.gpu_hz.size()));
+
+  // A grid on the board by name, every 2nd value on 12 cores: drawn from the tables it read from its sysfs.
+  const auto grid = fleet.dir() / "grid.yaml";
+  write_file(grid, orin_campaign("grid", rig.data.string(), "{generate: grid, every: 2, cores: [12]}", 1));
+  std::string text = read_file(grid);
+  text.replace(text.find("device: agx-orin"), 16, "device: orin-1");
+  write_file(grid, text);
+  auto every_2nd = [](const std::vector<int64_t>& v) { return (v.size() + 1) / 2; };
+  const size_t expected = every_2nd(spec.cpu_khz) * every_2nd(spec.gpu_hz) * every_2nd(spec.emc_hz);
+  const std::string says = fleet.cli({"validate", "--estimate", grid.string()});
+  CHECK_MESSAGE(says.find("the controller expanded it to " + std::to_string(expected) + " runs") != std::string::npos, says);
+  CHECK_MESSAGE(says.find("power modes generated from orin-1: the tables orin-1 reported (board)") != std::string::npos, says);
+  // Offline there is no board to take tables from: validate without --estimate says so (a board name, no class).
+  std::string out, err;
+  CHECK(run_command(kBin + "/jetsweep", {"validate", grid.string()}, &out, &err) != 0);
+  CHECK_MESSAGE(err.find("'orin-1' is neither a board class nor an enrolled board") != std::string::npos, err);
+
+  // A GPU clock the board does not offer: refused by validate --estimate and by submit, at its place, naming the
+  // board and its table; offline it passes (the papers' BSP is not the board's).
+  const auto odd = fleet.dir() / "odd.yaml";
+  write_file(odd, orin_campaign("odd", rig.data.string(), "{cores: 12, gpu_hz: 400000000}", 1));
+  for (const std::vector<std::string> args : {std::vector<std::string>{"validate", "--estimate", odd.string()},
+                                              std::vector<std::string>{"submit", odd.string()}}) {
+    std::vector<std::string> full = {"--controller", fleet.url()};
+    full.insert(full.end(), args.begin(), args.end());
+    CHECK(run_command(kBin + "/jetsweep", full, &out, &err) != 0);
+    CHECK_MESSAGE(err.find(odd.string() + ":13:15: power_mode.gpu_hz 400000000 is not in the GPU table (Hz) of every "
+                           "board it may run on") != std::string::npos, err);
+    CHECK_MESSAGE(err.find("orin-1's: " + std::to_string(spec.gpu_hz.front())) != std::string::npos, err);
+  }
+  CHECK(db.count("SELECT count(*) FROM campaigns") == 0);
+  CHECK(run_command(kBin + "/jetsweep", {"validate", odd.string()}, &out, &err) == 0);
+  rig.agent->signal(SIGTERM);
+  CHECK(rig.agent->wait(60s) == 0);
+}

@@ -131,4 +131,57 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
   CHECK(run_of(first.run_id).reboots == 0);
 }
 
+// enrolled_board_facts: every enrolled board by name with the tables it registered (none for a host), replaced
+// when it registers again; a claimed run's facts leave the tables in the agent's row.
+inline void check_enrolled_board_facts(controller::Store& store) {
+  const controller::AgentProof proof{std::string(64, 'c'), std::string(64, 'c')};
+  auto enroll = [&](const std::string& name, const std::string& cls, std::optional<BoardTables> tables) {
+    proto::Register reg;
+    reg.name = name;
+    reg.facts.hostname = name + ".test";
+    reg.facts.cpus = 12;
+    reg.facts.mem_bytes = int64_t{64} << 30;
+    reg.facts.backend = cls == "host" ? "host" : "jetson";
+    reg.facts.device_class = cls;
+    reg.facts.tables = std::move(tables);
+    auto r = store.register_agent(reg, proof);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return r->agent_id;
+  };
+  BoardTables own{std::string(kTablesFromBoard), 12, {115200, 2201600}, {306000000, 408000000}, {204000000, 3199000000}};
+  enroll("orin-2", "agx-orin", own);
+  const int64_t host = enroll("host-1", "host", std::nullopt);
+  auto facts = store.enrolled_board_facts();
+  REQUIRE_MESSAGE(facts.is_ok(), facts.status().to_string());
+  REQUIRE(facts->size() == 2);
+  CHECK(facts->at(0).name == "host-1");
+  CHECK_FALSE(facts->at(0).tables.has_value());
+  CHECK(facts->at(1).name == "orin-2");
+  REQUIRE(facts->at(1).tables.has_value());
+  CHECK(*facts->at(1).tables == own);
+  own.gpu_hz.push_back(1300500000);   // registers again after a BSP update
+  enroll("orin-2", "agx-orin", own);
+  facts = store.enrolled_board_facts();
+  REQUIRE(facts.is_ok());
+  REQUIRE(facts->size() == 2);
+  CHECK(*facts->at(1).tables == own);
+  auto in = store.estimate_inputs();
+  REQUIRE(in.is_ok());
+  REQUIRE(in->gating.size() == 2);
+  CHECK(in->gating[1].tables == facts->at(1).tables);
+
+  const std::string yaml = "campaign: t\nmatrix: {model: lenet5, dataset: mnist, device: host}\n";
+  auto parsed = parse_campaign(yaml, "t.yaml");
+  REQUIRE(parsed.is_ok());
+  REQUIRE(store.create_campaign(parsed.value(), "t.yaml", yaml).is_ok());
+  auto claimed = store.claim_run(host, "host");
+  REQUIRE(claimed.is_ok());
+  REQUIRE(claimed->has_value());
+  auto detail = store.run_detail((*claimed)->run_id);
+  REQUIRE(detail.is_ok());
+  REQUIRE(detail->run.facts.has_value());
+  CHECK_FALSE(detail->run.facts->contains("tables"));
+  CHECK(detail->run.facts->contains("may_reboot"));
+}
+
 }  // namespace jetsweep::testing

@@ -190,10 +190,10 @@ TEST_CASE("generated power modes: every k-th value, core subsets, seeded uniform
   CHECK(a.runs == b.runs);
   CHECK_FALSE(a.runs == other.runs);
   CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  power_mode: {generate: grid}\n"))
-            .find("bad.yaml:5:15: power_mode generation needs a board class in 'device' for this run, got 'any'") == 0);
+            .find("bad.yaml:5:15: power_mode generation needs a board class (or an enrolled board) in 'device' for this run, got 'any'") == 0);
   CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  device: nano\n"
                              "  power_mode: {generate: sample, count: 99999}\n"))
-            .find("exceeds the 5040 modes of nano") != std::string::npos);
+            .find("exceeds the 5040 modes of the papers' BSP tables of nano") != std::string::npos);
   CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  device: nano\n"
                              "  power_mode: {generate: grid, stride: 2}\n")) ==
         "bad.yaml:6:32: unknown power_mode generator key 'stride' (known: generate, every, count, seed, cores)");
