@@ -60,8 +60,14 @@ void JetsonBackend::describe(proto::DeviceFacts& facts) const {
   auto gating = device::read_board_gating(root_, conf.is_ok() ? &conf.value() : nullptr, info.l4t_major());
   if (conf.is_ok() && gating.is_ok()) facts.live_modes = device::live_mode_keys(*conf, gating->gating);
   // The tables this board's runs are checked against and its grids generated from, at the controller.
+  // Tables the controller would refuse (clusters with no common frequency, say) are not sent: its campaigns then
+  // fall back to the papers' BSP, and the board checks each setting as it applies it.
   const device::FrequencyTables& t = board_.tables;
-  facts.tables = BoardTables{std::string(kTablesFromBoard), t.cores, t.cpu_khz, t.gpu_hz, t.emc_hz};
+  BoardTables own{std::string(kTablesFromBoard), t.cores, t.cpu_khz, t.gpu_hz, t.emc_hz};
+  if (Status ok = check_board_tables(own, "board tables under " + root_); ok.is_ok())
+    facts.tables = std::move(own);
+  else
+    JS_LOG_WARN << "not sending this board's frequency tables: " << ok.message();
 }
 
 Result<std::optional<proto::RebootPending>> JetsonBackend::reboot_for(const RunConfig& config) {

@@ -205,7 +205,7 @@ class Commands {
     std::optional<Answer<api::CampaignEstimate>> estimate;
     if (inv_.estimate) {
       auto r = post_campaign<api::CampaignEstimate>("/api/campaigns/estimate", "estimate");
-      if (!r) return c ? fail(r.status()) : bad_campaign(r.status());
+      if (!r) return c ? fail(r.status()) : bad_campaign(r.status().code() == Code::kInvalidArgument ? r.status() : c.status());
       estimate = std::move(r).value();
     }
     if (c) print_validation(out_, arg(), c.value(), estimate, inv_.as_json);
@@ -227,7 +227,7 @@ class Commands {
     auto c = load_campaign();
     if (!c && !read_but_not_expanded(c)) return bad_campaign(c.status());
     auto r = post_campaign<api::CreatedCampaignReply>("/api/campaigns" + query, "submission answer");
-    if (!r) return c ? fail(r.status()) : bad_campaign(r.status());
+    if (!r) return c ? fail(r.status()) : bad_campaign(r.status().code() == Code::kInvalidArgument ? r.status() : c.status());
     print(*r, "submitted campaign " + std::to_string(r->value.campaign_id) + " (" + r->value.name + ") with " +
                   std::to_string(r->value.runs) + " runs\n");
     return 0;

@@ -39,13 +39,7 @@ bj::object to_json(const BoardTables& t) {
   return o;
 }
 
-Result<BoardTables> board_tables_from_json(const bj::object& o, const std::string& where) {
-  json::FieldReader r(o, where);
-  BoardTables t;
-  t.source = r.string("source");
-  t.cores = r.integer("cores");
-  for (const auto& f : kTableFields) t.*f.values = r.integer_array(f.key);
-  if (!r.ok()) return r.status();
+Status check_board_tables(const BoardTables& t, const std::string& where) {
   if (t.source != kTablesFromBoard && t.source != kTablesPapersBsp)
     return invalid_argument(where + " field 'source': '" + t.source + "' is neither '" + std::string(kTablesFromBoard) +
                             "' nor '" + std::string(kTablesPapersBsp) + "'");
@@ -58,6 +52,17 @@ Result<BoardTables> board_tables_from_json(const bj::object& o, const std::strin
         return invalid_argument(where + " field '" + f.key + "': values must be positive and strictly ascending, " +
                                 "found " + std::to_string(v[i]) + " at index " + std::to_string(i));
   }
+  return Status::ok();
+}
+
+Result<BoardTables> board_tables_from_json(const bj::object& o, const std::string& where) {
+  json::FieldReader r(o, where);
+  BoardTables t;
+  t.source = r.string("source");
+  t.cores = r.integer("cores");
+  for (const auto& f : kTableFields) t.*f.values = r.integer_array(f.key);
+  if (!r.ok()) return r.status();
+  JS_RETURN_IF_ERROR(check_board_tables(t, where));
   return t;
 }
 
@@ -89,13 +94,13 @@ FleetTables::FleetTables(std::vector<Board> boards) : boards_(std::move(boards))
       if ((common.*f.values).empty()) {
         std::string each;
         for (const Board* b : members) each += "; " + b->name + ": " + values_text(b->tables.*f.values);
-        unresolved_[cls] = "the enrolled " + cls + " boards have no " + f.what + " value in common" + each;
+        unresolved_.emplace(cls, "the enrolled " + cls + " boards have no " + f.what + " value in common" + each);
       }
     by_device_[cls] = {common,
-                       members.size() == 1 ? "the tables " + cls + "'s one enrolled board reported (" + names + ", " +
-                                                 common.source + ")"
-                                           : "the tables all " + std::to_string(members.size()) + " enrolled " + cls +
-                                                 " boards report (" + names + "; values they share, " + common.source + ")",
+                       members.size() == 1 ? "the tables of " + cls + "'s one enrolled board that reported them (" + names +
+                                                 ", " + common.source + ")"
+                                           : "the values the " + std::to_string(members.size()) + " enrolled " + cls +
+                                                 " boards that reported tables share (" + names + ", " + common.source + ")",
                        true};
   }
 }
@@ -119,30 +124,33 @@ Result<ResolvedTables> FleetTables::resolve(std::string_view device) const {
 
 std::string FleetTables::settings_problem(const RunConfig& run) const {
   if (run.cores == 0 && run.cpu_khz == 0 && run.gpu_hz == 0 && run.emc_hz == 0) return "";
-  auto resolved = resolve(run.device);
-  if (!resolved || !resolved->reported) return "";
-  const BoardTables& t = resolved->tables;
+  // The boards the run may land on: the one it names, or every enrolled board of its class that reported
+  // tables. None (offline, a class none reported, `any`): nothing to check against.
   const std::string cls = device_target_class(run.device);
-  // The boards the run may land on (one for a named board) that fail `lacks`, each as `describe` spells it.
+  std::vector<const Board*> targets;
+  for (const auto& b : boards_)
+    if (cls.empty() ? b.name == run.device : b.device_class == cls) targets.push_back(&b);
+  if (targets.empty()) return "";
+  auto resolved = resolve(run.device);
+  const std::string label = resolved ? resolved->label : "the enrolled " + cls + " boards' tables";
   auto lacking = [&](auto&& lacks, auto&& describe) {
     std::string out;
-    for (const auto& b : boards_)
-      if ((cls.empty() ? b.name == run.device : b.device_class == cls) && lacks(b.tables))
-        out += (out.empty() ? "" : "; ") + describe(b);
+    for (const Board* b : targets)
+      if (lacks(b->tables)) out += (out.empty() ? "" : "; ") + describe(*b);
     return out;
   };
-  if (run.cores > t.cores)
-    return "power_mode.cores " + std::to_string(run.cores) + " exceeds the cores of " +
-           lacking([&](const BoardTables& b) { return run.cores > b.cores; },
-                   [](const Board& b) { return b.name + " (" + std::to_string(b.tables.cores) + ")"; }) +
-           " (" + resolved->label + ")";
+  if (auto few = lacking([&](const BoardTables& b) { return run.cores > b.cores; },
+                         [](const Board& b) { return b.name + " (" + std::to_string(b.tables.cores) + ")"; });
+      !few.empty())
+    return "power_mode.cores " + std::to_string(run.cores) + " exceeds the cores of " + few + " (" + label + ")";
   for (const auto& f : kTableFields) {
     const int64_t v = run.*f.setting;
-    if (v == 0 || contains(t.*f.values, v)) continue;
-    return "power_mode." + std::string(f.key) + " " + std::to_string(v) + " is not in the " + f.what +
-           " of every board it may run on (" + resolved->label + "); lacking it: " +
-           lacking([&](const BoardTables& b) { return !contains(b.*f.values, v); },
-                   [&](const Board& b) { return b.name + "'s: " + values_text(b.tables.*f.values); });
+    if (v == 0) continue;
+    if (auto without = lacking([&](const BoardTables& b) { return !contains(b.*f.values, v); },
+                               [&](const Board& b) { return b.name + "'s: " + values_text(b.tables.*f.values); });
+        !without.empty())
+      return "power_mode." + std::string(f.key) + " " + std::to_string(v) + " is not in the " + f.what +
+             " of every board it may run on (" + label + "); lacking it: " + without;
   }
   return "";
 }

@@ -30,8 +30,10 @@ struct BoardTables {
 };
 
 boost::json::object to_json(const BoardTables& tables);
-// kInvalidArgument naming `where` and the field: a missing or non-integral entry, an empty table, a table
-// not strictly ascending or with a value <= 0, cores < 1, an unknown source.
+// kInvalidArgument naming `where` and the field: an empty table, one not strictly ascending or with a value <= 0,
+// cores < 1, an unknown source. What an agent sends and the controller accepts.
+Status check_board_tables(const BoardTables& tables, const std::string& where);
+// kInvalidArgument naming `where` and the field: a missing or non-integral entry, or check_board_tables'.
 Result<BoardTables> board_tables_from_json(const boost::json::object& o, const std::string& where);
 // The papers' tables of a board class (board_class_tables), labelled kTablesPapersBsp.
 Result<BoardTables> papers_bsp_tables(std::string_view board_class);
@@ -39,7 +41,8 @@ Result<BoardTables> papers_bsp_tables(std::string_view board_class);
 // The tables a run on one device is expanded and checked against, and where they came from.
 struct ResolvedTables {
   BoardTables tables;
-  // "the tables orin-1 reported", "the tables all 2 enrolled agx-orin boards report (orin-1, orin-2)",
+  // "the tables orin-1 reported (board)", "the values the 2 enrolled agx-orin boards that reported tables share
+  // (orin-1, orin-2, board)",
   // "the papers' BSP tables of agx-orin (no enrolled board of the class reported its own)".
   std::string label;
   bool reported = false;   // from enrolled boards: settings are checked against them
@@ -61,8 +64,9 @@ class FleetTables {
   // of them may take a class's run; a CLASS/* run runs on each), or the papers' BSP tables where none of the
   // class reported its own. kInvalidArgument: a device that is neither, or boards with no value in common.
   Result<ResolvedTables> resolve(std::string_view device) const;
-  // "" when the run's settings (cores, cpu_khz, gpu_hz, emc_hz, those set) are in the reported tables of its
-  // device, or when there are none to check against; else which setting is missing and which boards lack it.
+  // "" when the run's settings (cores, cpu_khz, gpu_hz, emc_hz, those set) are in the reported tables of every
+  // board it may land on (the one it names, or each of its class that reported tables), or when there are none
+  // to check against; else which setting is missing and which boards lack it.
   std::string settings_problem(const RunConfig& run) const;
   const std::vector<Board>& boards() const { return boards_; }
 

@@ -359,12 +359,21 @@ void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::func
   const std::string_view target = req.target();
   const size_t q = target.find('?');
   std::string query(q == std::string_view::npos ? std::string_view() : target.substr(q + 1));
-  // The enrolled boards' tables first (database thread), then the parse (campaign worker) against them.
+  // The enrolled boards' tables first (database thread), then the parse (campaign worker) against them. Those
+  // on their way to the worker count as waiting: busy is answered at once, before any database work.
+  auto busy = [this, call] {
+    call.fail(http::status::service_unavailable,
+              "busy: " + std::to_string(campaigns_.max_waiting()) +
+                  " campaigns are waiting to be parsed already (max_campaigns_waiting); try again shortly");
+  };
+  if (posts_reading_boards_ + campaigns_.waiting() >= campaigns_.max_waiting()) return busy();
+  ++posts_reading_boards_;
   auto self = shared_from_this();
   db_.post<Result<std::vector<perf::BoardGatingFacts>>>(
       executor(), [](Store& s) { return s.enrolled_board_facts(); },
-      [self, call, p = std::move(p), query = std::move(query), apply_dry_run,
+      [self, call, busy, p = std::move(p), query = std::move(query), apply_dry_run,
        then = std::move(then)](Result<std::vector<perf::BoardGatingFacts>> boards) mutable {
+        --self->posts_reading_boards_;
         if (!boards) return call.fail(boards.status());
         const bool queued = self->campaigns_.post<Result<Posted>>(
             self->executor(),
@@ -378,10 +387,7 @@ void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::func
                                        r.status().message());
               then(std::move(r).value());
             });
-        if (!queued)
-          call.fail(http::status::service_unavailable,
-                    "busy: " + std::to_string(self->campaigns_.max_waiting()) +
-                        " campaigns are waiting to be parsed already (max_campaigns_waiting); try again shortly");
+        if (!queued) busy();
       });
 }
 

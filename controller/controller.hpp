@@ -127,6 +127,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
   std::vector<DbWorker*> ingest_;
   ControllerOptions options_;
   CampaignWorker campaigns_;
+  size_t posts_reading_boards_ = 0;   // io thread: submissions between arrival and the CampaignWorker's queue
   FleetTelemetry fleet_telemetry_;
   metrics::ControllerMetrics metrics_;
   boost::asio::steady_timer sweep_timer_;

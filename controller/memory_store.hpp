@@ -132,6 +132,7 @@ class MemoryStore final : public Store {
   std::optional<int64_t> pick_run(const Agent& me, const std::string& device_class) const;
   bool can_take(const Run& run, const Agent& me, const std::string& device_class) const;
   std::vector<const Agent*> enrolled_boards() const;
+  std::vector<perf::BoardGatingFacts> enrolled_facts() const;   // enrolled_boards() by name, with their facts
   Result<Campaign> expand_every_instance(const Campaign& c, std::vector<std::string>& classes) const;
   void drop_results(int64_t run_id);
   // Read side (memory_store_queries.cpp).

@@ -375,11 +375,16 @@ Result<perf::EstimateInputs> MemoryStore::estimate_inputs() {
     in.measured.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k), g.first, g.second});
   for (const auto& [id, a] : agents_) in.class_of_agent[a.name] = a.facts.device_class;
   for (const Agent* a : enrolled_boards()) ++in.enrolled_boards[a->facts.device_class];
-  JS_ASSIGN_OR_RETURN(in.gating, enrolled_board_facts());
+  in.gating = enrolled_facts();
   return in;
 }
 
 Result<std::vector<perf::BoardGatingFacts>> MemoryStore::enrolled_board_facts() {
+  std::lock_guard lock(mu_);
+  return enrolled_facts();
+}
+
+std::vector<perf::BoardGatingFacts> MemoryStore::enrolled_facts() const {
   std::vector<perf::BoardGatingFacts> out;
   for (const Agent* a : enrolled_boards())
     out.push_back({a->name, a->facts.device_class, a->facts.live_modes, a->facts.may_reboot, a->facts.tables});

@@ -82,6 +82,7 @@ struct Populated {
     reg.facts.kernel = "5.10";   // facts also carry torch_version, compiler, git_sha (empty here)
     reg.facts.storage = {"ssd"};
     reg.facts.accelerator = "cuda:0 (Orin)";
+    reg.facts.tables = BoardTables{"board", 12, {115200, 2201600}, {306000000, 1300500000}, {204000000, 3199000000}};
     auto registered = store.register_agent(reg, controller::AgentProof{std::nullopt, std::string(64, 'a')});
     REQUIRE_MESSAGE(registered.is_ok(), registered.status().to_string());
     agent_id = registered->agent_id;

@@ -149,8 +149,8 @@ inline void check_enrolled_board_facts(controller::Store& store) {
     return r->agent_id;
   };
   BoardTables own{std::string(kTablesFromBoard), 12, {115200, 2201600}, {306000000, 408000000}, {204000000, 3199000000}};
-  enroll("orin-2", "agx-orin", own);
-  const int64_t host = enroll("host-1", "host", std::nullopt);
+  const int64_t orin = enroll("orin-2", "agx-orin", own);
+  enroll("host-1", "host", std::nullopt);
   auto facts = store.enrolled_board_facts();
   REQUIRE_MESSAGE(facts.is_ok(), facts.status().to_string());
   REQUIRE(facts->size() == 2);
@@ -170,11 +170,11 @@ inline void check_enrolled_board_facts(controller::Store& store) {
   REQUIRE(in->gating.size() == 2);
   CHECK(in->gating[1].tables == facts->at(1).tables);
 
-  const std::string yaml = "campaign: t\nmatrix: {model: lenet5, dataset: mnist, device: host}\n";
+  const std::string yaml = "campaign: t\nmatrix: {model: lenet5, dataset: mnist, device: agx-orin}\n";
   auto parsed = parse_campaign(yaml, "t.yaml");
   REQUIRE(parsed.is_ok());
   REQUIRE(store.create_campaign(parsed.value(), "t.yaml", yaml).is_ok());
-  auto claimed = store.claim_run(host, "host");
+  auto claimed = store.claim_run(orin, "agx-orin");
   REQUIRE(claimed.is_ok());
   REQUIRE(claimed->has_value());
   auto detail = store.run_detail((*claimed)->run_id);

@@ -144,7 +144,7 @@ TEST_CASE("a class's runs are held to the values all its enrolled boards share")
   REQUIRE(cls.is_ok());
   CHECK(cls->reported);
   CHECK(cls->tables == small_tables(8, {200, 300}, {20}, {5}));
-  CHECK(cls->label.find("all 2 enrolled agx-orin boards report (a, b;") != std::string::npos);
+  CHECK(cls->label == "the values the 2 enrolled agx-orin boards that reported tables share (a, b, board)");
   CHECK(fleet.resolve("a")->tables.cpu_khz == std::vector<int64_t>{200, 300, 400});
   // A class no board reported falls back to the papers', unchecked.
   auto nx = fleet.resolve("xavier-nx");
@@ -172,6 +172,19 @@ TEST_CASE("a class's runs are held to the values all its enrolled boards share")
   auto none = disjoint.resolve("nano");
   REQUIRE_FALSE(none.is_ok());
   CHECK(none.status().message().find("no GPU table (Hz) value in common; x: 2; y: 9") != std::string::npos);
+  RunConfig on_nano;   // settings are still checked, board by board
+  on_nano.device = "nano";
+  on_nano.gpu_hz = 9;
+  CHECK(disjoint.settings_problem(on_nano).find("lacking it: x's: 2") != std::string::npos);
+  on_nano.device = "y";
+  CHECK(disjoint.settings_problem(on_nano).empty());
+}
+
+TEST_CASE("check_board_tables: what an agent may send") {
+  CHECK(check_board_tables(orin_board_tables(), "t").is_ok());
+  CHECK(check_board_tables(small_tables(4, {}, {1}, {1}), "board tables").message() ==
+        "board tables field 'cpu_khz': the table is empty");
+  CHECK(check_board_tables(small_tables(4, {1}, {5, 5}, {1}), "t").message().find("'gpu_hz'") != std::string::npos);
 }
 
 TEST_CASE("perf::fleet_tables takes the boards that reported tables") {
