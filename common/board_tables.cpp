@@ -131,8 +131,11 @@ std::string FleetTables::settings_problem(const RunConfig& run) const {
   for (const auto& b : boards_)
     if (cls.empty() ? b.name == run.device : b.device_class == cls) targets.push_back(&b);
   if (targets.empty()) return "";
-  auto resolved = resolve(run.device);
-  const std::string label = resolved ? resolved->label : "the enrolled " + cls + " boards' tables";
+  // Where the tables came from, for the message: resolved (a copy of the tables) only when a setting is refused.
+  auto label = [&] {
+    auto resolved = resolve(run.device);
+    return resolved ? resolved->label : "the enrolled " + cls + " boards' tables";
+  };
   auto lacking = [&](auto&& lacks, auto&& describe) {
     std::string out;
     for (const Board* b : targets)
@@ -142,7 +145,7 @@ std::string FleetTables::settings_problem(const RunConfig& run) const {
   if (auto few = lacking([&](const BoardTables& b) { return run.cores > b.cores; },
                          [](const Board& b) { return b.name + " (" + std::to_string(b.tables.cores) + ")"; });
       !few.empty())
-    return "power_mode.cores " + std::to_string(run.cores) + " exceeds the cores of " + few + " (" + label + ")";
+    return "power_mode.cores " + std::to_string(run.cores) + " exceeds the cores of " + few + " (" + label() + ")";
   for (const auto& f : kTableFields) {
     const int64_t v = run.*f.setting;
     if (v == 0) continue;
@@ -150,7 +153,7 @@ std::string FleetTables::settings_problem(const RunConfig& run) const {
                                [&](const Board& b) { return b.name + "'s: " + values_text(b.tables.*f.values); });
         !without.empty())
       return "power_mode." + std::string(f.key) + " " + std::to_string(v) + " is not in the " + f.what +
-             " of every board it may run on (" + label + "); lacking it: " + without;
+             " of every board it may run on (" + label() + "); lacking it: " + without;
   }
   return "";
 }
