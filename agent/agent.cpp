@@ -4,7 +4,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <iterator>
-#include <set>
 
 #include "agent/credential_file.hpp"
 #include "agent/device/service_control.hpp"
@@ -46,7 +45,16 @@ class Agent::PostingSink final : public ResultSink {
   void emit(proto::Body body) override {
     if (auto* c = std::get_if<proto::SampleChunk>(&body); c && !c->t0_unix_s) c->t0_unix_s = run_t0_unix_s_;
     if (auto* s = std::get_if<proto::RunStarted>(&body); s && s->t0_unix_s == 0) s->t0_unix_s = run_t0_unix_s_;
-    asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable { a->enqueue_result(std::move(b)); });
+    // The run may wait for room in the outbox between epochs (after an epoch's result, before the first), never in one.
+    const bool between_epochs = std::holds_alternative<proto::EpochResult>(body) ||
+                                std::holds_alternative<proto::RunStarted>(body);
+    const int64_t run = result_run_id(body);
+    agent_->outbox_.gate().posted();
+    asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable {
+      a->outbox_.gate().taken();
+      a->enqueue_result(std::move(b));
+    });
+    if (between_epochs) agent_->outbox_.gate().pause_between_epochs(agent_->options_.name, run, agent_->cancel_);
   }
 
  private:
@@ -65,12 +73,9 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
       credential_(options_.credential),
+      // Messages left unacknowledged by a previous process are the outbox, replayed after registration.
+      outbox_(options_.journal, options_.outbox),
       executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {
-  if (options_.journal) {
-    // Messages left unacknowledged by a previous process become the outbox, replayed after registration.
-    unacked_ = options_.journal->take_pending();
-    next_id_ = std::max(next_id_, options_.journal->next_id());
-  }
   if (options_.resume_after_reboot) {
     // Back from a reboot for this run: the controller kept it (and the board) for this agent.
     pending_reboot_ = options_.resume_after_reboot;
@@ -178,11 +183,7 @@ void Agent::on_connected(std::shared_ptr<Connection> c) {
   reg.facts = options_.facts;
   reg.current_run = current_run_;
   reg.credential = credential_;
-  if (options_.journal) {
-    std::set<int64_t> runs;
-    for (const auto& e : unacked_) runs.insert(e.run_id);
-    reg.journal_runs.assign(runs.begin(), runs.end());
-  }
+  if (options_.journal) reg.journal_runs = outbox_.runs();
   send_now(reg);
   read_next(c);
 }
@@ -218,10 +219,11 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
     heartbeat_interval_ = std::chrono::milliseconds(m->heartbeat_interval_ms);
     backoff_ = options_.backoff_initial;
     JS_LOG_INFO << "agent " << options_.name << ": registered as agent " << agent_id_ << ", resending "
-                << unacked_.size() << " unacknowledged result messages";
+                << outbox_.size() << " unacknowledged result messages (" << outbox_.bytes() << " bytes)";
     set_state(shutting_down_ ? AgentState::kDraining : awaiting_reboot_ ? AgentState::kRebooting
               : current_run_ ? AgentState::kRunning : AgentState::kIdle);
-    for (const auto& e : unacked_) write_frame(e.frame);
+    outbox_.restart_sending();
+    if (!writing_) write_next();
     start_heartbeat();
     maybe_finish_drain();
     if (resume_pending_ && !shutting_down_) {
@@ -251,15 +253,12 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
       JS_LOG_INFO << "agent " << options_.name << ": cancel of run " << m->run_id << " ignored (not running it)";
     }
   } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
-    while (!unacked_.empty() && unacked_.front().id <= m->up_to) unacked_.pop_front();
+    if (Status s = outbox_.ack(m->up_to); !s.is_ok())
+      JS_LOG_ERROR << "agent " << options_.name << ": journal ack up to #" << m->up_to << ": " << s.to_string()
+                   << " (the messages may be resent after a restart; the controller acks them as duplicates)";
     if (awaiting_reboot_ && !reboot_commands_started_ && m->up_to >= reboot_announce_id_)
       run_reboot_commands();
-    if (options_.journal) {
-      Status s = options_.journal->ack(m->up_to);
-      if (!s.is_ok())
-        JS_LOG_ERROR << "agent " << options_.name << ": journal ack up to #" << m->up_to << ": " << s.to_string()
-                     << " (the messages may be resent after a restart; the controller ignores duplicates)";
-    }
+    if (!writing_) write_next();   // the window moved
     maybe_finish_drain();
   } else if (const auto* m = std::get_if<proto::TimeSync>(&env.body)) {
     // Control path, not journaled: a stale clock probe is worthless after a reconnect.
@@ -291,7 +290,8 @@ void Agent::drop_connection(const std::string& why) {
   auto c = conn_;
   conn_.reset();
   writing_ = false;
-  write_queue_.clear();
+  control_queue_.clear();
+  outbox_.restart_sending();
   heartbeat_timer_.cancel();
   if (c->open) {
     c->open = false;
@@ -300,7 +300,7 @@ void Agent::drop_connection(const std::string& why) {
     c->ws.socket().close(ignored);
   }
   if (shutting_down_ && state_ == AgentState::kStopped) return;
-  JS_LOG_WARN << "agent " << options_.name << ": connection lost (" << why << "); " << unacked_.size()
+  JS_LOG_WARN << "agent " << options_.name << ": connection lost (" << why << "); " << outbox_.size()
               << " result messages kept for resend";
   set_state(AgentState::kDisconnected);
   if (shutting_down_ && !current_run_) return stop_now();
@@ -323,48 +323,48 @@ void Agent::schedule_reconnect() {
 
 void Agent::send_now(proto::Body body) {
   if (!conn_ || !conn_->open) return;
-  write_frame(proto::encode(proto::Envelope{0, std::move(body)}));
-}
-
-void Agent::enqueue_result(proto::Body body) {
-  JournalEntry e;
-  e.id = next_id_++;
-  e.run_id = result_run_id(body);
-  e.run_finished = std::holds_alternative<proto::RunFinished>(body);
-  const std::string type(proto::type_name(body));
-  e.frame = proto::encode(proto::Envelope{e.id, std::move(body)});
-  if (options_.journal) {
-    // Written (and synced per the journal's policy) before it can reach the controller.
-    Status s = options_.journal->append(e, type);
-    if (!s.is_ok())
-      JS_LOG_ERROR << "agent " << options_.name << ": journal append of '" << type << "' #" << e.id << " (run "
-                   << e.run_id << "): " << s.to_string() << "; kept in memory only";
-  }
-  std::string frame = e.frame;
-  unacked_.push_back(std::move(e));
-  // Only after registration: frames sent before it would be re-sent again on Registered.
-  if (conn_ && conn_->open && state_ != AgentState::kRegistering && state_ != AgentState::kConnecting)
-    write_frame(std::move(frame));
-}
-
-void Agent::write_frame(std::string frame) {
-  write_queue_.push_back(std::move(frame));
+  control_queue_.push_back(proto::encode(proto::Envelope{0, std::move(body)}));
   if (!writing_) write_next();
 }
 
+void Agent::enqueue_result(proto::Body body) {
+  const std::string type(proto::type_name(body));
+  const int64_t run = result_run_id(body);
+  Status journal_error;
+  const uint64_t id = outbox_.add(std::move(body), journal_error);
+  if (!journal_error.is_ok())
+    JS_LOG_ERROR << "agent " << options_.name << ": journal append of '" << type << "' #" << id << " (run " << run
+                 << "): " << journal_error.to_string() << "; kept in memory only";
+  if (!writing_) write_next();
+}
+
+bool Agent::sending_results() const {
+  // Only after registration: frames sent before it would be sent again on Registered.
+  return conn_ && conn_->open && state_ != AgentState::kRegistering && state_ != AgentState::kConnecting &&
+         state_ != AgentState::kDisconnected;
+}
+
 void Agent::write_next() {
-  if (write_queue_.empty() || !conn_ || !conn_->open) {
-    writing_ = false;
+  writing_ = false;
+  if (!conn_ || !conn_->open) return;
+  if (!control_queue_.empty()) {
+    writing_frame_ = std::move(control_queue_.front());
+    control_queue_.pop_front();
+  } else if (sending_results()) {
+    auto next = outbox_.next_to_send();
+    if (!next) return drop_connection("reading a result back from the journal: " + next.status().to_string());
+    if (!next->has_value()) return;   // the window is full (an ack reopens it) or everything is sent
+    writing_frame_ = std::move(**next);
+  } else {
     return;
   }
   writing_ = true;
   auto c = conn_;
   auto self = shared_from_this();
   c->ws.text(true);
-  c->ws.async_write(asio::buffer(write_queue_.front()), [self, c](beast::error_code ec, std::size_t) {
+  c->ws.async_write(asio::buffer(writing_frame_), [self, c](beast::error_code ec, std::size_t) {
     if (self->conn_ != c) return;
     if (ec) return self->drop_connection("write: " + ec.message());
-    self->write_queue_.pop_front();
     self->write_next();
   });
 }
@@ -380,7 +380,10 @@ void Agent::start_heartbeat() {
       return self->drop_connection("no message from the controller for " +
                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
                                    " ms");
-    self->send_now(proto::Heartbeat{state_name(self->state_), self->current_run_});
+    proto::Heartbeat hb{state_name(self->state_), self->current_run_, {}, {}};
+    hb.backlog_messages = static_cast<int64_t>(self->outbox_.size());
+    hb.backlog_bytes = static_cast<int64_t>(self->outbox_.bytes());
+    self->send_now(std::move(hb));
     self->start_heartbeat();
   });
 }
@@ -437,7 +440,7 @@ void Agent::on_reboot_needed(const proto::AssignRun& assign, proto::RebootPendin
   JS_LOG_INFO << "agent " << options_.name << ": run " << assign.run_id << " needs " << what
               << "; rebooting the board once the controller has recorded it (back expected within "
               << options_.reboot.expected_back.count() << " s)";
-  reboot_announce_id_ = next_id_;
+  reboot_announce_id_ = outbox_.next_id();
   enqueue_result(need);
 }
 
@@ -518,7 +521,8 @@ void Agent::on_run_finished(int64_t run_id) {
     if (!conn_) stop_now();
   } else if (state_ == AgentState::kRunning) {
     set_state(AgentState::kIdle);
-    send_now(proto::Heartbeat{"idle", std::nullopt});
+    send_now(proto::Heartbeat{"idle", std::nullopt, static_cast<int64_t>(outbox_.size()),
+                              static_cast<int64_t>(outbox_.bytes())});
   }
   schedule_idle_restore();
 }
@@ -550,7 +554,7 @@ Status Agent::release_board() {
 void Agent::shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
-  JS_LOG_INFO << "agent " << options_.name << ": shutting down (" << unacked_.size() << " unacknowledged messages"
+  JS_LOG_INFO << "agent " << options_.name << ": shutting down (" << outbox_.size() << " unacknowledged messages"
               << (current_run_ ? ", cancelling run " + std::to_string(*current_run_) : std::string()) << ")";
   cancel_ = true;
   reconnect_timer_.cancel();
@@ -565,7 +569,7 @@ void Agent::shutdown() {
   auto self = shared_from_this();
   drain_timer_.async_wait([self](beast::error_code ec) {
     if (ec) return;
-    JS_LOG_WARN << "agent " << self->options_.name << ": drain timed out with " << self->unacked_.size()
+    JS_LOG_WARN << "agent " << self->options_.name << ": drain timed out with " << self->outbox_.size()
                 << " unacknowledged messages";
     self->stop_now();
   });
@@ -573,7 +577,7 @@ void Agent::shutdown() {
 }
 
 void Agent::maybe_finish_drain() {
-  if (shutting_down_ && !current_run_ && unacked_.empty() && state_ != AgentState::kStopped) stop_now();
+  if (shutting_down_ && !current_run_ && outbox_.empty() && state_ != AgentState::kStopped) stop_now();
 }
 
 void Agent::stop_now() {

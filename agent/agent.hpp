@@ -2,8 +2,9 @@
 // Disconnected -> Connecting -> Registering -> Idle <-> Running -> Draining -> Stopped (and Running ->
 // Rebooting when a run's nvpmodel mode needs the board rebooted: agent/reboot.hpp; the agent that comes back
 // resumes the run from the pending-reboot file), the outbox of
-// result messages kept until the controller acks them (written to the journal first when there is one,
-// replayed from it after a restart, resent after every reconnect), clock-sync replies, heartbeats, and the
+// result messages kept until the controller acks them (agent/outbox.hpp: journaled first when there is a journal,
+// replayed from it after a restart, resent after every reconnect, in bounded memory and a bounded send window;
+// control messages are written ahead of results), clock-sync replies, heartbeats, and the
 // training thread, and the board-restore policy (restore after `idle_restore` without a run, and in
 // release_board() at shutdown). All members are touched only on the io_context's single thread; the
 // training thread talks to it through asio::post.
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "agent/journal.hpp"
+#include "agent/outbox.hpp"
 #include "agent/reboot.hpp"
 #include "agent/run_executor.hpp"
 #include "common/protocol.hpp"
@@ -50,6 +52,8 @@ struct AgentOptions {
   std::shared_ptr<RunExecutor> executor;
   // On-disk journal of result messages (opened by the caller); null = keep them in memory only.
   std::shared_ptr<Journal> journal;
+  // The outbox's bounds: frames in memory, journal disk use at which runs pause, the send window.
+  Outbox::Limits outbox;
   // Sent as "Authorization: Bearer <secret>" in the WebSocket upgrade request when not empty.
   std::string enroll_secret;
   // wss://: the client TLS context (net/tls.hpp) that verifies the controller; null = ws://. ca_file names the
@@ -94,10 +98,10 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s);
   void drop_connection(const std::string& why);
   void schedule_reconnect();
-  void send_now(proto::Body body);                 // control messages: not kept across reconnects
+  void send_now(proto::Body body);                 // control messages: not kept across reconnects, sent first
   void enqueue_result(proto::Body body);           // data messages: journaled, kept until acked
-  void write_frame(std::string frame);
-  void write_next();
+  void write_next();                               // the next control frame, else the outbox's next result
+  bool sending_results() const;                    // registered on an open connection
   void start_heartbeat();
   void start_run(const proto::AssignRun& assign);
   void on_run_finished(int64_t run_id);
@@ -130,9 +134,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   int64_t agent_id_ = 0;
   std::optional<std::string> credential_;   // presented in Register; set from options, replaced when issued
 
-  uint64_t next_id_ = 1;
-  std::deque<JournalEntry> unacked_;   // result frames not yet committed by the controller (in id order)
-  std::deque<std::string> write_queue_;                    // frames queued on the current connection
+  Outbox outbox_;                           // result messages not yet committed by the controller
+  std::deque<std::string> control_queue_;   // control frames queued on the current connection
+  std::string writing_frame_;               // the frame async_write is writing
   bool writing_ = false;
   bool shutting_down_ = false;
 

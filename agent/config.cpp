@@ -25,6 +25,7 @@ struct RawFlags {
   std::string time_scale, idle_restore_s, sim, backend, reboot_timeout_s;
   std::string minibatches, settle_window, settle_pct;
   std::string samples, seed, classes, image_size;
+  std::string outbox_memory_mb, journal_max_mb;
   CLI::Option* backend_opt = nullptr;
   CLI::Option* systemctl_opt = nullptr;
   CLI::Option* nvpmodel_opt = nullptr;
@@ -88,6 +89,12 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                                     "~/.local/state/jetsweep/NAME, or /var/lib/jetsweep/journal/NAME as root)",
                                     "DIR");
   app.add_flag("--no-journal", c.no_journal, "keep results in memory only (lost if the agent dies)");
+  text_option(app, "--outbox-memory-mb", raw.outbox_memory_mb,
+              "result messages held in memory until acked (default 64; beyond it they are read back from the journal; "
+              "without one the run pauses between epochs)",
+              "N");
+  text_option(app, "--journal-max-mb", raw.journal_max_mb,
+              "the journal's disk use at which runs pause between epochs until the controller acks (default 2048)", "N");
   raw.enroll_secret_opt = text_option(app, "--enroll-secret", c.enroll_secret,
                                       "sent as 'Authorization: Bearer S' (default: $JETSWEEP_ENROLL_SECRET; "
                                       "visible in the process list: prefer --enroll-secret-file)",
@@ -208,6 +215,12 @@ Status check_values(AgentConfig& c, const RawFlags& raw) {
   }
   if (raw.journal_dir_opt->count() > 0 && c.journal_dir.empty())
     return invalid_argument("--journal-dir: must not be empty");
+  if (!raw.outbox_memory_mb.empty()) {
+    JS_ASSIGN_OR_RETURN(c.outbox_memory_mb, integer("--outbox-memory-mb", raw.outbox_memory_mb, 1, 1 << 20));
+  }
+  if (!raw.journal_max_mb.empty()) {
+    JS_ASSIGN_OR_RETURN(c.journal_max_mb, integer("--journal-max-mb", raw.journal_max_mb, 16, int64_t{1} << 30));
+  }
   if (raw.enroll_secret_opt->count() > 0 && c.enroll_secret.empty())
     return invalid_argument("--enroll-secret: must not be empty");
   JS_ASSIGN_OR_RETURN(c.enroll_secret, net::resolve_secret("--enroll-secret", c.enroll_secret,

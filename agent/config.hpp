@@ -56,6 +56,9 @@ struct AgentConfig {
   // serve: --journal-dir DIR (default: default_journal_dir(name)), --no-journal (results in memory only)
   std::string journal_dir;
   bool no_journal = false;
+  // serve: --outbox-memory-mb N, --journal-max-mb N (agent/outbox.hpp)
+  int64_t outbox_memory_mb = 64;
+  int64_t journal_max_mb = 2048;
   // serve: --enroll-secret S or --enroll-secret-file FILE (main falls back to $JETSWEEP_ENROLL_SECRET when absent)
   std::string enroll_secret;
   std::string enroll_secret_file;

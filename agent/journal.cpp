@@ -1,6 +1,7 @@
 #include "agent/journal.hpp"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,15 +146,25 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& dir, const std
     JS_LOG_WARN << "journal lock " << lock_path << ": cannot record pid: " << errno_text();
 
   std::unique_ptr<Journal> j(new Journal(dir, name, lock_fd));
-  std::deque<JournalEntry> entries;
-  JS_RETURN_IF_ERROR(j->load(entries));
+  const std::string p = j->path();
+  int old_fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (old_fd < 0 && errno != ENOENT) return io_error("journal " + p + ": open: " + errno_text());
+  std::deque<Message> kept;
+  if (old_fd >= 0) {
+    Status loaded = j->load(old_fd, kept);
+    if (!loaded.is_ok()) {
+      ::close(old_fd);
+      return loaded;
+    }
+  }
 
   // Runs with results but no run_finished: the agent died mid-run; tell the controller so it reruns them.
   std::set<int64_t> with_results, finished;
-  for (const auto& e : entries) {
-    with_results.insert(e.run_id);
-    if (e.run_finished) finished.insert(e.run_id);
+  for (const auto& m : kept) {
+    with_results.insert(m.run_id);
+    if (m.run_finished) finished.insert(m.run_id);
   }
+  std::deque<JournalEntry> extra;
   for (int64_t run : with_results) {
     if (finished.count(run)) continue;
     JournalEntry e;
@@ -165,61 +176,83 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& dir, const std
                 << " has results but no run_finished (the agent stopped mid-run); reporting it cancelled as message #"
                 << e.id;
     j->recovery_.cancelled.push_back(run);
-    entries.push_back(std::move(e));
+    extra.push_back(std::move(e));
   }
-  JS_RETURN_IF_ERROR(j->rewrite(entries));
-  j->recovery_.entries = entries.size();
-  j->pending_ = std::move(entries);
-  if (!j->pending_.empty())
-    JS_LOG_INFO << "journal " << dir << ": " << j->pending_.size() << " unacknowledged result messages (#"
-                << j->pending_.front().id << "..#" << j->pending_.back().id << ") to replay; next id " << j->next_id_;
+  const Status rewritten = j->rewrite(old_fd, kept, extra);
+  if (old_fd >= 0) ::close(old_fd);
+  JS_RETURN_IF_ERROR(rewritten);
+  j->recovery_.entries = j->live_.size();
+  if (!j->live_.empty())
+    JS_LOG_INFO << "journal " << dir << ": " << j->live_.size() << " unacknowledged result messages (#"
+                << j->live_.front().id << "..#" << j->live_.back().id << ", " << j->live_bytes_
+                << " bytes) to replay; next id " << j->next_id_;
   return j;
 }
 
-Status Journal::load(std::deque<JournalEntry>& entries) {
-  const std::string p = path();
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::ok();   // a new journal
-    return io_error("journal " + p + ": open: " + errno_text());
-  }
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int saved = errno;
-      ::close(fd);
-      return io_error("journal " + p + ": read: " + std::strerror(saved));
+uint64_t Journal::Message::frame_bytes() const { return bytes - kRecordHead - 18; }
+
+// Reads `n` bytes at `offset` of `fd` into `out`; false at a short read (the end of the file).
+static Status read_at(int fd, uint64_t offset, size_t n, std::string& out, const std::string& what, bool& short_read) {
+  out.resize(n);
+  size_t done = 0;
+  short_read = false;
+  while (done < n) {
+    ssize_t r = ::pread(fd, out.data() + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return io_error(what + ": read: " + errno_text());
+    if (r == 0) {
+      short_read = true;
+      out.resize(done);
+      return Status::ok();
     }
-    if (n == 0) break;
-    data.append(buf, static_cast<size_t>(n));
+    done += static_cast<size_t>(r);
   }
-  ::close(fd);
-  if (data.empty()) return Status::ok();   // created but never written (crash before the first rewrite)
-  if (data.size() < sizeof(kMagic) || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
+  return Status::ok();
+}
+
+Status Journal::load(int fd, std::deque<Message>& kept) {
+  const std::string p = path();
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error("journal " + p + ": stat: " + errno_text());
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) return Status::ok();   // created but never written (crash before the first rewrite)
+  std::string buf;
+  bool short_read = false;
+  JS_RETURN_IF_ERROR(read_at(fd, 0, sizeof(kMagic), buf, "journal " + p, short_read));
+  if (short_read || std::memcmp(buf.data(), kMagic, sizeof(kMagic)) != 0)
     return invalid_argument("journal " + p + ": not a jetsweep agent journal (bad magic); move it away to start afresh");
 
-  std::map<uint64_t, JournalEntry> messages;
+  std::map<uint64_t, Message> messages;
   uint64_t acked = 0;
   bool have_header = false;
-  size_t pos = sizeof(kMagic);
-  while (pos < data.size()) {
-    const size_t left = data.size() - pos;
+  uint64_t pos = sizeof(kMagic);
+  std::string head, payload;
+  while (pos < size) {
+    const uint64_t left = size - pos;
     std::string problem;
     uint32_t len = 0;
     if (left < kRecordHead) {
       problem = "truncated record header";
     } else {
-      len = get_u32(data.data() + pos);
+      JS_RETURN_IF_ERROR(read_at(fd, pos, kRecordHead, head, "journal " + p, short_read));
+      len = get_u32(head.data());
+      if (len == 0 && get_u32(head.data() + 4) == 0) {
+        // Zeros: acked space given back (release_acked_space), unless they run to the end (a torn tail).
+        JS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, record_after_hole(fd, pos, size));
+        if (next) {
+          pos = *next;
+          continue;
+        }
+      }
       if (len == 0 || len > kMaxPayload) problem = "bad record length " + std::to_string(len);
       else if (left - kRecordHead < len) problem = "record of " + std::to_string(len) + " bytes runs past the end";
-      else if (checksum(std::string_view(data.data() + pos + kRecordHead, len)) != get_u32(data.data() + pos + 4))
-        problem = "checksum mismatch";
+      else {
+        JS_RETURN_IF_ERROR(read_at(fd, pos + kRecordHead, len, payload, "journal " + p, short_read));
+        if (short_read || checksum(payload) != get_u32(head.data() + 4)) problem = "checksum mismatch";
+      }
     }
     if (problem.empty()) {
-      const char* q = data.data() + pos + kRecordHead;
+      const char* q = payload.data();
       const char kind = q[0];
       if (kind == kHeader && len >= 9) {
         const std::string owner(q + 9, len - 9);
@@ -229,16 +262,19 @@ Status Journal::load(std::deque<JournalEntry>& entries) {
         next_id_ = std::max(next_id_, get_u64(q + 1));
         have_header = true;
       } else if (kind == kMessage && len >= 18) {
-        JournalEntry e;
-        e.id = get_u64(q + 1);
-        e.run_id = static_cast<int64_t>(get_u64(q + 9));
-        e.run_finished = q[17] != 0;
-        e.frame.assign(q + 18, len - 18);
-        next_id_ = std::max(next_id_, e.id + 1);
-        messages[e.id] = std::move(e);
+        Message m;
+        m.id = get_u64(q + 1);
+        m.run_id = static_cast<int64_t>(get_u64(q + 9));
+        m.run_finished = q[17] != 0;
+        m.offset = pos;
+        m.bytes = kRecordHead + len;
+        next_id_ = std::max(next_id_, m.id + 1);
+        messages[m.id] = m;
       } else if (kind == kAck && len >= 9) {
         acked = std::max(acked, get_u64(q + 1));
         next_id_ = std::max(next_id_, acked + 1);
+        // Messages are acked in id order: everything at or below it is gone for good.
+        messages.erase(messages.begin(), messages.upper_bound(acked));
       } else {
         problem = std::string("unknown record kind '") + kind + "'";
       }
@@ -255,27 +291,82 @@ Status Journal::load(std::deque<JournalEntry>& entries) {
     pos += kRecordHead + len;
   }
   if (!have_header) JS_LOG_WARN << "journal " << p << ": no header record; continuing with ids from its messages";
-  for (auto& [id, e] : messages)
-    if (id > acked) entries.push_back(std::move(e));
+  for (auto& [id, m] : messages)
+    if (id > acked) kept.push_back(m);
   return Status::ok();
 }
 
-Status Journal::rewrite(const std::deque<JournalEntry>& entries) {
-  // Header + records into a new file, synced and renamed into place, then the directory synced.
+Result<std::optional<uint64_t>> Journal::record_after_hole(int fd, uint64_t pos, uint64_t size) const {
+  // The hole ends on a block boundary; the acked record that straddled it leaves its tail before the next whole
+  // record. Find the first non-zero byte, then the first offset from its block's start where an intact record
+  // (length in range, known kind, checksum) begins: every candidate is checked by its CRC-32.
+  constexpr uint64_t kBlock = 4096, kChunk = 1u << 16;
+  std::string buf;
+  bool short_read = false;
+  uint64_t z = pos;
+  for (;; z += buf.size()) {
+    if (z >= size) return std::optional<uint64_t>();
+    JS_RETURN_IF_ERROR(read_at(fd, z, static_cast<size_t>(std::min(kChunk, size - z)), buf, "journal " + path(), short_read));
+    const size_t nz = buf.find_first_not_of('\0');
+    if (nz != std::string::npos) {
+      z += nz;
+      break;
+    }
+  }
+  const uint64_t start = std::max(pos, z / kBlock * kBlock);
+  const uint64_t span = std::min<uint64_t>(size - start, kBlock + kRecordHead + kMaxPayload);
+  JS_RETURN_IF_ERROR(read_at(fd, start, static_cast<size_t>(span), buf, "journal " + path(), short_read));
+  for (size_t i = 0; i + kRecordHead < buf.size(); ++i) {
+    const uint32_t len = get_u32(buf.data() + i);
+    if (len < 9 || len > kMaxPayload || i + kRecordHead + len > buf.size()) continue;
+    const char kind = buf[i + kRecordHead];
+    if (!((kind == kMessage && len >= 18) || (kind == kAck && len == 9))) continue;
+    if (checksum(std::string_view(buf.data() + i + kRecordHead, len)) == get_u32(buf.data() + i + 4))
+      return std::optional<uint64_t>(start + i);
+  }
+  return std::optional<uint64_t>();
+}
+
+Status Journal::rewrite(int from_fd, const std::deque<Message>& kept, const std::deque<JournalEntry>& extra) {
+  // Header + records into a new file, synced and renamed into place, then the directory synced. Records are
+  // copied one at a time, written out a megabyte at a time.
+  constexpr size_t kFlushBytes = 1u << 20;
   const std::string p = path(), tmp = p + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("journal " + tmp + ": open: " + errno_text());
   std::string out(kMagic, sizeof(kMagic));
   out += record(header_payload(next_id_, name_));
-  std::deque<Live> live;
+  const uint64_t data_start = out.size();
+  uint64_t written = 0;   // bytes of `out` already in the file
+  std::deque<Message> live;
   uint64_t live_bytes = 0;
-  for (const auto& e : entries) {
-    const std::string r = record(message_payload(e));
-    live.push_back(Live{e.id, e.run_id, out.size(), r.size()});
-    live_bytes += r.size();
-    out += r;
+  Status s;
+  auto place = [&](Message m, const std::string& rec) {
+    m.offset = written + out.size();
+    m.bytes = rec.size();
+    live_bytes += rec.size();
+    live.push_back(m);
+    out += rec;
+    if (out.size() >= kFlushBytes && s.is_ok()) {
+      s = write_all(fd, out, "journal " + tmp);
+      written += out.size();
+      out.clear();
+    }
+  };
+  std::string rec;
+  bool short_read = false;
+  for (const auto& m : kept) {
+    if (!s.is_ok()) break;
+    s = read_at(from_fd, m.offset, m.bytes, rec, "journal " + p, short_read);
+    if (s.is_ok() && short_read) s = io_error("journal " + p + ": message #" + std::to_string(m.id) + " cut short");
+    if (s.is_ok()) place(m, rec);
   }
-  Status s = write_all(fd, out, "journal " + tmp);
+  for (const auto& e : extra) {
+    if (!s.is_ok()) break;
+    place(Message{e.id, e.run_id, e.run_finished, 0, 0}, record(message_payload(e)));
+  }
+  if (s.is_ok()) s = write_all(fd, out, "journal " + tmp);
+  written += out.size();
   if (s.is_ok() && ::fdatasync(fd) != 0) s = io_error("journal " + tmp + ": fdatasync: " + errno_text());
   ::close(fd);
   if (s.is_ok() && ::rename(tmp.c_str(), p.c_str()) != 0) s = io_error("journal " + p + ": rename: " + errno_text());
@@ -288,7 +379,9 @@ Status Journal::rewrite(const std::deque<JournalEntry>& entries) {
   if (nfd < 0) return io_error("journal " + p + ": open: " + errno_text());
   if (fd_ >= 0) ::close(fd_);
   fd_ = nfd;
-  file_bytes_ = out.size();
+  file_bytes_ = written;
+  data_start_ = data_start;
+  punched_bytes_ = 0;
   live_ = std::move(live);
   live_bytes_ = live_bytes;
   unsynced_bytes_ = 0;
@@ -296,29 +389,37 @@ Status Journal::rewrite(const std::deque<JournalEntry>& entries) {
 }
 
 Status Journal::compact() {
-  std::deque<JournalEntry> entries;
-  for (const auto& l : live_) {
-    std::string r(l.bytes, '\0');
-    ssize_t n = ::pread(fd_, r.data(), r.size(), static_cast<off_t>(l.offset));
-    if (n != static_cast<ssize_t>(r.size()))
-      return io_error("journal " + path() + ": reading message #" + std::to_string(l.id) + " back: " +
-                      (n < 0 ? errno_text() : std::string("short read")));
-    const char* q = r.data() + kRecordHead;
-    JournalEntry e;
-    e.id = l.id;
-    e.run_id = l.run_id;
-    e.run_finished = q[17] != 0;
-    e.frame.assign(q + 18, r.size() - kRecordHead - 18);
-    entries.push_back(std::move(e));
-  }
   const uint64_t before = file_bytes_;
-  JS_RETURN_IF_ERROR(rewrite(entries));
+  const std::deque<Message> kept = live_;
+  JS_RETURN_IF_ERROR(rewrite(fd_, kept, {}));
   JS_LOG_DEBUG << "journal " << dir_ << ": compacted " << before << " -> " << file_bytes_ << " bytes ("
                << live_.size() << " unacknowledged messages)";
   return Status::ok();
 }
 
-std::deque<JournalEntry> Journal::take_pending() { return std::exchange(pending_, {}); }
+Result<std::string> Journal::read_frame(uint64_t id) const {
+  auto it = std::lower_bound(live_.begin(), live_.end(), id, [](const Message& m, uint64_t v) { return m.id < v; });
+  if (it == live_.end() || it->id != id)
+    return not_found("journal " + path() + ": message #" + std::to_string(id) + " is not unacknowledged");
+  std::string rec;
+  bool short_read = false;
+  JS_RETURN_IF_ERROR(read_at(fd_, it->offset, it->bytes, rec, "journal " + path(), short_read));
+  if (short_read || rec.size() < kRecordHead + 18 ||
+      checksum(std::string_view(rec.data() + kRecordHead, rec.size() - kRecordHead)) != get_u32(rec.data() + 4) ||
+      rec[kRecordHead] != kMessage || get_u64(rec.data() + kRecordHead + 1) != id)
+    return io_error("journal " + path() + ": message #" + std::to_string(id) + " at offset " +
+                    std::to_string(it->offset) + " does not read back intact");
+  return rec.substr(kRecordHead + 18);
+}
+
+Result<std::deque<JournalEntry>> Journal::read_unacked() const {
+  std::deque<JournalEntry> out;
+  for (const auto& m : live_) {
+    JS_ASSIGN_OR_RETURN(std::string frame, read_frame(m.id));
+    out.push_back(JournalEntry{m.id, m.run_id, m.run_finished, std::move(frame)});
+  }
+  return out;
+}
 
 Status Journal::write_record(const std::string& payload, uint64_t& offset) {
   const std::string r = record(payload);
@@ -342,7 +443,7 @@ Status Journal::append(const JournalEntry& entry, std::string_view type) {
   const std::string payload = message_payload(entry);
   JS_RETURN_IF_ERROR(write_record(payload, offset));
   const uint64_t bytes = kRecordHead + payload.size();
-  live_.push_back(Live{entry.id, entry.run_id, offset, bytes});
+  live_.push_back(Message{entry.id, entry.run_id, entry.run_finished, offset, bytes});
   live_bytes_ += bytes;
   next_id_ = entry.id + 1;
   unsynced_bytes_ += bytes;
@@ -366,11 +467,29 @@ Status Journal::ack(uint64_t up_to) {
   put_u64(payload, up_to);
   uint64_t offset = 0;
   JS_RETURN_IF_ERROR(write_record(payload, offset));
-  const uint64_t acked_bytes = file_bytes_ - live_bytes_;
-  if ((live_.empty() && file_bytes_ > kCompactMinBytes) ||
-      (acked_bytes >= kCompactAckedBytes && acked_bytes * 4 > file_bytes_ * 3))
-    return compact();
+  if (live_.empty()) return file_bytes_ > kCompactMinBytes ? compact() : Status::ok();
+  release_acked_space();
+  const uint64_t acked_bytes = disk_bytes() - live_bytes_;
+  if (!punch_supported_ && acked_bytes >= kCompactAckedBytes && acked_bytes > live_bytes_) return compact();
   return Status::ok();
+}
+
+void Journal::release_acked_space() {
+  // Everything before the first unacknowledged record is acked (records are appended in id order); whole
+  // 4 KiB blocks of it are given back, the file keeping its length and offsets.
+  constexpr uint64_t kBlock = 4096;
+  if (!punch_supported_ || live_.empty()) return;
+  const uint64_t from = data_start_ + punched_bytes_;
+  const uint64_t to = live_.front().offset / kBlock * kBlock;
+  if (to <= from || to - from < 16 * kBlock) return;
+  if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                  static_cast<off_t>(to - from)) != 0) {
+    JS_LOG_INFO << "journal " << path() << ": the file system cannot punch holes (" << errno_text()
+                << "); acked space is given back by compaction instead";
+    punch_supported_ = false;
+    return;
+  }
+  punched_bytes_ = to - data_start_;
 }
 
 std::vector<int64_t> Journal::unacked_runs() const {

@@ -8,15 +8,25 @@
 //   'M' message: u64 id | i64 run_id | u8 is_run_finished | the encoded envelope frame
 //   'A' ack:     u64 up_to                                  (every message with id <= up_to is committed)
 // A record whose length runs past the end of the file or whose CRC does not match ends the journal:
-// it and everything after it are dropped (logged), which is how a record torn by a crash is tolerated.
+// it and everything after it are dropped (logged), which is how a record torn by a crash is tolerated. Zeros
+// where a record should start are acked space given back (below): reading resumes at the next intact record
+// (found by its checksum) or, when only zeros follow, they are a torn tail.
 //
 // Durability (fsync policy): every message is written with write(2) before it is sent, so it survives the
 // agent process dying at any point. fdatasync(2) runs after every run_finished and every epoch_result, and
 // after minibatch/sample chunks once kSyncBytes of them are unsynced (otherwise they ride on the next epoch's
 // sync), so an OS crash or power loss can lose at most the current epoch's chunks - of a run without its
 // run_finished, which the controller reruns anyway. Ack records are not synced: losing one only means
-// resending messages the controller already has (it ignores them). Compaction writes a new file, syncs it,
-// renames it over the old one and syncs the directory.
+// resending messages the controller already has (it acknowledges them as duplicates). Compaction writes a new
+// file, syncs it, renames it over the old one and syncs the directory.
+//
+// Bounded memory (issue 29): the journal keeps only each unacknowledged message's id, run and place in the file;
+// frames are read back from disk (read_frame) when they are sent or resent. Opening, compaction and replay stream
+// record by record, so a journal of gigabytes needs no more memory than its largest record. Disk: the space of
+// acknowledged records is given back as they are acked (fallocate PUNCH_HOLE over the acked prefix; where the
+// file system cannot, by compaction once acked bytes outweigh the unacked ones), and the whole file is compacted
+// to its header once everything is acked. disk_bytes() is what it occupies; the agent's outbox pauses the run
+// between epochs while it is over the agent's limit (agent/outbox.hpp).
 //
 // Message ids keep increasing across restarts: the header carries the next id at compaction time and the
 // next id after opening is above every id and ack in the file (plus kIdGapAfterDroppedTail when a tail was
@@ -51,10 +61,21 @@ class Journal {
  public:
   static constexpr uint64_t kSyncBytes = 1u << 20;          // unsynced chunk bytes that force an fdatasync
   static constexpr uint64_t kCompactMinBytes = 64u << 10;   // all acked and the file is larger: rewrite it
-  static constexpr uint64_t kCompactAckedBytes = 4u << 20;  // acked bytes that, when > 3/4 of the file, force it
+  // Without PUNCH_HOLE: acked bytes over this that also outweigh the unacked ones force a compaction.
+  static constexpr uint64_t kCompactAckedBytes = 4u << 20;
   // Ids skipped after a torn or corrupt tail was dropped: unsynced records lost with it (at most kSyncBytes of
   // them, or an epoch's chunks) may have been sent, and their ids are never reused.
   static constexpr uint64_t kIdGapAfterDroppedTail = 1u << 16;
+
+  // An unacknowledged message: its frame is read back with read_frame(id).
+  struct Message {
+    uint64_t id = 0;
+    int64_t run_id = 0;
+    bool run_finished = false;
+    uint64_t offset = 0;   // of the record (its length field) in the file
+    uint64_t bytes = 0;    // whole record
+    uint64_t frame_bytes() const;
+  };
 
   // What open() found in an existing journal.
   struct Recovery {
@@ -66,7 +87,7 @@ class Journal {
   // Opens (creating if needed) the journal of agent `name` in `dir`: takes the lock (an error naming the
   // holder's pid when another agent has it), reads and compacts the file, and appends a
   // RunFinished{run, "cancelled", "agent restarted mid-run"} for every run with unacknowledged results but
-  // no run_finished. The recovered messages are in pending(), in id order.
+  // no run_finished. The recovered messages are in unacked(), in id order.
   static Result<std::unique_ptr<Journal>> open(const std::string& dir, const std::string& name);
   ~Journal();
   Journal(const Journal&) = delete;
@@ -74,8 +95,12 @@ class Journal {
 
   const std::string& dir() const { return dir_; }
   const Recovery& recovery() const { return recovery_; }
-  // Unacknowledged messages recovered at open(), in id order; moved out by the caller (once).
-  std::deque<JournalEntry> take_pending();
+  // Unacknowledged messages (recovered at open(), then appended), in id order.
+  const std::deque<Message>& unacked() const { return live_; }
+  // The frame of unacknowledged message `id`, read back from disk (its checksum verified).
+  Result<std::string> read_frame(uint64_t id) const;
+  // Every unacknowledged message with its frame (tests and tools: the agent reads them one at a time).
+  Result<std::deque<JournalEntry>> read_unacked() const;
   // The first id not used by any message in the journal.
   uint64_t next_id() const { return next_id_; }
 
@@ -90,21 +115,24 @@ class Journal {
   // Runs with unacknowledged messages in the journal.
   std::vector<int64_t> unacked_runs() const;
   size_t unacked_count() const { return live_.size(); }
+  uint64_t unacked_bytes() const { return live_bytes_; }
+  // The file's length, and the space it occupies (its length less the acked ranges given back).
   uint64_t file_bytes() const { return file_bytes_; }
+  uint64_t disk_bytes() const { return file_bytes_ - punched_bytes_; }
 
  private:
-  struct Live {
-    uint64_t id;
-    int64_t run_id;
-    uint64_t offset;   // of the record (its length field) in the file
-    uint64_t bytes;    // whole record
-  };
   Journal(std::string dir, std::string name, int lock_fd);
-  Status load(std::deque<JournalEntry>& entries);
+  // Reads the file record by record: the unacknowledged messages (with their place in `fd`) into `kept`.
+  Status load(int fd, std::deque<Message>& kept);
+  // Where records resume after zeros at `pos` (acked space given back); nullopt when only zeros follow.
+  Result<std::optional<uint64_t>> record_after_hole(int fd, uint64_t pos, uint64_t size) const;
   Status write_record(const std::string& payload, uint64_t& offset);
-  // Writes header + the given entries to a new file and renames it over journal.bin.
-  Status rewrite(const std::deque<JournalEntry>& entries);
+  // Writes header + the records of `kept` (copied from `from_fd`) + `extra` to a new file, renamed over
+  // journal.bin; streams, record by record.
+  Status rewrite(int from_fd, const std::deque<Message>& kept, const std::deque<JournalEntry>& extra);
   Status compact();
+  // Gives back the disk space of the acked prefix of the file (punch_supported_ false once it fails).
+  void release_acked_space();
   std::string path() const;
 
   std::string dir_;
@@ -115,8 +143,10 @@ class Journal {
   uint64_t file_bytes_ = 0;
   uint64_t live_bytes_ = 0;
   uint64_t unsynced_bytes_ = 0;
-  std::deque<Live> live_;
-  std::deque<JournalEntry> pending_;
+  uint64_t data_start_ = 0;      // offset of the first record after the header
+  uint64_t punched_bytes_ = 0;   // [data_start_, data_start_ + punched_bytes_) given back to the file system
+  bool punch_supported_ = true;
+  std::deque<Message> live_;
   Recovery recovery_;
 };
 

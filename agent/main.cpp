@@ -249,6 +249,8 @@ int serve(const agent::AgentConfig& cfg) {
   }
   options.executor = shared_executor;
   options.journal = journal;
+  options.outbox.memory_bytes = static_cast<uint64_t>(cfg.outbox_memory_mb) << 20;
+  options.outbox.journal_bytes = static_cast<uint64_t>(cfg.journal_max_mb) << 20;
   options.enroll_secret = secret;
   if (cfg.tls) {
     auto tls = net::make_client_tls_context(cfg.ca_file);

@@ -256,7 +256,7 @@ class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
     auto self = shared_from_this();
     hb_.async_wait([self](beast::error_code ec) {
       if (ec) return;
-      self->send(proto::Envelope{0, proto::Heartbeat{self->run_ ? "running" : "idle", self->run_}});
+      self->send(proto::Envelope{0, proto::Heartbeat{self->run_ ? "running" : "idle", self->run_, {}, {}}});
       self->heartbeat();
     });
   }

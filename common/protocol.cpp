@@ -34,9 +34,7 @@ JS_PROTO_TAG(RebootPending, "reboot_pending")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) { return o.contains(key) && !o.at(key).is_null(); }
-
 bj::array to_array(const std::vector<double>& v) { return bj::array(v.begin(), v.end()); }
-
 bj::value clocks_json(const std::optional<ClockReading>& c);  // defined below
 
 template <class T>
@@ -77,7 +75,11 @@ void fill(bj::object& o, const Registered& m) {
   o["heartbeat_interval_ms"] = m.heartbeat_interval_ms;
   if (m.credential) o["credential"] = *m.credential;
 }
-void fill(bj::object& o, const Heartbeat& m) { o["state"] = m.state, put_opt(o, "run_id", m.run_id); }
+void fill(bj::object& o, const Heartbeat& m) {
+  o["state"] = m.state, put_opt(o, "run_id", m.run_id);
+  if (m.backlog_messages) o["backlog_messages"] = *m.backlog_messages;
+  if (m.backlog_bytes) o["backlog_bytes"] = *m.backlog_bytes;
+}
 void fill(bj::object& o, const CancelRun& m) { o["run_id"] = m.run_id, o["reason"] = m.reason; }
 void fill(bj::object& o, const AssignRun& m) {
   o["run_id"] = m.run_id;
@@ -262,6 +264,8 @@ Status parse(const bj::object&, FieldReader& r, Registered& m) {
 Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
   m.state = r.string("state");
   m.run_id = r.opt_integer("run_id");
+  for (auto [field, v] : {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
+    if ((*v = r.opt_integer(field)) && **v < 0) r.fail(field, "must not be negative");
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, CancelRun& m) {
@@ -584,9 +588,7 @@ bj::object to_json(const BoardState& b) {
   return o;
 }
 
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||

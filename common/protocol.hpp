@@ -111,6 +111,9 @@ struct Registered {
 struct Heartbeat {
   std::string state;
   std::optional<int64_t> run_id;
+  // agent -> controller: its outbox, result messages not yet acked (issue 29); absent from the controller.
+  std::optional<int64_t> backlog_messages;
+  std::optional<int64_t> backlog_bytes;
   bool operator==(const Heartbeat& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

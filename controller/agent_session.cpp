@@ -54,7 +54,7 @@ void AgentSession::run(HttpRequest req) {
 
 void AgentSession::read_next() {
   if (!open_ || reading_) return;
-  if (in_flight_ >= controller_->options().max_ingest_in_flight) return;  // backpressure: resume on ingest_done
+  if (in_flight_ >= controller_->options().max_ingest_in_flight) return pause_reading_for_ingest();
   reading_ = true;
   auto self = shared_from_this();
   ws_.async_read(buffer_, [self](beast::error_code ec, std::size_t) {
@@ -72,6 +72,11 @@ void AgentSession::read_next() {
     self->on_frame(std::move(frame));
     self->read_next();
   });
+}
+
+void AgentSession::pause_reading_for_ingest() {
+  // Backpressure: reading resumes on ingest_done. Frames behind (heartbeats, probe replies) wait in the socket.
+  probe_under_load_ = true;
 }
 
 void AgentSession::reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref) {
@@ -154,6 +159,8 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
   if (!open_) return;
   agent_id_ = r->agent_id;
   current_run = reg.current_run;
+  replaying_runs = std::set<int64_t>(reg.journal_runs.begin(), reg.journal_runs.end());
+  if (reg.current_run) replaying_runs.erase(*reg.current_run);
   JS_LOG_INFO << "agent " << agent_id_ << " (" << reg.name << ", " << reg.facts.device_class << ", "
               << reg.facts.hostname << ") registered" << (r->issued_credential ? " and enrolled (credential issued)" : "")
               << (reg.current_run ? ", still running run " + std::to_string(*reg.current_run) : std::string())
@@ -176,6 +183,16 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   if (!(std::abs(offset) <= proto::kMaxClockOffsetSeconds)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): clock probe refused: offset " << offset
                 << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s";
+    return;
+  }
+  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network.
+  const bool under_load = probe_under_load_ || rtt > controller_->options().max_clock_probe_rtt_s;
+  probe_under_load_ = false;
+  if (under_load) {
+    ++probes_discarded_;
+    controller_->metrics().clock_probes_discarded.inc();
+    JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock probe discarded (round trip " << rtt
+                 << " s, taken under load)";
     return;
   }
   if (best_rtt_s_ && rtt >= *best_rtt_s_) return;
@@ -227,11 +244,12 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
                  << " failed: " << s.to_string();
     send(proto::Error{std::string(code_name(s.code())), "ingest of '" + type + "' failed: " + s.message(), id});
   }
-  send(proto::Ack{id});
+  ack(id);
   if (finished_run) {
     JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << ") finished run " << *finished_run;
     controller_->queue_changed();  // it may have been requeued, and its board is free for its other agents
     if (current_run == finished_run) current_run.reset();
+    replaying_runs.erase(*finished_run);
     controller_->try_dispatch(shared_from_this());
   }
   read_next();
@@ -240,27 +258,39 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
 void AgentSession::send(proto::Body body) {
   check_io_thread("AgentSession::send");
   if (!open_) return;
-  if (write_queue_.size() >= controller_->options().max_queued_frames) {
+  if (queued_frames() >= controller_->options().max_queued_frames) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): write queue full ("
-                << write_queue_.size() << " frames); closing slow connection";
+                << queued_frames() << " frames); closing slow connection";
     return close("write queue full");
   }
   write_queue_.push_back(proto::encode(proto::Envelope{0, std::move(body)}));
   if (!writing_) write_next();
 }
 
+void AgentSession::ack(uint64_t id) {
+  // Cumulative: a later ack covers every earlier one, so one is pending at most, however slowly the agent reads.
+  pending_ack_ = std::max(pending_ack_.value_or(0), id);
+  if (!writing_) write_next();
+}
+
 void AgentSession::write_next() {
-  if (write_queue_.empty() || !open_) {
-    writing_ = false;
+  writing_ = false;
+  if (!open_) return;
+  if (!write_queue_.empty()) {
+    writing_frame_ = std::move(write_queue_.front());
+    write_queue_.pop_front();
+  } else if (pending_ack_) {
+    writing_frame_ = proto::encode(proto::Envelope{0, proto::Ack{*pending_ack_}});
+    pending_ack_.reset();
+  } else {
     return;
   }
   writing_ = true;
   ws_.text(true);
   auto self = shared_from_this();
-  ws_.async_write(asio::buffer(write_queue_.front()), [self](beast::error_code ec, std::size_t) {
+  ws_.async_write(asio::buffer(writing_frame_), [self](beast::error_code ec, std::size_t) {
     self->check_io_thread("AgentSession write handler");
     if (ec) return self->close("write: " + ec.message());
-    self->write_queue_.pop_front();
     self->write_next();
   });
 }
@@ -278,11 +308,13 @@ void AgentSession::start_heartbeat() {
         silent > interval * 5 + std::chrono::seconds(2))
       return self->close("no heartbeat for " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) + " ms");
-    self->send(proto::Heartbeat{"controller", std::nullopt});
+    self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});
     const auto& o = self->controller_->options();
     ++self->heartbeats_;
-    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0)
+    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0) {
+      self->probe_under_load_ = !self->reading_;   // paused for ingest right now
       self->send(proto::TimeSync{proto::unix_now_s()});
+    }
     self->start_heartbeat();
   });
 }

@@ -1,6 +1,8 @@
 // AgentSession: one agent's WebSocket connection on the controller. Owns the socket, the bounded write
 // queue, ingest flow control (reading pauses while too many results wait for the database), the ack
-// sequence and the heartbeat watchdog. Io thread only: every method and handler runs on the one I/O thread,
+// sequence (acks are cumulative: one pending ack, raised as ingests complete, never a queue of them), the
+// heartbeat watchdog and clock probes (a probe whose reply waited while reading was paused for ingest, or slower
+// than ControllerOptions::max_clock_probe_rtt_s, is discarded: its round trip measures a backlog, not the clock). Io thread only: every method and handler runs on the one I/O thread,
 // database completions included (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
 #pragma once
 
@@ -10,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/log.hpp"
@@ -36,12 +39,19 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // (false with ingest_in_flight() at max_ingest_in_flight: reading is paused).
   size_t ingest_in_flight() const { return in_flight_; }
   bool reading() const { return reading_; }
-  size_t queued_frames() const { return write_queue_.size(); }
+  size_t queued_frames() const { return write_queue_.size() + (writing_ ? 1 : 0); }
+  // The ack waiting to be written (the highest committed message id not yet acked), if any.
+  std::optional<uint64_t> pending_ack() const { return pending_ack_; }
+  // Clock probes discarded because they were taken under load (see above).
+  int64_t probes_discarded() const { return probes_discarded_; }
   // Dispatch bookkeeping (owned by the Controller, io thread).
   std::optional<int64_t> current_run;
   bool claiming = false;
   std::optional<int64_t> cancel_sent;   // run we already asked this connection to stop
   std::optional<uint64_t> nothing_at;   // queue generation at which its last claim found nothing
+  // Runs whose journaled results the agent replays (Register.journal_runs, less its current run): it is given no
+  // new run until each one's run_finished arrived, so results of an earlier attempt never mix with a new one.
+  std::set<int64_t> replaying_runs;
 
  private:
   void read_next();
@@ -57,7 +67,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void ingest(uint64_t id, proto::Body body);
   void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run);
   void write_next();
+  void ack(uint64_t id);
   void start_heartbeat();
+  void pause_reading_for_ingest();
   void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
   void on_time_sync_reply(const proto::TimeSyncReply& m);
   void check_io_thread(const char* where);
@@ -68,6 +80,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   boost::asio::steady_timer heartbeat_timer_;
   std::chrono::steady_clock::time_point last_rx_;
   std::deque<std::string> write_queue_;
+  std::string writing_frame_;              // the frame async_write is writing
+  std::optional<uint64_t> pending_ack_;    // written after the queued frames, raised in place
   bool writing_ = false;
   bool open_ = false;
   bool reading_ = false;
@@ -77,6 +91,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   int bad_frames_ = 0;   // rejected frames on this connection, in all
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
+  bool probe_under_load_ = false;   // reading paused for ingest since the last probe was sent
+  int64_t probes_discarded_ = 0;
   std::optional<double> best_rtt_s_;
   std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_
   int64_t agent_id_ = 0;

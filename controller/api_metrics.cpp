@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/api.hpp"
+#include "controller/agent_session.hpp"
 #include "controller/api_call.hpp"
 #include "controller/fleet_telemetry.hpp"
 #include "controller/metrics.hpp"
@@ -151,6 +152,9 @@ void add_db_worker(Registry& reg, const std::string& worker, const DbWorker& db)
 void add_controller_metrics(Registry& reg, const metrics::ControllerMetrics& m) {
   reg.histogram("jetsweep_dispatch_latency_seconds",
                 "From a run claim posted to the database to its assign_run sent to the agent", {}, m.dispatch_s.snapshot());
+  reg.counter("jetsweep_clock_probes_discarded_total",
+              "Clock probes discarded because their reply waited behind results (reading paused, or a slow round trip)",
+              {}, static_cast<double>(m.clock_probes_discarded.value()));
   const char* messages_help = "Ingest messages committed to the database and acknowledged, by message type";
   const char* rows_help = "Rows ingested (type minibatches: minibatch rows; samples: telemetry samples), by message type";
   const char* seconds_help = "From an ingest message's arrival to its commit, by message type";
@@ -177,6 +181,27 @@ HttpResponse text_response(const HttpRequest& req, std::string body) {
 
 }  // namespace
 
+void Controller::add_flow_gauges(metrics::Registry& reg, const std::vector<api::FleetBoard>& boards) const {
+  // Back-pressure per agent (issue 29): what the agent still holds unacknowledged (from its heartbeats), and on
+  // this side what waits for the database and whether reading is paused for it.
+  for (const auto& b : boards) {
+    const metrics::Labels l = {{"name", b.name}, {"device_class", b.device_class}};
+    if (const FleetTelemetry::Board* t = fleet_telemetry_.board(b.agent_id); t && b.connected && t->backlog_messages) {
+      reg.gauge("jetsweep_board_agent_backlog_messages", "Result messages the agent holds not yet acknowledged", l,
+                static_cast<double>(*t->backlog_messages));
+      reg.gauge("jetsweep_board_agent_backlog_bytes", "Bytes of result messages the agent holds not yet acknowledged",
+                l, static_cast<double>(t->backlog_bytes.value_or(0)));
+    }
+    auto it = agents_.find(b.agent_id);
+    auto session = it == agents_.end() ? nullptr : it->second.lock();
+    if (!session || !session->open()) continue;
+    reg.gauge("jetsweep_board_ingest_in_flight", "The agent's results read and waiting for the database", l,
+              static_cast<double>(session->ingest_in_flight()));
+    reg.gauge("jetsweep_board_reading_paused", "1 while the controller stops reading the agent until the database catches up",
+              l, session->reading() ? 0 : 1);
+  }
+}
+
 void Controller::api_metrics(const ApiCall& call) {
   auto self = shared_from_this();
   db_.post<Result<ScrapeRows>>(executor(), load_scrape_rows, [self, call](Result<ScrapeRows> r) {
@@ -191,6 +216,7 @@ void Controller::api_metrics(const ApiCall& call) {
     add_db_worker(reg, "main", self->db_);
     for (size_t i = 0; i < self->ingest_.size(); ++i) add_db_worker(reg, "ingest-" + std::to_string(i), *self->ingest_[i]);
     add_board_gauges(reg, boards);
+    self->add_flow_gauges(reg, boards);
     call.respond(text_response(*call.req, reg.text()));
   });
 }

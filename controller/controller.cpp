@@ -110,7 +110,9 @@ void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
 
 void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
   JS_CHECK_IO_THREAD(ioc_);
-  if (stopped_ || !session->open() || !session->registered() || session->current_run || session->claiming) return;
+  if (stopped_ || !session->open() || !session->registered() || session->current_run || session->claiming ||
+      !session->replaying_runs.empty())
+    return;
   if (session->nothing_at == queue_generation_) return;  // nothing new since its last empty claim
   session->claiming = true;
   const uint64_t generation = queue_generation_;

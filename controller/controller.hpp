@@ -36,6 +36,7 @@ struct ControllerOptions {
   std::string viewer_token;                      // a read-only token (GET only; the dashboard's viewers); empty = none
   int time_sync_probes = 5;                      // clock probes right after registration ...
   int time_sync_every_heartbeats = 60;           // ... then one every N heartbeats
+  double max_clock_probe_rtt_s = 0.25;           // slower probes measure load, not the clock: discarded
   CampaignLimits campaign_limits;                // bounds on parsing and expanding a posted campaign
   size_t max_campaigns_waiting = CampaignWorker::kDefaultMaxWaiting;   // beyond: 503 busy
 };
@@ -110,6 +111,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void api_compare(const ApiCall& call);        // api_compare.cpp: two campaigns' matched configurations
   void api_fleet(const ApiCall& call);          // api_metrics.cpp: every board with its recent telemetry
   void api_metrics(const ApiCall& call);        // api_metrics.cpp: Prometheus text exposition at /metrics
+  void add_flow_gauges(metrics::Registry& reg, const std::vector<api::FleetBoard>& boards) const;   // per agent
   void api_run(const ApiCall& call);            // api_web.cpp: one run, as in its campaign's report
   void api_run_samples(const ApiCall& call);    // api_web.cpp: one run's telemetry samples
   void api_login(const ApiCall& call);          // api_web.cpp: the dashboard's login (sets its cookie)

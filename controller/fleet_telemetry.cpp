@@ -57,6 +57,8 @@ void FleetTelemetry::heartbeat(int64_t agent_id, const proto::Heartbeat& hb, dou
   b.last_heartbeat_unix_s = now_unix_s;
   b.heartbeat_state = hb.state;
   b.heartbeat_run = hb.run_id;
+  b.backlog_messages = hb.backlog_messages;
+  b.backlog_bytes = hb.backlog_bytes;
 }
 
 const FleetTelemetry::Board* FleetTelemetry::board(int64_t agent_id) const {

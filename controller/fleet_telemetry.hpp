@@ -49,6 +49,8 @@ class FleetTelemetry {
     std::optional<double> last_heartbeat_unix_s;  // when its last heartbeat arrived (controller clock)
     std::string heartbeat_state;                  // the state that heartbeat named ("idle", "running", ...)
     std::optional<int64_t> heartbeat_run;         // and the run it named
+    std::optional<int64_t> backlog_messages;      // and the agent's result messages not yet acked (issue 29)
+    std::optional<int64_t> backlog_bytes;
   };
 
   // Adds the chunk's samples. `clock_offset_s`: the agent's measured offset (agent minus controller), if any.

@@ -104,10 +104,13 @@ Status MemoryStore::migrate() { return Status::ok(); }
 
 Status MemoryStore::reset_connections() {
   std::lock_guard lock(mu_);
+  std::set<int64_t> holding;
+  for (const auto& [id, run] : runs_)
+    if (executing(run.status) && run.agent_id) holding.insert(*run.agent_id);
   for (auto& [id, a] : agents_)
-    if (a.connected) {
+    if (a.connected || holding.count(id)) {
       a.connected = false;
-      a.last_seen = now();
+      a.last_seen = std::max(a.last_seen, now());
     }
   return Status::ok();
 }

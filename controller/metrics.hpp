@@ -103,6 +103,8 @@ std::string format_labels(const Labels& labels);          // {a="x",b="y"}, or "
 struct ControllerMetrics {
   // A claim posted to the database -> the assign_run sent to the agent.
   Histogram dispatch_s{latency_buckets_s()};
+  // Clock probes discarded because their reply waited behind results (AgentSession).
+  Counter clock_probes_discarded;
   // Ingest messages committed (acked), by message type; rows of minibatch and sample chunks; and the time from
   // a message's arrival to its commit, by type. Types: the protocol's ingest messages.
   struct PerType {

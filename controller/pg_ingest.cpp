@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <mutex>
 
 #include "common/log.hpp"
 #include "controller/pg_chunks.hpp"
@@ -118,8 +119,19 @@ std::optional<RunAccess> accepts_results(pqxx::transaction_base& w, int64_t agen
   const std::string status = r[0][0].c_str();
   if (status == "assigned" || status == "running")
     return RunAccess{r[0][1].as<int64_t>(), status == "assigned", r[0][2].as<bool>()};
-  JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
-              << " (results are append-only)";
+  // A replay can resend thousands of them: a few a minute are logged, with the count of those held back.
+  static std::mutex log_mutex;
+  static log::RateLimit logged(5, std::chrono::minutes(1));
+  int64_t held_back = 0;
+  bool log_it = false;
+  {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    log_it = logged.allow(std::chrono::steady_clock::now(), held_back);
+  }
+  if (log_it)
+    JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
+                << " (results are append-only)"
+                << (held_back ? "; " + std::to_string(held_back) + " such drops not logged before this one" : "");
   return std::nullopt;
 }
 

@@ -161,7 +161,8 @@ Status PgStore::migrate() {
 Status PgStore::reset_connections() {
   return guarded("resetting agent connections", [&]() -> Status {
     pqxx::work w(*conn_);
-    w.exec("UPDATE agents SET connected = false, last_seen = now() WHERE connected");
+    w.exec("UPDATE agents SET connected = false, last_seen = greatest(last_seen, now()) WHERE connected OR id IN "
+           "(SELECT agent_id FROM runs WHERE status IN ('assigned', 'running') AND agent_id IS NOT NULL)");
     w.commit();
     return Status::ok();
   });

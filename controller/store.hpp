@@ -66,7 +66,9 @@ class Store {
   virtual ~Store() = default;
   // Applies the numbered migrations not yet recorded in schema_migrations.
   virtual Status migrate() = 0;
-  // Marks every agent disconnected (controller start: nobody is connected yet).
+  // Marks every agent disconnected (controller start: nobody is connected yet), and starts the lease of every agent
+  // that was connected or holds runs afresh: an agent cannot have been seen while the controller was down, so an
+  // outage of any length never requeues the runs of agents about to reconnect (issue 29).
   virtual Status reset_connections() = 0;
 
   // Records the agent and its facts. A name enrolled with a credential is accepted only when presented_sha256

@@ -23,8 +23,8 @@ std::vector<Body> examples() {
   f.not_ready = {"nvpmodel: not found"};
   out.push_back(Register{"agent-1", f, 17, {4, 9}});
   out.push_back(Registered{3, 1000});
-  out.push_back(Heartbeat{"idle", std::nullopt});
-  out.push_back(Heartbeat{"running", 5});
+  out.push_back(Heartbeat{"idle", std::nullopt, {}, {}});
+  out.push_back(Heartbeat{"running", 5, {}, {}});
   RunConfig c;
   c.batch_size = 64;
   c.workers = 2;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -53,6 +54,13 @@ Status append(Journal& j, proto::Body body) {
 
 std::string journal_file(const testing::TempDir& dir) { return (dir / "journal.bin").string(); }
 
+// The bytes the journal file occupies on disk (its blocks, not its length).
+uint64_t allocated_bytes(const testing::TempDir& dir) {
+  struct stat st {};
+  REQUIRE(::stat(journal_file(dir).c_str(), &st) == 0);
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
 // Checks that `e` is a run_finished entry with message id `id` whose frame decodes to `expected`.
 void check_run_finished(const JournalEntry& e, int64_t id, const proto::RunFinished& expected) {
   CHECK(e.id == id);
@@ -69,7 +77,7 @@ TEST_CASE("journal: appended messages stay until acked; acked ones are compacted
   testing::TempDir dir;
   auto j = open_ok(dir);
   CHECK(j->next_id() == 1);
-  CHECK(j->take_pending().empty());
+  CHECK(j->read_unacked().value().empty());
   const uint64_t empty_bytes = j->file_bytes();
   REQUIRE(append(*j, chunk(7, 0)).is_ok());
   REQUIRE(append(*j, epoch_result(7, 0)).is_ok());
@@ -97,17 +105,18 @@ TEST_CASE("journal: acked data that dominates a large file is compacted while me
   testing::TempDir dir;
   auto j = open_ok(dir);
   for (int i = 0; i < 500; ++i) REQUIRE(append(*j, chunk(4, i, 1000)).is_ok());
-  const uint64_t big = j->file_bytes();
+  const uint64_t big = j->disk_bytes();
   REQUIRE(big > Journal::kCompactAckedBytes);
-  REQUIRE(j->ack(j->next_id() - 3).is_ok());   // acked data dominates: compacted
+  REQUIRE(j->ack(j->next_id() - 3).is_ok());   // acked data dominates: given back (punched, or compacted)
   CHECK(j->unacked_count() == 2);
-  CHECK(j->file_bytes() < big / 10);
+  CHECK(j->disk_bytes() < big / 10);
+  CHECK(allocated_bytes(dir) < big / 10);   // what the file system says it occupies
   REQUIRE(j->ack(j->next_id() - 2).is_ok());   // all but the last chunk
   CHECK(j->unacked_count() == 1);
-  CHECK(j->file_bytes() < big / 10);
+  CHECK(j->disk_bytes() < big / 10);
   j.reset();
   auto again = open_ok(dir);
-  auto pending = again->take_pending();
+  auto pending = again->read_unacked().value();
   REQUIRE(pending.size() == 2);   // the last chunk and the synthetic run_finished of run 4 (no run_finished)
   CHECK(pending[0].run_id == 4);
   CHECK(pending[1].run_finished);
@@ -131,7 +140,7 @@ TEST_CASE("journal: reopening replays the unacked messages in order, with ids ab
   CHECK(j->recovery().cancelled.empty());
   CHECK(j->recovery().dropped_bytes == 0);
   CHECK(j->next_id() == 6);
-  auto pending = j->take_pending();
+  auto pending = j->read_unacked().value();
   REQUIRE(pending.size() == 3);
   CHECK(pending[0].id == 3);
   CHECK(pending[1].id == 4);
@@ -142,14 +151,14 @@ TEST_CASE("journal: reopening replays the unacked messages in order, with ids ab
   REQUIRE(j->ack(5).is_ok());
   j.reset();
   auto k = open_ok(dir);
-  CHECK(k->take_pending().empty());
+  CHECK(k->read_unacked().value().empty());
   CHECK(k->next_id() == 6);
   REQUIRE(append(*k, chunk(9, 0)).is_ok());
   REQUIRE(k->ack(6).is_ok());   // only an ack record, no compaction (small file)
   k.reset();
   auto l = open_ok(dir);
   CHECK(l->next_id() == 7);
-  CHECK(l->take_pending().empty());
+  CHECK(l->read_unacked().value().empty());
 }
 
 TEST_CASE("journal: a torn last record is detected by length and checksum, logged and dropped") {
@@ -169,7 +178,7 @@ TEST_CASE("journal: a torn last record is detected by length and checksum, logge
   }
   auto j = open_ok(dir);
   CHECK(j->recovery().dropped_bytes > 0);
-  auto pending = j->take_pending();
+  auto pending = j->read_unacked().value();
   // The run_finished was torn: the two results remain and the run is reported cancelled.
   REQUIRE(pending.size() == 3);
   CHECK(pending[0].id == 1);
@@ -191,7 +200,7 @@ TEST_CASE("journal: an agent that died mid-run gets a cancelled run_finished app
   {
     auto j = open_ok(dir);
     CHECK(j->recovery().cancelled == std::vector<int64_t>{11});
-    auto pending = j->take_pending();
+    auto pending = j->read_unacked().value();
     REQUIRE(pending.size() == 4);
     CHECK(pending[3].run_id == 11);
     check_run_finished(pending[3], 4, proto::RunFinished{11, "cancelled", "agent restarted mid-run", 0});
@@ -200,7 +209,7 @@ TEST_CASE("journal: an agent that died mid-run gets a cancelled run_finished app
   // The synthetic run_finished was journaled: a second restart does not add another.
   auto j = open_ok(dir);
   CHECK(j->recovery().cancelled.empty());
-  CHECK(j->take_pending().size() == 4);
+  CHECK(j->read_unacked().value().size() == 4);
   CHECK(j->next_id() == 5);
 }
 

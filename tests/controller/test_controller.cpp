@@ -143,6 +143,31 @@ TEST_CASE("an agent that re-registers without its run gets it requeued; with it,
   }
 }
 
+TEST_CASE("an agent replaying journaled results of a run it lost gets no run until that run's run_finished arrived") {
+  // Its run was requeued while it was away (its lease expired). Assigned again to the same agent before the old
+  // attempt's results arrived, those results would be taken for the new attempt's.
+  ControllerFixture f;
+  auto before = f.connect_agent(test_register("host-1"));
+  const int64_t run_id = assign_one_run(f, *before);
+  auto again = test_register("host-1");
+  again.credential = before->all<proto::Registered>()[0].credential;
+  before->close();
+  REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*before))->connected; }));
+  f.clock.advance(31);   // past the 30 s lease: requeued
+  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "queued"; }));
+
+  again.journal_runs = {run_id};   // results of it still in its journal (it is not running it any more)
+  auto after = f.connect_agent(again);
+  REQUIRE(f.round_trip(*after));
+  CHECK(after->count<proto::AssignRun>() == 0);
+  CHECK(f.store->run(run_id)->status == "queued");
+
+  after->send(proto::RunFinished{run_id, "cancelled", "agent restarted mid-run", 0});   // the end of its replay
+  REQUIRE(f.drain_until([&] { return after->count<proto::AssignRun>() == 1; }));
+  CHECK(after->all<proto::AssignRun>()[0].run_id == run_id);
+  CHECK(f.store->run(run_id)->attempts == 2);
+}
+
 TEST_CASE("cancelling a queued run through the API: it is never handed out") {
   ControllerFixture f;
   const int64_t campaign = f.submit(kTwoRuns);

@@ -152,7 +152,7 @@ TEST_CASE("rejected frames count for the whole connection, and only a few a minu
   // A valid heartbeat after every bad frame used to reset the count, keeping the connection open for ever.
   while (!agent->closed() && sent < 40) {
     agent->send_raw(junk);
-    agent->send(proto::Heartbeat{"idle", std::nullopt});
+    agent->send(proto::Heartbeat{"idle", std::nullopt, {}, {}});
     ++sent;
     // The controller answers each rejected frame with an error (or closes at the limit).
     REQUIRE(f.drain_until([&] { return agent->count<proto::Error>() == static_cast<size_t>(sent) || agent->closed(); }));

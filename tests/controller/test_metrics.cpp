@@ -174,7 +174,7 @@ TEST_CASE("fleet telemetry: one point per second, at most 5 minutes, late chunks
   // Ten minutes later the board says nothing about now.
   CHECK_FALSE(t.latest(1, 1600.0));
   CHECK(t.recent(1, 1600.0).empty());
-  t.heartbeat(1, proto::Heartbeat{"running", 1}, 1600.0);
+  t.heartbeat(1, proto::Heartbeat{"running", 1, {}, {}}, 1600.0);
   CHECK(t.board(1)->last_heartbeat_unix_s == 1600.0);
   CHECK(t.board(1)->heartbeat_state == "running");
   CHECK(t.board(1)->heartbeat_run == 1);

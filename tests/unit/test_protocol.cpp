@@ -26,8 +26,9 @@ TEST_CASE("every message type round-trips through the envelope") {
   f.board_id = "jetson:agx-1:/";
   round_trip(Register{"agent-1", f, std::nullopt, {}});
   round_trip(Registered{3, 1000});
-  round_trip(Heartbeat{"idle", std::nullopt});
-  round_trip(Heartbeat{"running", 5});
+  round_trip(Heartbeat{"idle", std::nullopt, {}, {}});
+  round_trip(Heartbeat{"running", 5, {}, {}});
+  round_trip(Heartbeat{"running", 5, 12, 345678});
   RunConfig c;
   c.batch_size = 64;
   c.workers = 2;

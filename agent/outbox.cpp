@@ -1,0 +1,155 @@
+#include "agent/outbox.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "common/log.hpp"
+
+namespace jetsweep::agent {
+
+void ProducerGate::posted() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++posted_;
+}
+
+void ProducerGate::taken() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (posted_ > 0) --posted_;
+  }
+  room_.notify_all();
+}
+
+void ProducerGate::set_full(bool full) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (full_ == full) return;
+    full_ = full;
+  }
+  room_.notify_all();
+}
+
+double ProducerGate::wait_for_room(const std::atomic<bool>& cancel) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Woken by the io thread; the timeout only notices `cancel`, which nobody signals through this gate.
+  while (!cancel && (full_ || posted_ > kMaxPosted)) room_.wait_for(lock, std::chrono::milliseconds(100));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void ProducerGate::pause_between_epochs(const std::string& agent, int64_t run, const std::atomic<bool>& cancel) {
+  const bool was_full = full();
+  const double waited = wait_for_room(cancel);
+  if (waited >= 1.0)
+    JS_LOG_WARN << "agent " << agent << ": run " << run << " paused " << waited << " s between epochs: "
+                << (was_full ? "the outbox reached its limit (--journal-max-mb, or --outbox-memory-mb without a journal) "
+                               "while results waited for the controller"
+                             : "results were produced faster than the agent could journal them");
+}
+
+size_t ProducerGate::posted_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return posted_;
+}
+
+bool ProducerGate::full() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return full_;
+}
+
+Outbox::Outbox(std::shared_ptr<Journal> journal, Limits limits) : journal_(std::move(journal)), limits_(limits) {
+  if (!journal_) return;
+  for (const auto& m : journal_->unacked()) {
+    Item it;
+    it.id = m.id;
+    it.run_id = m.run_id;
+    it.run_finished = m.run_finished;
+    it.frame_bytes = m.frame_bytes();
+    it.journaled = true;
+    bytes_ += it.frame_bytes;
+    items_.push_back(std::move(it));
+  }
+  next_id_ = journal_->next_id();
+  update_gate();
+}
+
+uint64_t Outbox::add(proto::Body body, Status& journal_error) {
+  Item it;
+  it.id = next_id_++;
+  it.run_id = result_run_id(body);
+  it.run_finished = std::holds_alternative<proto::RunFinished>(body);
+  const std::string type(proto::type_name(body));
+  it.frame = proto::encode(proto::Envelope{it.id, std::move(body)});
+  it.frame_bytes = it.frame.size();
+  journal_error = Status::ok();
+  if (journal_) {
+    // Written (and synced per the journal's policy) before it can reach the controller.
+    journal_error = journal_->append(JournalEntry{it.id, it.run_id, it.run_finished, it.frame}, type);
+    it.journaled = journal_error.is_ok();
+  }
+  if (it.journaled && memory_bytes_ + it.frame_bytes > limits_.memory_bytes) {
+    it.frame.clear();
+    it.frame.shrink_to_fit();   // on disk only: read back when sent
+  } else {
+    memory_bytes_ += it.frame_bytes;
+    if (!it.journaled) unjournaled_bytes_ += it.frame_bytes;
+  }
+  bytes_ += it.frame_bytes;
+  const uint64_t id = it.id;
+  items_.push_back(std::move(it));
+  update_gate();
+  return id;
+}
+
+Status Outbox::ack(uint64_t up_to) {
+  while (!items_.empty() && items_.front().id <= up_to) {
+    const Item& it = items_.front();
+    bytes_ -= it.frame_bytes;
+    if (!it.frame.empty()) memory_bytes_ -= it.frame_bytes;
+    if (!it.frame.empty() && !it.journaled) unjournaled_bytes_ -= it.frame_bytes;
+    if (sent_ > 0) {
+      --sent_;
+      in_flight_bytes_ -= it.frame_bytes;
+    }
+    items_.pop_front();
+  }
+  Status s = journal_ ? journal_->ack(up_to) : Status::ok();
+  update_gate();
+  return s;
+}
+
+void Outbox::restart_sending() {
+  sent_ = 0;
+  in_flight_bytes_ = 0;
+}
+
+Result<std::optional<std::string>> Outbox::next_to_send() {
+  if (sent_ >= items_.size()) return std::optional<std::string>();
+  Item& it = items_[sent_];
+  // The window: at least one message is always allowed, however large.
+  if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes)
+    return std::optional<std::string>();
+  std::string frame;
+  if (!it.frame.empty()) {
+    frame = it.frame;
+  } else {
+    JS_ASSIGN_OR_RETURN(frame, journal_->read_frame(it.id));
+  }
+  ++sent_;
+  in_flight_bytes_ += it.frame_bytes;
+  return std::optional<std::string>(std::move(frame));
+}
+
+std::vector<int64_t> Outbox::runs() const {
+  std::set<int64_t> runs;
+  for (const auto& it : items_) runs.insert(it.run_id);
+  return {runs.begin(), runs.end()};
+}
+
+bool Outbox::full() const {
+  return unjournaled_bytes_ >= limits_.memory_bytes || (journal_ && journal_->disk_bytes() >= limits_.journal_bytes);
+}
+
+void Outbox::update_gate() { gate_.set_full(full()); }
+
+}  // namespace jetsweep::agent

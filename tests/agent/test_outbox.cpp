@@ -1,0 +1,225 @@
+// The agent's outbox in bounded memory (issue 29): frames beyond the memory bound are read back from the journal,
+// sending is windowed, the producer gate pauses a run while the outbox is full; and the journal's streaming
+// read-back that this rests on.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "agent/outbox.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace jetsweep;
+using agent::Journal;
+using agent::Outbox;
+using agent::ProducerGate;
+
+namespace {
+
+// A minibatch chunk whose frame is about n * 40 bytes.
+proto::Body chunk(int64_t run, int64_t epoch, size_t n) {
+  return proto::MinibatchChunk{run, epoch, 0, std::vector<double>(n, 0.0123456789), std::vector<double>(n, 0.0234567891), {}};
+}
+
+std::shared_ptr<Journal> open_journal(const testing::TempDir& dir) {
+  auto j = Journal::open(dir.str(), "box-1");
+  REQUIRE_MESSAGE(j.is_ok(), j.status().to_string());
+  return std::shared_ptr<Journal>(std::move(j).value());
+}
+
+Outbox::Limits limits(uint64_t memory, uint64_t journal, uint64_t window) {
+  Outbox::Limits l;
+  l.memory_bytes = memory;
+  l.journal_bytes = journal;
+  l.send_window_bytes = window;
+  return l;
+}
+
+uint64_t add(Outbox& box, proto::Body body) {
+  Status journal_error;
+  const uint64_t id = box.add(std::move(body), journal_error);
+  REQUIRE_MESSAGE(journal_error.is_ok(), journal_error.to_string());
+  return id;
+}
+
+// Everything the outbox sends now (until its window closes), as decoded envelopes.
+std::vector<proto::Envelope> send_all(Outbox& box) {
+  std::vector<proto::Envelope> out;
+  for (;;) {
+    auto next = box.next_to_send();
+    REQUIRE_MESSAGE(next.is_ok(), next.status().to_string());
+    if (!next->has_value()) return out;
+    auto env = proto::decode(**next);
+    REQUIRE_MESSAGE(env.is_ok(), env.status().to_string());
+    out.push_back(std::move(env).value());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("journal: frames are read back from disk by id, intact, and only while unacknowledged") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  std::vector<std::string> frames;
+  for (uint64_t id = 1; id <= 20; ++id) {
+    proto::Body body = chunk(3, static_cast<int64_t>(id), 50 * id);
+    agent::JournalEntry e{id, 3, false, proto::encode(proto::Envelope{id, body})};
+    frames.push_back(e.frame);
+    REQUIRE(j->append(e, "minibatches").is_ok());
+  }
+  for (uint64_t id = 1; id <= 20; ++id) {
+    auto f = j->read_frame(id);
+    REQUIRE_MESSAGE(f.is_ok(), f.status().to_string());
+    CHECK(*f == frames[id - 1]);
+    CHECK(j->unacked()[id - 1].frame_bytes() == frames[id - 1].size());
+  }
+  REQUIRE(j->ack(5).is_ok());
+  CHECK(j->read_frame(5).status().code() == Code::kNotFound);
+  CHECK(j->read_frame(6).value() == frames[5]);
+  CHECK(j->unacked_bytes() > 0);
+
+  // A record damaged on disk after it was written is an error naming it, never a wrong frame.
+  const uint64_t offset = j->unacked().back().offset;
+  {
+    std::fstream f((dir / "journal.bin").string(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset + 40));
+    f.write("garbage", 7);
+  }
+  auto bad = j->read_frame(20);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("message #20") != std::string::npos);
+}
+
+TEST_CASE("outbox: frames beyond the memory bound stay on disk and are sent from there, in order") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  Outbox box(j, limits(64 << 10, 1 << 30, 1 << 30));
+  uint64_t total = 0;
+  for (int i = 0; i < 200; ++i) {   // about 1.4 MB of frames: 20 times the memory bound
+    add(box, chunk(9, i, 250));
+    total = box.bytes();
+    CHECK(box.memory_bytes() <= (64u << 10));
+  }
+  CHECK(box.size() == 200);
+  CHECK(total > 20 * (64u << 10));
+  CHECK_FALSE(box.full());
+  auto sent = send_all(box);
+  REQUIRE(sent.size() == 200);
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(sent[i].id == i + 1);
+    CHECK(std::get<proto::MinibatchChunk>(sent[i].body).epoch == static_cast<int64_t>(i));
+  }
+  REQUIRE(box.ack(150).is_ok());
+  CHECK(box.size() == 50);
+  CHECK(box.runs() == std::vector<int64_t>{9});
+
+  // A new connection resends what is unacknowledged, from the oldest.
+  box.restart_sending();
+  auto again = send_all(box);
+  REQUIRE(again.size() == 50);
+  CHECK(again.front().id == 151);
+}
+
+TEST_CASE("outbox: a restarted agent's outbox holds no frame in memory and replays from the journal") {
+  testing::TempDir dir;
+  {
+    auto j = open_journal(dir);
+    Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+    for (int i = 0; i < 50; ++i) add(box, chunk(4, i, 100));
+    add(box, proto::RunFinished{4, "done", "", 1.0});
+    REQUIRE(box.ack(10).is_ok());
+  }
+  auto j = open_journal(dir);
+  Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  CHECK(box.size() == 41);
+  CHECK(box.memory_bytes() == 0);
+  CHECK(box.bytes() > 0);
+  CHECK(box.next_id() == 52);
+  auto sent = send_all(box);
+  REQUIRE(sent.size() == 41);
+  CHECK(sent.front().id == 11);
+  CHECK(std::holds_alternative<proto::RunFinished>(sent.back().body));
+  CHECK(add(box, chunk(5, 0, 10)) == 52);
+}
+
+TEST_CASE("outbox: at most a window of results is in flight; an ack opens it again") {
+  testing::TempDir dir;
+  Outbox box(open_journal(dir), limits(1 << 30, 1 << 30, 20 << 10));
+  for (int i = 0; i < 40; ++i) add(box, chunk(2, i, 100));   // about 2.7 KB each
+  auto first = send_all(box);
+  CHECK(first.size() >= 3);
+  CHECK(first.size() < 10);
+  CHECK(box.in_flight_bytes() <= (20u << 10));
+  CHECK(box.in_flight_bytes() > (16u << 10));   // within one frame of the window
+  CHECK(send_all(box).empty());   // the window is full
+  REQUIRE(box.ack(first.back().id).is_ok());
+  CHECK(box.in_flight_bytes() == 0);
+  auto second = send_all(box);
+  REQUIRE_FALSE(second.empty());
+  CHECK(second.front().id == first.back().id + 1);
+
+  // One message larger than the whole window still goes, alone.
+  Outbox tiny(nullptr, limits(1 << 30, 1 << 30, 100));
+  add(tiny, chunk(2, 0, 100));
+  add(tiny, chunk(2, 1, 100));
+  CHECK(send_all(tiny).size() == 1);
+}
+
+TEST_CASE("outbox: full at the journal's disk limit, or without a journal at the memory bound; acks empty it") {
+  SUBCASE("journal") {
+    testing::TempDir dir;
+    auto j = open_journal(dir);
+    Outbox box(j, limits(8 << 10, 256 << 10, 1 << 30));
+    while (!box.full()) add(box, chunk(1, 0, 200));
+    CHECK(j->disk_bytes() >= (256u << 10));
+    CHECK(box.gate().full());
+    REQUIRE(box.ack(box.last_id()).is_ok());
+    CHECK_FALSE(box.full());
+    CHECK_FALSE(box.gate().full());
+    CHECK(j->disk_bytes() < (64u << 10));   // compacted once everything was acked
+  }
+  SUBCASE("memory only") {
+    Outbox box(nullptr, limits(64 << 10, 1 << 30, 1 << 30));
+    while (!box.full()) add(box, chunk(1, 0, 200));
+    CHECK(box.memory_bytes() >= (64u << 10));
+    CHECK(box.memory_bytes() == box.bytes());   // nowhere else to keep them
+    CHECK(box.gate().full());
+    REQUIRE(box.ack(box.last_id() - 1).is_ok());
+    CHECK_FALSE(box.gate().full());
+  }
+}
+
+TEST_CASE("producer gate: the producer waits while the outbox is full or too much waits for the io thread") {
+  ProducerGate gate;
+  std::atomic<bool> cancel{false};
+  CHECK(gate.wait_for_room(cancel) < 1.0);   // room: returns at once
+
+  gate.set_full(true);
+  std::atomic<bool> returned{false};
+  std::thread producer([&] {
+    gate.wait_for_room(cancel);
+    returned = true;
+  });
+  CHECK_FALSE(returned.load());   // still waiting (it can only return once `full` clears)
+  gate.set_full(false);
+  producer.join();
+  CHECK(returned.load());
+
+  for (size_t i = 0; i <= ProducerGate::kMaxPosted; ++i) gate.posted();
+  returned = false;
+  std::thread second([&] {
+    gate.wait_for_room(cancel);
+    returned = true;
+  });
+  CHECK_FALSE(returned.load());
+  gate.taken();   // back to kMaxPosted waiting: room
+  second.join();
+  CHECK(returned.load());
+
+  // A cancelled run never waits.
+  gate.set_full(true);
+  cancel = true;
+  gate.wait_for_room(cancel);
+  CHECK(gate.posted_count() == ProducerGate::kMaxPosted);
+}
