@@ -34,6 +34,7 @@ struct Agent::Connection {
   beast::flat_buffer buffer;
   websocket::response_type upgrade_response;   // the controller's answer to the upgrade request
   bool open = false;
+  bool registered = false;   // `registered` arrived on this connection: results may be sent
 };
 
 // Forwards results from the training thread to the io thread, in order. Sample chunks and run_started the
@@ -183,7 +184,7 @@ void Agent::on_connected(std::shared_ptr<Connection> c) {
   reg.facts = options_.facts;
   reg.current_run = current_run_;
   reg.credential = credential_;
-  if (options_.journal) reg.journal_runs = outbox_.runs();
+  reg.journal_runs = outbox_.runs();   // journaled or (--no-journal) held in memory
   send_now(reg);
   read_next(c);
 }
@@ -222,6 +223,7 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
                 << outbox_.size() << " unacknowledged result messages (" << outbox_.bytes() << " bytes)";
     set_state(shutting_down_ ? AgentState::kDraining : awaiting_reboot_ ? AgentState::kRebooting
               : current_run_ ? AgentState::kRunning : AgentState::kIdle);
+    c->registered = true;
     outbox_.restart_sending();
     if (!writing_) write_next();
     start_heartbeat();
@@ -338,11 +340,7 @@ void Agent::enqueue_result(proto::Body body) {
   if (!writing_) write_next();
 }
 
-bool Agent::sending_results() const {
-  // Only after registration: frames sent before it would be sent again on Registered.
-  return conn_ && conn_->open && state_ != AgentState::kRegistering && state_ != AgentState::kConnecting &&
-         state_ != AgentState::kDisconnected;
-}
+bool Agent::sending_results() const { return conn_ && conn_->open && conn_->registered; }   // never before Registered
 
 void Agent::write_next() {
   writing_ = false;
@@ -351,10 +349,9 @@ void Agent::write_next() {
     writing_frame_ = std::move(control_queue_.front());
     control_queue_.pop_front();
   } else if (sending_results()) {
-    auto next = outbox_.next_to_send();
-    if (!next) return drop_connection("reading a result back from the journal: " + next.status().to_string());
-    if (!next->has_value()) return;   // the window is full (an ack reopens it) or everything is sent
-    writing_frame_ = std::move(**next);
+    auto next = outbox_.next_to_send(options_.name);
+    if (!next) return;   // the window is full (an ack reopens it) or everything is sent
+    writing_frame_ = std::move(*next);
   } else {
     return;
   }

@@ -226,6 +226,7 @@ Status Journal::load(int fd, std::deque<Message>& kept) {
   uint64_t acked = 0;
   bool have_header = false;
   uint64_t pos = sizeof(kMagic);
+  uint64_t data_start = 0;   // the first record after the header (where a hole may start)
   std::string head, payload;
   while (pos < size) {
     const uint64_t left = size - pos;
@@ -236,8 +237,9 @@ Status Journal::load(int fd, std::deque<Message>& kept) {
     } else {
       JS_RETURN_IF_ERROR(read_at(fd, pos, kRecordHead, head, "journal " + p, short_read));
       len = get_u32(head.data());
-      if (len == 0 && get_u32(head.data() + 4) == 0) {
-        // Zeros: acked space given back (release_acked_space), unless they run to the end (a torn tail).
+      if (len == 0 && get_u32(head.data() + 4) == 0 && pos == data_start) {
+        // Zeros right after the header: acked space given back (release_acked_space, which only ever frees the
+        // acked prefix), unless they run to the end (a torn tail). Zeros elsewhere are a torn tail, as before.
         JS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, record_after_hole(fd, pos, size));
         if (next) {
           pos = *next;
@@ -261,6 +263,7 @@ Status Journal::load(int fd, std::deque<Message>& kept) {
                                   "': each agent name needs its own --journal-dir");
         next_id_ = std::max(next_id_, get_u64(q + 1));
         have_header = true;
+        data_start = pos + kRecordHead + len;
       } else if (kind == kMessage && len >= 18) {
         Message m;
         m.id = get_u64(q + 1);

@@ -123,21 +123,22 @@ void Outbox::restart_sending() {
   in_flight_bytes_ = 0;
 }
 
-Result<std::optional<std::string>> Outbox::next_to_send() {
-  if (sent_ >= items_.size()) return std::optional<std::string>();
-  Item& it = items_[sent_];
-  // The window: at least one message is always allowed, however large.
-  if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes)
-    return std::optional<std::string>();
-  std::string frame;
-  if (!it.frame.empty()) {
-    frame = it.frame;
-  } else {
-    JS_ASSIGN_OR_RETURN(frame, journal_->read_frame(it.id));
+std::optional<std::string> Outbox::next_to_send(const std::string& agent) {
+  while (sent_ < items_.size()) {
+    Item& it = items_[sent_];
+    // The window: at least one message is always allowed, however large.
+    if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes) return std::nullopt;
+    ++sent_;
+    in_flight_bytes_ += it.frame_bytes;
+    if (!it.frame.empty()) return it.frame;
+    auto frame = journal_->read_frame(it.id);
+    if (frame) return std::move(frame).value();
+    ++unreadable_;
+    JS_LOG_ERROR << "agent " << agent << ": result message #" << it.id << " of run " << it.run_id
+                 << " cannot be read back from the journal (" << frame.status().to_string()
+                 << "); it is lost, the messages after it are sent";
   }
-  ++sent_;
-  in_flight_bytes_ += it.frame_bytes;
-  return std::optional<std::string>(std::move(frame));
+  return std::nullopt;
 }
 
 std::vector<int64_t> Outbox::runs() const {

@@ -81,9 +81,11 @@ class Outbox {
   // A new connection: everything unacknowledged is to be sent again, oldest first.
   void restart_sending();
   // The next frame to send on this connection within the window (read back from the journal when not held);
-  // nullopt when the window is full or everything is sent. An unreadable journal record is an error: the
-  // caller drops the connection (the message is retried on the next one).
-  Result<std::optional<std::string>> next_to_send();
+  // nullopt when the window is full or everything is sent. A journal record that no longer reads back intact
+  // (a damaged disk) cannot be sent: it is logged as lost, naming agent `agent`, its id and run, counted in
+  // unreadable(), and passed over (a later cumulative ack covers it), so it never blocks the messages after it.
+  std::optional<std::string> next_to_send(const std::string& agent);
+  int64_t unreadable() const { return unreadable_; }
 
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
@@ -110,6 +112,7 @@ class Outbox {
   uint64_t unjournaled_bytes_ = 0;   // held in memory because they are not in the journal
   uint64_t in_flight_bytes_ = 0;
   uint64_t next_id_ = 1;
+  int64_t unreadable_ = 0;
   ProducerGate gate_;
 };
 

@@ -363,6 +363,8 @@ struct FleetBoard {
   bool ready() const { return not_ready.empty(); }
   std::string last_seen;                          // the store's last_seen (registration or disconnect)
   std::optional<double> last_heartbeat_unix_s;    // its last heartbeat since the controller started; null: none
+  std::optional<int64_t> backlog_messages;        // results it holds unacknowledged (its last heartbeat; null: none
+  std::optional<int64_t> backlog_bytes;           // said, or not connected)
   std::optional<boost::json::object> applied;     // proto::BoardState JSON of its current or last started run
   std::optional<std::string> power_mode;          // applied mode_name; null when none was named
   std::optional<FleetLatest> latest;

@@ -99,6 +99,8 @@ bj::object to_json(const FleetBoard& v) {
                {"last_seen", v.last_seen}};
   o["current_run"] = v.current_run ? bj::value(*v.current_run) : bj::value(nullptr);
   o["last_heartbeat_unix_s"] = json::optional_number(v.last_heartbeat_unix_s);
+  o["backlog_messages"] = v.backlog_messages ? bj::value(*v.backlog_messages) : bj::value(nullptr);
+  o["backlog_bytes"] = v.backlog_bytes ? bj::value(*v.backlog_bytes) : bj::value(nullptr);
   o["applied"] = v.applied ? bj::value(*v.applied) : bj::value(nullptr);
   o["power_mode"] = v.power_mode ? bj::value(bj::string(*v.power_mode)) : bj::value(nullptr);
   o["latest"] = v.latest ? bj::value(to_json(*v.latest)) : bj::value(nullptr);
@@ -121,6 +123,8 @@ Status from_json(const bj::value& v, const std::string& where, FleetBoard& out) 
   out.not_ready = strings(r, "not_ready");
   out.last_seen = r.string("last_seen");
   out.last_heartbeat_unix_s = r.opt_number("last_heartbeat_unix_s");
+  out.backlog_messages = r.opt_integer("backlog_messages");
+  out.backlog_bytes = r.opt_integer("backlog_bytes");
   out.applied.reset();
   if (const auto* a = obj.if_contains("applied"); a && !a->is_null()) {
     if (a->is_object()) out.applied = a->get_object();

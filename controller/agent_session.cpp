@@ -99,6 +99,11 @@ void AgentSession::on_frame(std::string frame) {
   if (proto::needs_ack(body)) return ingest(id, std::move(body));
   if (const auto* hb = std::get_if<proto::Heartbeat>(&body)) {
     controller_->fleet_telemetry().heartbeat(agent_id_, *hb, proto::unix_now_s());
+    // Nothing left unacknowledged: whatever it replayed has arrived (even a run_finished that never decoded).
+    if (hb->backlog_messages == 0 && !replaying_runs.empty()) {
+      replaying_runs.clear();
+      controller_->try_dispatch(shared_from_this());
+    }
     return;
   }
   if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
@@ -185,8 +190,11 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
                 << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s";
     return;
   }
-  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network.
-  const bool under_load = probe_under_load_ || rtt > controller_->options().max_clock_probe_rtt_s;
+  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network. A link
+  // slower than the bound is judged by the fastest round trip of its earlier probes (the best one is kept anyway).
+  const double bound = std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
+  if (!probe_under_load_) min_rtt_s_ = std::min(min_rtt_s_.value_or(rtt), rtt);
+  const bool under_load = probe_under_load_ || rtt > bound;
   probe_under_load_ = false;
   if (under_load) {
     ++probes_discarded_;
@@ -311,7 +319,9 @@ void AgentSession::start_heartbeat() {
     self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});
     const auto& o = self->controller_->options();
     ++self->heartbeats_;
-    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0) {
+    // Until a probe is kept (all may be taken under load, e.g. while a journal replays), one every heartbeat.
+    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0 ||
+        !self->clock_offset_s_) {
       self->probe_under_load_ = !self->reading_;   // paused for ingest right now
       self->send(proto::TimeSync{proto::unix_now_s()});
     }

@@ -2,7 +2,8 @@
 // queue, ingest flow control (reading pauses while too many results wait for the database), the ack
 // sequence (acks are cumulative: one pending ack, raised as ingests complete, never a queue of them), the
 // heartbeat watchdog and clock probes (a probe whose reply waited while reading was paused for ingest, or slower
-// than ControllerOptions::max_clock_probe_rtt_s, is discarded: its round trip measures a backlog, not the clock). Io thread only: every method and handler runs on the one I/O thread,
+// than ControllerOptions::max_clock_probe_rtt_s and 2x the link's fastest earlier round trip, is discarded: its round trip
+// measures a backlog, not the clock; until one is kept, one is sent every heartbeat). Io thread only: every method and handler runs on the one I/O thread,
 // database completions included (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
 #pragma once
 
@@ -92,6 +93,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
   bool probe_under_load_ = false;   // reading paused for ingest since the last probe was sent
+  std::optional<double> min_rtt_s_;  // the fastest round trip of any probe not taken under load
   int64_t probes_discarded_ = 0;
   std::optional<double> best_rtt_s_;
   std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_

@@ -109,7 +109,10 @@ std::vector<api::FleetBoard> fleet_boards(const FleetRows& rows, const FleetTele
       if (const auto* mode = b.applied->if_contains("mode_name"); mode && mode->is_string() && !mode->get_string().empty())
         b.power_mode = std::string(mode->get_string());
     }
-    if (const FleetTelemetry::Board* t = telemetry.board(a.agent_id)) b.last_heartbeat_unix_s = t->last_heartbeat_unix_s;
+    if (const FleetTelemetry::Board* t = telemetry.board(a.agent_id)) {
+      b.last_heartbeat_unix_s = t->last_heartbeat_unix_s;
+      if (a.connected) b.backlog_messages = t->backlog_messages, b.backlog_bytes = t->backlog_bytes;
+    }
     if (auto p = telemetry.latest(a.agent_id, now_unix_s))
       b.latest = api::FleetLatest{p->t_unix_s, p->power_w, p->cpu_util_pct, p->cpu_freq_mhz, p->mem_used_kb,
                                   p->temp_max_c};

@@ -37,6 +37,11 @@
         testid: "fleet-heartbeat-" + id, value: hb,
         text: isNum(hb) ? Math.max(0, Math.round(now - hb)) + " s ago" : "— (last seen " + b.last_seen + ")",
       });
+      const backlog = el("span", {
+        testid: "fleet-backlog-" + id, value: b.backlog_messages,
+        title: "results the agent holds that the controller has not acknowledged yet (its last heartbeat)",
+        text: isNum(b.backlog_messages) ? b.backlog_messages + " (" + (b.backlog_bytes / 1e6).toFixed(1) + " MB)" : "—",
+      });
       const series = b.series || [];
       return el("tr", { testid: "fleet-row-" + id },
         name,
@@ -52,10 +57,11 @@
         td(sparkline("fleet-spark-power-" + id, series, "power_w")),
         td(sparkline("fleet-spark-cpu-" + id, series, "cpu_util_pct")),
         td(ready),
-        td(heartbeat));
+        td(heartbeat),
+        td(backlog, "num"));
     });
     const head = el("tr", null, ...["Board", "Class", "State", "Run", "Power mode", "Power", "CPU", "CPU freq", "Hottest zone",
-      "Power (5 min)", "CPU % (5 min)", "Readiness", "Last heartbeat"].map((h) => el("th", { text: h })));
+      "Power (5 min)", "CPU % (5 min)", "Readiness", "Last heartbeat", "Unacked results"].map((h) => el("th", { text: h })));
     const node = el("div", null,
       el("h1", null, "Fleet: ", el("span", { testid: "fleet-count", value: fleet.length, text: fleet.length }), " boards"),
       el("p", { testid: "fleet-temp-note", cls: "note",

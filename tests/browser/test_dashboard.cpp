@@ -99,6 +99,8 @@ TEST_CASE("fleet page: every board as GET /api/fleet has it") {
                             [&] { return bj::value(static_cast<int64_t>(board(id).at("series").as_array().size())); });
     check_number_eventually(*browser, "fleet-spark-cpu-" + n,
                             [&] { return bj::value(static_cast<int64_t>(board(id).at("series").as_array().size())); });
+    // What the agent holds unacknowledged (its heartbeats; issue 29): the page shows the API's figure.
+    check_number_eventually(*browser, "fleet-backlog-" + n, [&] { return board(id).at("backlog_messages"); });
     // The heartbeat moves with every heartbeat (200 ms here); the page shows the one of the last snapshot.
     const auto beat = data_value(*browser, "fleet-heartbeat-" + n);
     const bj::value api_beat = board(id).at("last_heartbeat_unix_s");
