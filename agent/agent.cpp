@@ -235,7 +235,7 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
       start_run(proto::AssignRun{pending_reboot_->run_id, pending_reboot_->config});
     }
   } else if (const auto* m = std::get_if<proto::AssignRun>(&env.body)) {
-    if (state_ == AgentState::kRegistering) {
+    if (!c->registered) {
       send_now(proto::Error{"protocol_error", "assign_run before registered", env.id});
     } else if (current_run_ || shutting_down_) {
       JS_LOG_WARN << "agent " << options_.name << ": refusing run " << m->run_id << " (busy or shutting down)";
@@ -350,8 +350,9 @@ void Agent::write_next() {
     control_queue_.pop_front();
   } else if (sending_results()) {
     auto next = outbox_.next_to_send(options_.name);
-    if (!next) return;   // the window is full (an ack reopens it) or everything is sent
-    writing_frame_ = std::move(*next);
+    if (!next) return drop_connection("reading a result back from the journal: " + next.status().to_string());
+    if (!next->has_value()) return;   // the window is full (an ack reopens it) or everything is sent
+    writing_frame_ = std::move(**next);
   } else {
     return;
   }

@@ -410,8 +410,8 @@ Result<std::string> Journal::read_frame(uint64_t id) const {
   if (short_read || rec.size() < kRecordHead + 18 ||
       checksum(std::string_view(rec.data() + kRecordHead, rec.size() - kRecordHead)) != get_u32(rec.data() + 4) ||
       rec[kRecordHead] != kMessage || get_u64(rec.data() + kRecordHead + 1) != id)
-    return io_error("journal " + path() + ": message #" + std::to_string(id) + " at offset " +
-                    std::to_string(it->offset) + " does not read back intact");
+    return invalid_argument("journal " + path() + ": message #" + std::to_string(id) + " at offset " +
+                            std::to_string(it->offset) + " does not read back intact");
   return rec.substr(kRecordHead + 18);
 }
 

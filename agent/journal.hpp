@@ -97,7 +97,8 @@ class Journal {
   const Recovery& recovery() const { return recovery_; }
   // Unacknowledged messages (recovered at open(), then appended), in id order.
   const std::deque<Message>& unacked() const { return live_; }
-  // The frame of unacknowledged message `id`, read back from disk (its checksum verified).
+  // The frame of unacknowledged message `id`, read back from disk: kIoError when reading fails (may pass),
+  // kInvalidArgument when the record on disk is damaged (its checksum, kind or id do not match: it never will).
   Result<std::string> read_frame(uint64_t id) const;
   // Every unacknowledged message with its frame (tests and tools: the agent reads them one at a time).
   Result<std::deque<JournalEntry>> read_unacked() const;

@@ -109,13 +109,25 @@ Status Outbox::ack(uint64_t up_to) {
     if (!it.frame.empty() && !it.journaled) unjournaled_bytes_ -= it.frame_bytes;
     if (sent_ > 0) {
       --sent_;
-      in_flight_bytes_ -= it.frame_bytes;
+      if (!it.lost) in_flight_bytes_ -= it.frame_bytes;
     }
     items_.pop_front();
   }
   Status s = journal_ ? journal_->ack(up_to) : Status::ok();
+  if (s.is_ok()) s = forget_leading_lost();
   update_gate();
   return s;
+}
+
+Status Outbox::forget_leading_lost() {
+  uint64_t up_to = 0;
+  while (!items_.empty() && items_.front().lost && sent_ > 0) {
+    bytes_ -= items_.front().frame_bytes;
+    up_to = items_.front().id;
+    --sent_;
+    items_.pop_front();
+  }
+  return up_to && journal_ ? journal_->ack(up_to) : Status::ok();
 }
 
 void Outbox::restart_sending() {
@@ -123,22 +135,49 @@ void Outbox::restart_sending() {
   in_flight_bytes_ = 0;
 }
 
-std::optional<std::string> Outbox::next_to_send(const std::string& agent) {
+Result<std::optional<std::string>> Outbox::next_to_send(const std::string& agent) {
   while (sent_ < items_.size()) {
     Item& it = items_[sent_];
+    if (it.lost) {   // passed over: it takes no room in the window
+      ++sent_;
+      JS_RETURN_IF_ERROR(forget_leading_lost());
+      continue;
+    }
     // The window: at least one message is always allowed, however large.
-    if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes) return std::nullopt;
-    ++sent_;
-    in_flight_bytes_ += it.frame_bytes;
-    if (!it.frame.empty()) return it.frame;
+    if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes)
+      return std::optional<std::string>();
+    if (!it.frame.empty()) {
+      ++sent_;
+      in_flight_bytes_ += it.frame_bytes;
+      return std::optional<std::string>(it.frame);
+    }
     auto frame = journal_->read_frame(it.id);
-    if (frame) return std::move(frame).value();
-    ++unreadable_;
-    JS_LOG_ERROR << "agent " << agent << ": result message #" << it.id << " of run " << it.run_id
-                 << " cannot be read back from the journal (" << frame.status().to_string()
-                 << "); it is lost, the messages after it are sent";
+    if (frame) {
+      ++sent_;
+      in_flight_bytes_ += it.frame_bytes;
+      return std::optional<std::string>(std::move(frame).value());
+    }
+    if (frame.status().code() != Code::kInvalidArgument) return frame.status();   // reading failed: retried
+    it.lost = true;
+    ++lost_;
+    ++sent_;
+    const uint64_t id = it.id;
+    const int64_t run = it.run_id;
+    const bool run_finished = it.run_finished;
+    JS_LOG_ERROR << "agent " << agent << ": result message #" << id << " of run " << run
+                 << " is damaged in the journal and lost (" << frame.status().message() << "); the messages after it "
+                 << "are sent" << (run_finished ? "; the run is reported failed in its place" : "");
+    JS_RETURN_IF_ERROR(forget_leading_lost());
+    if (run_finished) {
+      Status journal_error;
+      add(proto::RunFinished{run, "failed",
+                             "its run_finished (message #" + std::to_string(id) + ") was damaged in the agent's journal",
+                             0},
+          journal_error);
+      JS_RETURN_IF_ERROR(journal_error);
+    }
   }
-  return std::nullopt;
+  return std::optional<std::string>();
 }
 
 std::vector<int64_t> Outbox::runs() const {

@@ -69,6 +69,7 @@ class Outbox {
     uint64_t frame_bytes = 0;
     std::string frame;    // empty when not held in memory
     bool journaled = false;
+    bool lost = false;    // damaged in the journal: never sent
   };
   // Starts with the messages the journal holds unacknowledged (frames left on disk).
   Outbox(std::shared_ptr<Journal> journal, Limits limits);
@@ -81,11 +82,13 @@ class Outbox {
   // A new connection: everything unacknowledged is to be sent again, oldest first.
   void restart_sending();
   // The next frame to send on this connection within the window (read back from the journal when not held);
-  // nullopt when the window is full or everything is sent. A journal record that no longer reads back intact
-  // (a damaged disk) cannot be sent: it is logged as lost, naming agent `agent`, its id and run, counted in
-  // unreadable(), and passed over (a later cumulative ack covers it), so it never blocks the messages after it.
-  std::optional<std::string> next_to_send(const std::string& agent);
-  int64_t unreadable() const { return unreadable_; }
+  // nullopt when the window is full or everything is sent; an error when the journal cannot be read now (the
+  // caller drops the connection and tries again on the next). A record damaged on disk never reads back: it is
+  // logged once as lost (naming agent `agent`, its id and run), counted in lost(), passed over without taking
+  // room in the window, and forgotten (acked in the journal) once everything before it is acked; when it was a
+  // run's run_finished, a run_finished "failed" naming the loss takes its place, so the run still ends.
+  Result<std::optional<std::string>> next_to_send(const std::string& agent);
+  int64_t lost() const { return lost_; }
 
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
@@ -102,6 +105,8 @@ class Outbox {
 
  private:
   void update_gate();
+  // Forgets lost items at the front (everything before them is acked), acking them in the journal.
+  Status forget_leading_lost();
 
   std::shared_ptr<Journal> journal_;
   Limits limits_;
@@ -112,7 +117,7 @@ class Outbox {
   uint64_t unjournaled_bytes_ = 0;   // held in memory because they are not in the journal
   uint64_t in_flight_bytes_ = 0;
   uint64_t next_id_ = 1;
-  int64_t unreadable_ = 0;
+  int64_t lost_ = 0;
   ProducerGate gate_;
 };
 

@@ -99,11 +99,6 @@ void AgentSession::on_frame(std::string frame) {
   if (proto::needs_ack(body)) return ingest(id, std::move(body));
   if (const auto* hb = std::get_if<proto::Heartbeat>(&body)) {
     controller_->fleet_telemetry().heartbeat(agent_id_, *hb, proto::unix_now_s());
-    // Nothing left unacknowledged: whatever it replayed has arrived (even a run_finished that never decoded).
-    if (hb->backlog_messages == 0 && !replaying_runs.empty()) {
-      replaying_runs.clear();
-      controller_->try_dispatch(shared_from_this());
-    }
     return;
   }
   if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
@@ -164,6 +159,7 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
   if (!open_) return;
   agent_id_ = r->agent_id;
   current_run = reg.current_run;
+  controller_->fleet_telemetry().forget_backlog(agent_id_);   // the last connection's, until a heartbeat says
   replaying_runs = std::set<int64_t>(reg.journal_runs.begin(), reg.journal_runs.end());
   if (reg.current_run) replaying_runs.erase(*reg.current_run);
   JS_LOG_INFO << "agent " << agent_id_ << " (" << reg.name << ", " << reg.facts.device_class << ", "
@@ -179,6 +175,8 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
 
 void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   const double t3 = proto::unix_now_s();
+  if (!probe_t0_ || m.t0 != *probe_t0_) return;   // not the probe outstanding (one at a time): stale
+  probe_t0_.reset();
   const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
   const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;
   if (!(rtt >= 0 && rtt <= proto::kMaxClockRttSeconds)) {
@@ -197,6 +195,7 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   const bool under_load = probe_under_load_ || rtt > bound;
   probe_under_load_ = false;
   if (under_load) {
+    retry_probe_ = !clock_offset_s_;   // none kept yet: another at the next heartbeat
     ++probes_discarded_;
     controller_->metrics().clock_probes_discarded.inc();
     JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock probe discarded (round trip " << rtt
@@ -319,14 +318,24 @@ void AgentSession::start_heartbeat() {
     self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});
     const auto& o = self->controller_->options();
     ++self->heartbeats_;
-    // Until a probe is kept (all may be taken under load, e.g. while a journal replays), one every heartbeat.
-    if (self->heartbeats_ <= o.time_sync_probes || self->heartbeats_ % o.time_sync_every_heartbeats == 0 ||
-        !self->clock_offset_s_) {
-      self->probe_under_load_ = !self->reading_;   // paused for ingest right now
-      self->send(proto::TimeSync{proto::unix_now_s()});
+    // One probe outstanding at a time (a reply lost with a dropped frame is given up after 30 s); while none was
+    // kept and the last was discarded as taken under load (e.g. a journal replaying), another at each heartbeat.
+    const double now = proto::unix_now_s();
+    if (self->probe_t0_ && now - *self->probe_t0_ > 30) self->probe_t0_.reset();
+    if (!self->probe_t0_ && (self->heartbeats_ <= o.time_sync_probes ||
+                             self->heartbeats_ % o.time_sync_every_heartbeats == 0 || self->retry_probe_)) {
+      self->retry_probe_ = false;
+      self->send_clock_probe();
     }
     self->start_heartbeat();
   });
+}
+
+void AgentSession::send_clock_probe() {
+  check_io_thread("AgentSession::send_clock_probe");
+  probe_under_load_ = !reading_;   // paused for ingest right now
+  probe_t0_ = proto::unix_now_s();
+  send(proto::TimeSync{*probe_t0_});
 }
 
 void AgentSession::close(const std::string& why) {

@@ -3,7 +3,8 @@
 // sequence (acks are cumulative: one pending ack, raised as ingests complete, never a queue of them), the
 // heartbeat watchdog and clock probes (a probe whose reply waited while reading was paused for ingest, or slower
 // than ControllerOptions::max_clock_probe_rtt_s and 2x the link's fastest earlier round trip, is discarded: its round trip
-// measures a backlog, not the clock; until one is kept, one is sent every heartbeat). Io thread only: every method and handler runs on the one I/O thread,
+// measures a backlog, not the clock; one probe is outstanding at a time, and until one is kept a discarded probe is
+// followed by another at the next heartbeat). Io thread only: every method and handler runs on the one I/O thread,
 // database completions included (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
 #pragma once
 
@@ -30,6 +31,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void run(HttpRequest req);
   void send(proto::Body body);
   void close(const std::string& why);
+  // Sends a clock probe, which becomes the one outstanding (the heartbeat sends them; tests call it directly).
+  void send_clock_probe();
 
   int64_t agent_id() const { return agent_id_; }
   const std::string& name() const { return name_; }
@@ -92,7 +95,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   int bad_frames_ = 0;   // rejected frames on this connection, in all
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
-  bool probe_under_load_ = false;   // reading paused for ingest since the last probe was sent
+  std::optional<double> probe_t0_;   // the probe outstanding (its t0), if any
+  bool retry_probe_ = false;         // the last probe was discarded and none is kept yet
+  bool probe_under_load_ = false;   // reading paused for ingest since the outstanding probe was sent
   std::optional<double> min_rtt_s_;  // the fastest round trip of any probe not taken under load
   int64_t probes_discarded_ = 0;
   std::optional<double> best_rtt_s_;

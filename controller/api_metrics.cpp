@@ -186,12 +186,12 @@ void Controller::add_flow_gauges(metrics::Registry& reg, const std::vector<api::
   // this side what waits for the database and whether reading is paused for it.
   for (const auto& b : boards) {
     const metrics::Labels l = {{"name", b.name}, {"device_class", b.device_class}};
-    if (b.backlog_messages) {
+    if (b.backlog_messages)
       reg.gauge("jetsweep_board_agent_backlog_messages", "Result messages the agent holds not yet acknowledged", l,
                 static_cast<double>(*b.backlog_messages));
+    if (b.backlog_bytes)
       reg.gauge("jetsweep_board_agent_backlog_bytes", "Bytes of result messages the agent holds not yet acknowledged",
-                l, static_cast<double>(b.backlog_bytes.value_or(0)));
-    }
+                l, static_cast<double>(*b.backlog_bytes));
     auto it = agents_.find(b.agent_id);
     auto session = it == agents_.end() ? nullptr : it->second.lock();
     if (!session || !session->open()) continue;

@@ -52,6 +52,10 @@ void FleetTelemetry::add_samples(int64_t agent_id, const proto::SampleChunk& chu
     b.series.pop_front();
 }
 
+void FleetTelemetry::forget_backlog(int64_t agent_id) {
+  if (auto it = boards_.find(agent_id); it != boards_.end()) it->second.backlog_messages = it->second.backlog_bytes = std::nullopt;
+}
+
 void FleetTelemetry::heartbeat(int64_t agent_id, const proto::Heartbeat& hb, double now_unix_s) {
   Board& b = boards_[agent_id];
   b.last_heartbeat_unix_s = now_unix_s;

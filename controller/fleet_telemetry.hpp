@@ -57,6 +57,8 @@ class FleetTelemetry {
   void add_samples(int64_t agent_id, const proto::SampleChunk& chunk, std::optional<double> clock_offset_s,
                    double now_unix_s);
   void heartbeat(int64_t agent_id, const proto::Heartbeat& hb, double now_unix_s);
+  // A new connection of the agent: its backlog is unknown until its next heartbeat.
+  void forget_backlog(int64_t agent_id);
 
   // The agent's record, or null when nothing was heard from it since the controller started.
   const Board* board(int64_t agent_id) const;

@@ -40,7 +40,8 @@
       const backlog = el("span", {
         testid: "fleet-backlog-" + id, value: b.backlog_messages,
         title: "results the agent holds that the controller has not acknowledged yet (its last heartbeat)",
-        text: isNum(b.backlog_messages) ? b.backlog_messages + " (" + (b.backlog_bytes / 1e6).toFixed(1) + " MB)" : "—",
+        text: !isNum(b.backlog_messages) ? "—"
+          : b.backlog_messages + (isNum(b.backlog_bytes) ? " (" + (b.backlog_bytes / 1e6).toFixed(1) + " MB)" : ""),
       });
       const series = b.series || [];
       return el("tr", { testid: "fleet-row-" + id },

@@ -48,8 +48,9 @@ std::vector<proto::Envelope> send_all(Outbox& box) {
   std::vector<proto::Envelope> out;
   for (;;) {
     auto next = box.next_to_send("box-1");
-    if (!next) return out;
-    auto env = proto::decode(*next);
+    REQUIRE_MESSAGE(next.is_ok(), next.status().to_string());
+    if (!next->has_value()) return out;
+    auto env = proto::decode(**next);
     REQUIRE_MESSAGE(env.is_ok(), env.status().to_string());
     out.push_back(std::move(env).value());
   }
@@ -120,23 +121,44 @@ TEST_CASE("outbox: frames beyond the memory bound stay on disk and are sent from
   CHECK(again.front().id == 151);
 }
 
-TEST_CASE("outbox: a journal record damaged on disk is reported lost and passed over, never blocking the rest") {
+// Overwrites bytes inside the journal record of message `index` (in unacked order).
+void damage(const testing::TempDir& dir, const Journal& j, size_t index) {
+  std::fstream f((dir / "journal.bin").string(), std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(j.unacked()[index].offset + 30));
+  f.write("damaged", 7);
+}
+
+TEST_CASE("outbox: a journal record damaged on disk is lost once, passed over, and never blocks the rest") {
   testing::TempDir dir;
   auto j = open_journal(dir);
   Outbox box(j, limits(1, 1 << 30, 1 << 30));   // nothing held in memory: every frame is read back
   for (int i = 0; i < 5; ++i) add(box, chunk(6, i, 50));
-  {
-    std::fstream f((dir / "journal.bin").string(), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(j->unacked()[2].offset + 30));
-    f.write("damaged", 7);
-  }
+  damage(dir, *j, 2);
   auto sent = send_all(box);
   REQUIRE(sent.size() == 4);
   CHECK(sent[1].id == 2);
   CHECK(sent[2].id == 4);
-  CHECK(box.unreadable() == 1);
+  CHECK(box.lost() == 1);
+  box.restart_sending();   // a reconnect: passed over again, not lost again
+  CHECK(send_all(box).size() == 4);
+  CHECK(box.lost() == 1);
   REQUIRE(box.ack(5).is_ok());   // the controller's cumulative ack covers it
   CHECK(box.empty());
+
+  SUBCASE("the last message, a run_finished: a failed run_finished takes its place, and nothing waits for it") {
+    add(box, chunk(7, 0, 50));
+    add(box, proto::RunFinished{7, "done", "", 1.0});
+    damage(dir, *j, 1);
+    auto more = send_all(box);
+    REQUIRE(more.size() == 2);
+    CHECK(std::get<proto::MinibatchChunk>(more[0].body).run_id == 7);
+    const auto& fin = std::get<proto::RunFinished>(more[1].body);
+    CHECK(fin.status == "failed");
+    CHECK(fin.error.find("damaged") != std::string::npos);
+    REQUIRE(box.ack(more.back().id).is_ok());
+    CHECK(box.empty());
+    CHECK(box.lost() == 2);
+  }
 }
 
 TEST_CASE("outbox: a restarted agent's outbox holds no frame in memory and replays from the journal") {

@@ -110,19 +110,30 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
   REQUIRE(f.drain_until([&] { return session->queued_frames() == 0; }));
   const int64_t before = session->probes_discarded();
 
-  // A reply the controller reads at once: kept.
-  double t0 = proto::unix_now_s();
-  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002});
+  // The probe the session sends, answered (the agent's reply carries the probe's t0).
+  const auto probe = [&] {
+    const size_t n = client->count<proto::TimeSync>();
+    session->send_clock_probe();
+    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
+    return client->all<proto::TimeSync>().back().t0;
+  };
+  const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002}); };
+
+  // A reply the controller reads at once: kept. A reply to no outstanding probe (stale) is ignored.
+  reply(probe());
+  REQUIRE(f.round_trip(*client));
+  CHECK(session->probes_discarded() == before);
+  reply(proto::unix_now_s() - 5);
   REQUIRE(f.round_trip(*client));
   CHECK(session->probes_discarded() == before);
 
   // Reading paused for ingest with the reply behind the results: its round trip measures the database.
+  const double t0 = probe();
   Gate gate;
   gate.hold(*f.db, f.controller->executor());
   std::vector<uint64_t> ids;
   for (int64_t e = 0; e < 2; ++e) ids.push_back(client->send(epoch_of(4343, e)));
-  t0 = proto::unix_now_s();
-  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002});
+  reply(t0);
   REQUIRE(f.drain_until([&] { return client->unsent() == 0 && !session->reading(); }));
   gate.open();
   REQUIRE(f.drain_until([&] { return client->acked(ids.back()) && session->probes_discarded() == before + 1; }));
