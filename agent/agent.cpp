@@ -378,10 +378,7 @@ void Agent::start_heartbeat() {
       return self->drop_connection("no message from the controller for " +
                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
                                    " ms");
-    proto::Heartbeat hb{state_name(self->state_), self->current_run_, {}, {}};
-    hb.backlog_messages = static_cast<int64_t>(self->outbox_.size());
-    hb.backlog_bytes = static_cast<int64_t>(self->outbox_.bytes());
-    self->send_now(std::move(hb));
+    self->send_now(self->outbox_.heartbeat(state_name(self->state_), self->current_run_));
     self->start_heartbeat();
   });
 }
@@ -519,8 +516,7 @@ void Agent::on_run_finished(int64_t run_id) {
     if (!conn_) stop_now();
   } else if (state_ == AgentState::kRunning) {
     set_state(AgentState::kIdle);
-    send_now(proto::Heartbeat{"idle", std::nullopt, static_cast<int64_t>(outbox_.size()),
-                              static_cast<int64_t>(outbox_.bytes())});
+    send_now(outbox_.heartbeat("idle", std::nullopt));
   }
   schedule_idle_restore();
 }

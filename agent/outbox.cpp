@@ -84,7 +84,9 @@ uint64_t Outbox::add(proto::Body body, Status& journal_error) {
   journal_error = Status::ok();
   if (journal_) {
     // Written (and synced per the journal's policy) before it can reach the controller.
-    journal_error = journal_->append(JournalEntry{it.id, it.run_id, it.run_finished, it.frame}, type);
+    JournalEntry entry{it.id, it.run_id, it.run_finished, std::move(it.frame)};   // lent, not copied
+    journal_error = journal_->append(entry, type);
+    it.frame = std::move(entry.frame);
     it.journaled = journal_error.is_ok();
   }
   if (it.journaled && memory_bytes_ + it.frame_bytes > limits_.memory_bytes) {
@@ -178,6 +180,10 @@ Result<std::optional<std::string>> Outbox::next_to_send(const std::string& agent
     }
   }
   return std::optional<std::string>();
+}
+
+proto::Heartbeat Outbox::heartbeat(std::string state, std::optional<int64_t> run) const {
+  return proto::Heartbeat{std::move(state), run, static_cast<int64_t>(items_.size()), static_cast<int64_t>(bytes_)};
 }
 
 std::vector<int64_t> Outbox::runs() const {

@@ -98,6 +98,8 @@ class Outbox {
   uint64_t next_id() const { return next_id_; }
   uint64_t last_id() const { return next_id_ - 1; }
   std::vector<int64_t> runs() const;   // runs with unacknowledged messages
+  // A heartbeat in `state` (running `run`) that reports this outbox's backlog.
+  proto::Heartbeat heartbeat(std::string state, std::optional<int64_t> run) const;
   // Over its bound: the journal's disk use over journal_bytes, or without a journal memory over memory_bytes.
   bool full() const;
   ProducerGate& gate() { return gate_; }

@@ -54,7 +54,12 @@ void AgentSession::run(HttpRequest req) {
 
 void AgentSession::read_next() {
   if (!open_ || reading_) return;
-  if (in_flight_ >= controller_->options().max_ingest_in_flight) return pause_reading_for_ingest();
+  if (in_flight_ >= controller_->options().max_ingest_in_flight) {
+    // Backpressure: reading resumes on ingest_done. Frames behind (heartbeats, probe replies) wait in the socket,
+    // so the outstanding probe's round trip now measures the database.
+    probe_under_load_ = true;
+    return;
+  }
   reading_ = true;
   auto self = shared_from_this();
   ws_.async_read(buffer_, [self](beast::error_code ec, std::size_t) {
@@ -72,11 +77,6 @@ void AgentSession::read_next() {
     self->on_frame(std::move(frame));
     self->read_next();
   });
-}
-
-void AgentSession::pause_reading_for_ingest() {
-  // Backpressure: reading resumes on ingest_done. Frames behind (heartbeats, probe replies) wait in the socket.
-  probe_under_load_ = true;
 }
 
 void AgentSession::reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref) {

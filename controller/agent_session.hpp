@@ -73,7 +73,6 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void write_next();
   void ack(uint64_t id);
   void start_heartbeat();
-  void pause_reading_for_ingest();
   void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
   void on_time_sync_reply(const proto::TimeSyncReply& m);
   void check_io_thread(const char* where);
