@@ -283,8 +283,15 @@ Status Journal::load(int fd, std::deque<Message>& kept) {
       }
     }
     if (!problem.empty()) {
-      recovery_.dropped_bytes = left;
       const bool tail = left < kRecordHead || (len <= kMaxPayload && left - kRecordHead <= len);
+      if (!tail) {
+        JS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, skip_damaged_record(fd, pos, len, size, problem));
+        if (next) {
+          pos = *next;
+          continue;
+        }
+      }
+      recovery_.dropped_bytes += left;
       JS_LOG_WARN << "journal " << p << ": " << (tail ? "torn last record" : "corrupt record") << " at offset " << pos
                   << " (" << problem << "); dropping its " << left << " bytes"
                   << "; message ids continue from " << next_id_ + kIdGapAfterDroppedTail;
@@ -297,6 +304,62 @@ Status Journal::load(int fd, std::deque<Message>& kept) {
   for (auto& [id, m] : messages)
     if (id > acked) kept.push_back(m);
   return Status::ok();
+}
+
+Result<std::optional<uint64_t>> Journal::skip_damaged_record(int fd, uint64_t pos, uint32_t len, uint64_t size,
+                                                             const std::string& problem) {
+  // Damage mid-file (a failing disk: a crash only tears the last record, and opening rewrites the file): only the
+  // damaged record is lost, reading resumes at the next intact record. Ids continue past any it may have held.
+  JS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, record_after_damage(fd, pos, len, size));
+  if (!next) return next;
+  recovery_.dropped_bytes += *next - pos;
+  ++recovery_.damaged_records;
+  JS_LOG_WARN << "journal " << path() << ": corrupt record at offset " << pos << " (" << problem << "); its "
+              << *next - pos << " bytes are lost (a result message in them will not be sent; a run left without its "
+              << "run_finished is reported cancelled and runs again); reading resumes at offset " << *next;
+  next_id_ += kIdGapAfterDroppedTail;
+  return next;
+}
+
+Result<bool> Journal::intact_record_at(int fd, uint64_t offset, uint64_t size) const {
+  std::string head, payload;
+  bool short_read = false;
+  if (offset + kRecordHead > size) return false;
+  JS_RETURN_IF_ERROR(read_at(fd, offset, kRecordHead, head, "journal " + path(), short_read));
+  const uint32_t len = get_u32(head.data());
+  if (short_read || len < 9 || len > kMaxPayload || offset + kRecordHead + len > size) return false;
+  JS_RETURN_IF_ERROR(read_at(fd, offset + kRecordHead, len, payload, "journal " + path(), short_read));
+  if (short_read) return false;
+  const char kind = payload[0];
+  if (!((kind == kMessage && len >= 18) || (kind == kAck && len == 9))) return false;
+  return checksum(payload) == get_u32(head.data() + 4);
+}
+
+Result<std::optional<uint64_t>> Journal::record_after_damage(int fd, uint64_t pos, uint32_t len, uint64_t size) const {
+  // Most often the damage is inside the payload and the length is right: the next record starts where it says.
+  const uint64_t end = pos + kRecordHead + len;
+  if (len >= 9 && len <= kMaxPayload && end < size) {
+    JS_ASSIGN_OR_RETURN(bool intact, intact_record_at(fd, end, size));
+    if (intact) return std::optional<uint64_t>(end);
+  }
+  // Else scan forward: a candidate needs a length in range and a known kind before its CRC-32 is checked (the
+  // frames are JSON text, whose bytes never read as a length in range).
+  constexpr uint64_t kChunk = 1u << 20;
+  std::string buf;
+  bool short_read = false;
+  for (uint64_t s = pos + 1; s + kRecordHead < size; s += kChunk) {
+    const uint64_t n = std::min<uint64_t>(size - s, kChunk + kRecordHead + 1);
+    JS_RETURN_IF_ERROR(read_at(fd, s, static_cast<size_t>(n), buf, "journal " + path(), short_read));
+    for (size_t i = 0; i < kChunk && i + kRecordHead < buf.size(); ++i) {
+      const uint32_t l = get_u32(buf.data() + i);
+      if (l < 9 || l > kMaxPayload || s + i + kRecordHead + l > size) continue;
+      const char kind = buf[i + kRecordHead];
+      if (!((kind == kMessage && l >= 18) || (kind == kAck && l == 9))) continue;
+      JS_ASSIGN_OR_RETURN(bool intact, intact_record_at(fd, s + i, size));
+      if (intact) return std::optional<uint64_t>(s + i);
+    }
+  }
+  return std::optional<uint64_t>();
 }
 
 Result<std::optional<uint64_t>> Journal::record_after_hole(int fd, uint64_t pos, uint64_t size) const {

@@ -7,8 +7,9 @@
 //   'H' header:  u64 next_id | agent name                   (first record; written only by compaction)
 //   'M' message: u64 id | i64 run_id | u8 is_run_finished | the encoded envelope frame
 //   'A' ack:     u64 up_to                                  (every message with id <= up_to is committed)
-// A record whose length runs past the end of the file or whose CRC does not match ends the journal:
-// it and everything after it are dropped (logged), which is how a record torn by a crash is tolerated. Zeros
+// A last record whose length runs past the end of the file or whose CRC does not match is dropped (logged): a
+// record torn by a crash. A damaged record with intact ones after it (a failing disk) is skipped, alone: reading
+// resumes at the next record whose length, kind and CRC check out. Zeros
 // where a record should start are acked space given back (below): reading resumes at the next intact record
 // (found by its checksum) or, when only zeros follow, they are a torn tail.
 //
@@ -80,7 +81,8 @@ class Journal {
   // What open() found in an existing journal.
   struct Recovery {
     size_t entries = 0;              // unacknowledged messages recovered (including synthetic run_finished)
-    size_t dropped_bytes = 0;        // torn or corrupt tail dropped
+    size_t dropped_bytes = 0;        // torn or corrupt tail dropped, and damaged records skipped
+    size_t damaged_records = 0;      // damaged records mid-file skipped (the records after them kept)
     std::vector<int64_t> cancelled;  // runs without run_finished: a cancelled run_finished was appended
   };
 
@@ -127,6 +129,14 @@ class Journal {
   Status load(int fd, std::deque<Message>& kept);
   // Where records resume after zeros at `pos` (acked space given back); nullopt when only zeros follow.
   Result<std::optional<uint64_t>> record_after_hole(int fd, uint64_t pos, uint64_t size) const;
+  // A damaged record at `pos` with intact ones after it: counted, logged, skipped; the next record's offset, or
+  // nullopt when none follows (a damaged tail).
+  Result<std::optional<uint64_t>> skip_damaged_record(int fd, uint64_t pos, uint32_t len, uint64_t size,
+                                                      const std::string& problem);
+  // The offset of the first intact record after the damaged one at `pos` (length field `len`), or nullopt.
+  Result<std::optional<uint64_t>> record_after_damage(int fd, uint64_t pos, uint32_t len, uint64_t size) const;
+  // Whether an intact record (length in range, known kind, CRC-32) starts at `offset`.
+  Result<bool> intact_record_at(int fd, uint64_t offset, uint64_t size) const;
   Status write_record(const std::string& payload, uint64_t& offset);
   // Writes header + the records of `kept` (copied from `from_fd`) + `extra` to a new file, renamed over
   // journal.bin; streams, record by record.

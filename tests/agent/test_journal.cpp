@@ -189,6 +189,42 @@ TEST_CASE("journal: a torn last record is detected by length and checksum, logge
   CHECK(j->next_id() == pending[2].id + 1);
 }
 
+TEST_CASE("journal: a damaged record mid-file is skipped alone; every record after it is kept") {
+  testing::TempDir dir;
+  uint64_t offset = 0;
+  {
+    auto j = open_ok(dir);
+    REQUIRE(append(*j, chunk(2, 0)).is_ok());
+    REQUIRE(append(*j, epoch_result(2, 0)).is_ok());
+    REQUIRE(append(*j, proto::RunFinished{2, "done", "", 1}).is_ok());
+    REQUIRE(append(*j, chunk(3, 0)).is_ok());
+    REQUIRE(append(*j, proto::RunFinished{3, "done", "", 1}).is_ok());
+    offset = j->unacked()[1].offset;   // the epoch_result's record
+  }
+  std::fstream f(journal_file(dir), std::ios::in | std::ios::out | std::ios::binary);
+  SUBCASE("a flipped byte in its payload") {
+    f.seekp(static_cast<std::streamoff>(offset + 30));
+    f.write("#", 1);
+  }
+  SUBCASE("a garbled length") {
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write("\xff\xff\xff\x7f", 4);
+  }
+  f.close();
+  auto j = open_ok(dir);
+  CHECK(j->recovery().damaged_records == 1);
+  CHECK(j->recovery().dropped_bytes > 0);
+  auto pending = j->read_unacked().value();
+  // Only the epoch_result is lost; both runs keep their run_finished, so neither is reported cancelled.
+  REQUIRE(pending.size() == 4);
+  CHECK(pending[0].id == 1);
+  CHECK(pending[1].id == 3);
+  CHECK(pending[2].id == 4);
+  CHECK(pending[3].id == 5);
+  CHECK(j->recovery().cancelled.empty());
+  CHECK(j->next_id() > 5);   // above every id in the file: none is reused
+}
+
 TEST_CASE("journal: an agent that died mid-run gets a cancelled run_finished appended, once") {
   testing::TempDir dir;
   {
