@@ -218,6 +218,9 @@ std::string format_status(const api::CampaignStatus& s, bool bar, std::time_t no
   else if (!s.finished && !s.paused) out << "; time left known after the first measured epoch";
   if (bar && s.epochs_total > 0) out << "  " << progress_bar(s.epochs_done, s.epochs_total);
   for (const auto& u : s.unrunnable) out << "\n  cannot run: " << u.reason;
+  if (s.set_aside_results > 0)
+    out << "\n  set aside: " << s.set_aside_results << " result message" << (s.set_aside_results == 1 ? "" : "s")
+        << " measured after their run was taken from the agent (table set_aside_results; docs/OPERATIONS.md)";
   return out.str();
 }
 

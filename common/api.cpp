@@ -221,6 +221,7 @@ bj::object to_json(const CampaignStatus& v) {
   o["eta_s"] = number_or_null(v.eta_s);
   o["unrunnable_runs"] = v.unrunnable_runs;
   o["unrunnable"] = to_json(v.unrunnable);
+  o["set_aside_results"] = v.set_aside_results;
   return o;
 }
 
@@ -246,6 +247,7 @@ Status from_json(const bj::value& v, const std::string& where, CampaignStatus& o
   out.paused = r->boolean("paused");
   out.eta_s = r->opt_number("eta_s");
   out.unrunnable_runs = r->integer("unrunnable_runs");
+  out.set_aside_results = r->opt_integer("set_aside_results").value_or(0);   // absent from controllers before it
   Status nested_status;
   nested(v, "unrunnable", where, out.unrunnable, nested_status);
   return finish(r, nested_status);

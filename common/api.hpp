@@ -137,6 +137,9 @@ struct CampaignStatus {
   std::optional<double> eta_s;   // wall seconds left; null while paused or before anything was measured
   int64_t unrunnable_runs = 0;
   std::vector<Unrunnable> unrunnable;
+  // Result messages kept apart: measured by an agent after its run had been taken from it (requeued to another
+  // agent, lost, cancelled). Not in any run's rows; 0 means nothing measured was left out (docs/OPERATIONS.md).
+  int64_t set_aside_results = 0;
 };
 
 struct CreatedCampaignReply {

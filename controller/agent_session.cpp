@@ -229,14 +229,18 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
   if (const auto* f = std::get_if<proto::RunFinished>(&body)) finished = f->run_id;
   controller_->ingest_db(agent).post_ingest(
       controller_->executor(), agent, std::move(body),
-      [self, id, type, finished, rows, received](Status s) {
-        if (s.is_ok()) {
+      [self, id, type, finished, rows, received](Result<IngestOutcome> r) {
+        if (r.is_ok()) {
+          // Duplicates and set-aside messages are counted, not logged one by one (a replay brings thousands);
+          // what was set aside is in set_aside_results and its campaign's status.
           auto& m = self->controller_->metrics().ingest(type);
           m.messages.inc();
-          m.rows.inc(rows);
+          if (*r == IngestOutcome::kDuplicate) m.duplicates.inc();
+          if (*r == IngestOutcome::kSetAside) m.set_aside.inc();
+          if (*r == IngestOutcome::kStored) m.rows.inc(rows);
           m.seconds.observe(metrics::seconds_since(received));
         }
-        self->ingest_done(id, type, s, finished);
+        self->ingest_done(id, type, r.status(), finished);
       });
 }
 

@@ -156,13 +156,22 @@ void add_controller_metrics(Registry& reg, const metrics::ControllerMetrics& m) 
               "Clock probes discarded because their reply waited behind results (reading paused, or a slow round trip)",
               {}, static_cast<double>(m.clock_probes_discarded.value()));
   const char* messages_help = "Ingest messages committed to the database and acknowledged, by message type";
-  const char* rows_help = "Rows ingested (type minibatches: minibatch rows; samples: telemetry samples), by message type";
+  const char* duplicates_help = "Ingest messages acknowledged as duplicates (all of it stored already: resends), by type";
+  const char* set_aside_help =
+      "Ingest messages set aside: measured by an agent that no longer held the run (kept in set_aside_results), by type";
+  const char* rows_help = "Rows stored (type minibatches: minibatch rows; samples: telemetry samples), by message type";
   const char* seconds_help = "From an ingest message's arrival to its commit, by message type";
   reg.declare("jetsweep_ingest_messages_total", messages_help, "counter");
+  reg.declare("jetsweep_ingest_duplicates_total", duplicates_help, "counter");
+  reg.declare("jetsweep_ingest_set_aside_total", set_aside_help, "counter");
   reg.declare("jetsweep_ingest_rows_total", rows_help, "counter");
   reg.declare("jetsweep_ingest_latency_seconds", seconds_help, "histogram");
   for (const auto& [type, per] : m.ingest_by_type()) {
     reg.counter("jetsweep_ingest_messages_total", messages_help, {{"type", type}}, static_cast<double>(per.messages.value()));
+    reg.counter("jetsweep_ingest_duplicates_total", duplicates_help, {{"type", type}},
+                static_cast<double>(per.duplicates.value()));
+    reg.counter("jetsweep_ingest_set_aside_total", set_aside_help, {{"type", type}},
+                static_cast<double>(per.set_aside.value()));
     if (type == "minibatches" || type == "samples")
       reg.counter("jetsweep_ingest_rows_total", rows_help, {{"type", type}}, static_cast<double>(per.rows.value()));
     reg.histogram("jetsweep_ingest_latency_seconds", seconds_help, {{"type", type}}, per.seconds.snapshot());

@@ -32,8 +32,9 @@ size_t DbWorker::queued() const {
 }
 
 void DbWorker::post_ingest(boost::asio::any_io_executor ex, int64_t agent_id, proto::Body body,
-                           std::function<void(Status)> done) {
-  enqueue(IngestJob{std::move(ex), IngestItem{agent_id, std::move(body), Status::ok()}, std::move(done)});
+                           std::function<void(Result<IngestOutcome>)> done) {
+  enqueue(IngestJob{std::move(ex), IngestItem{agent_id, std::move(body), Status::ok(), IngestOutcome::kStored},
+                    std::move(done)});
 }
 
 void DbWorker::enqueue(std::variant<Job, IngestJob> job) {
@@ -79,7 +80,10 @@ void DbWorker::run_ingest_batch(std::vector<IngestJob>& batch) {
     backoff(++attempt, s);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    Status result = s.is_ok() ? items[i].result : s;   // a batch that failed whole: every message failed
+    // A batch that failed whole: every message failed.
+    Result<IngestOutcome> result = !s.is_ok()                 ? Result<IngestOutcome>(s)
+                                   : items[i].result.is_ok() ? Result<IngestOutcome>(items[i].outcome)
+                                                             : Result<IngestOutcome>(items[i].result);
     boost::asio::post(batch[i].ex, [done = std::move(batch[i].done), result = std::move(result)]() mutable {
       done(std::move(result));
     });

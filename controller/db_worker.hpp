@@ -42,8 +42,9 @@ class DbWorker {
 
   // Writes agent `agent_id`'s result message on the worker thread, in one transaction with the ingest jobs
   // queued right behind it (at most kMaxIngestBatch: one commit, one fsync, for many messages); retried whole
-  // while the store reports kUnavailable. Then `done(status)` is posted to `ex`, after the commit.
-  void post_ingest(boost::asio::any_io_executor ex, int64_t agent_id, proto::Body body, std::function<void(Status)> done);
+  // while the store reports kUnavailable. Then `done(outcome or error)` is posted to `ex`, after the commit.
+  void post_ingest(boost::asio::any_io_executor ex, int64_t agent_id, proto::Body body,
+                   std::function<void(Result<IngestOutcome>)> done);
   static constexpr size_t kMaxIngestBatch = 64;
 
   size_t queued() const;
@@ -59,7 +60,7 @@ class DbWorker {
   struct IngestJob {
     boost::asio::any_io_executor ex;
     IngestItem item;
-    std::function<void(Status)> done;
+    std::function<void(Result<IngestOutcome>)> done;
   };
   void enqueue(std::variant<Job, IngestJob> job);
   void loop();

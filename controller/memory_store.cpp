@@ -71,6 +71,7 @@ void MemoryStore::copy_contents_from(const MemoryStore& other) {
   minibatches_ = other.minibatches_;
   samples_ = other.samples_;
   reboots_ = other.reboots_;
+  set_aside_ = other.set_aside_;
   next_agent_id_ = other.next_agent_id_;
   next_campaign_id_ = other.next_campaign_id_;
   next_run_id_ = other.next_run_id_;
@@ -89,15 +90,6 @@ MemoryStore::Run* MemoryStore::find_run(int64_t run_id) {
 MemoryStore::Agent* MemoryStore::find_agent(int64_t agent_id) {
   auto it = agents_.find(agent_id);
   return it == agents_.end() ? nullptr : &it->second;
-}
-
-bool MemoryStore::accepts_results(int64_t agent_id, int64_t run_id, const char* what) const {
-  auto it = runs_.find(run_id);
-  if (it == runs_.end() || it->second.agent_id != agent_id) return false;
-  if (executing(it->second.status)) return true;
-  JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is "
-              << it->second.status << " (results are append-only)";
-  return false;
 }
 
 Status MemoryStore::migrate() { return Status::ok(); }
@@ -346,101 +338,6 @@ Status MemoryStore::unclaim_run(int64_t run_id, int64_t agent_id) {
     run->finished_at.reset();
   }
   run->attempts = std::max<int64_t>(run->attempts - 1, 0);
-  return Status::ok();
-}
-
-void MemoryStore::mark_running(int64_t run_id, int64_t agent_id) {
-  Run* run = find_run(run_id);
-  if (!run || run->agent_id != agent_id || run->status != "assigned") return;
-  run->status = "running";
-  if (!run->started_at) run->started_at = now();
-}
-
-Status MemoryStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
-  std::lock_guard lock(mu_);
-  if (!accepts_results(agent_id, m.run_id, "run_started")) return Status::ok();
-  if (Run* run = find_run(m.run_id)) {
-    run->applied = m.applied;
-    run->reference_state = m.reference_state;
-    run->storage_device = m.storage_device;
-    run->page_cache_dropped = m.page_cache_dropped;
-    run->agent_t0_unix_s = m.t0_unix_s;
-    run->compute_device = m.compute_device;
-  }
-  mark_running(m.run_id, agent_id);
-  return Status::ok();
-}
-
-Status MemoryStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
-  std::lock_guard lock(mu_);
-  if (m.stall_s.empty() || !accepts_results(agent_id, m.run_id, "minibatches")) return Status::ok();
-  for (size_t i = 0; i < m.stall_s.size(); ++i)
-    if (!std::isfinite(m.stall_s[i]) || !std::isfinite(m.compute_s[i]))
-      return db_error("ingesting minibatches: null value in a NOT NULL column (minibatch " +
-                      std::to_string(m.first_index + static_cast<int64_t>(i)) + ")");
-  for (size_t i = 0; i < m.stall_s.size(); ++i) {
-    MinibatchRow row{m.stall_s[i], m.compute_s[i], std::nullopt};
-    if (!m.copy_s.empty() && std::isfinite(m.copy_s[i])) row.copy_s = m.copy_s[i];
-    minibatches_.try_emplace({m.run_id, m.epoch, m.first_index + static_cast<int64_t>(i)}, row);   // DO NOTHING
-  }
-  mark_running(m.run_id, agent_id);
-  return Status::ok();
-}
-
-Status MemoryStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
-  std::lock_guard lock(mu_);
-  if (!accepts_results(agent_id, m.run_id, "epoch")) return Status::ok();
-  epochs_[{m.run_id, m.epoch}] = m;   // ON CONFLICT DO UPDATE
-  mark_running(m.run_id, agent_id);
-  return Status::ok();
-}
-
-Status MemoryStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
-  std::lock_guard lock(mu_);
-  if (m.samples.empty() || !accepts_results(agent_id, m.run_id, "samples")) return Status::ok();
-  for (const auto& s : m.samples) samples_.try_emplace({m.run_id, s.t_s}, s);   // DO NOTHING
-  Run& run = runs_.at(m.run_id);
-  if (m.t0_unix_s && !run.agent_t0_unix_s) run.agent_t0_unix_s = m.t0_unix_s;
-  mark_running(m.run_id, agent_id);
-  return Status::ok();
-}
-
-Status MemoryStore::record_reboot(int64_t agent_id, const proto::RebootPending& m) {
-  std::lock_guard lock(mu_);
-  const Run* run = find_run(m.run_id);
-  Agent* a = find_agent(agent_id);
-  if (!run || !a || run->agent_id != agent_id || !executing(run->status)) return Status::ok();
-  // A replay after the agent came back (its ack was lost) does not send it away again.
-  if (reboots_.emplace(std::make_tuple(m.run_id, agent_id, m.requested_unix_s), m).second)
-    a->away_until = now() + m.expected_back_s;
-  return Status::ok();
-}
-
-Status MemoryStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
-  std::lock_guard lock(mu_);
-  Run* run = find_run(m.run_id);
-  if (!run || run->agent_id != agent_id || !executing(run->status)) return Status::ok();
-  if (m.status == "cancelled") {
-    // Stopped at our request: cancelled, its rows kept. Otherwise the agent shut down mid-run: requeued.
-    const bool campaign_cancelled = campaigns_.at(run->campaign_id).state == "cancelled";
-    if (run->cancel_requested || campaign_cancelled) {
-      run->status = "cancelled";
-      run->finished_at = now();
-      run->wall_s = m.wall_s;
-      run->error = run->cancel_requested ? "cancelled while running" : "campaign cancelled";
-    } else {
-      requeue_or_lose(*run, "cancelled on its agent: " + m.error);
-    }
-    return Status::ok();
-  }
-  static const std::set<std::string> kStatuses = {"queued", "assigned", "running", "done", "failed", "lost"};
-  if (!kStatuses.count(m.status))
-    return db_error("finishing a run: new row for relation \"runs\" violates check constraint \"runs_status_check\"");
-  run->status = m.status;
-  run->error = m.error;
-  run->wall_s = m.wall_s;
-  run->finished_at = now();
-  if (!run->started_at) run->started_at = now();
   return Status::ok();
 }
 

@@ -90,12 +90,12 @@ class MemoryStore final : public Store {
   Result<api::RunCancelled> cancel_run(int64_t run_id) override;
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
-  Status start_run(int64_t agent_id, const proto::RunStarted& m) override;
-  Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
-  Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
-  Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
-  Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
-  Status record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
+  Result<IngestOutcome> start_run(int64_t agent_id, const proto::RunStarted& m) override;
+  Result<IngestOutcome> ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
+  Result<IngestOutcome> ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
+  Result<IngestOutcome> ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
+  Result<IngestOutcome> finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
@@ -122,9 +122,10 @@ class MemoryStore final : public Store {
   double now() const;
   Run* find_run(int64_t run_id);
   Agent* find_agent(int64_t agent_id);
-  // The agent owns the run and it is assigned or running (results are append-only: for an ended run of
-  // the agent's, nothing is stored and the drop is logged, naming `what`); as PgStore's accepts_results.
-  bool accepts_results(int64_t agent_id, int64_t run_id, const char* what) const;
+  // Ingest (memory_store_ingest.cpp), as pg_ingest.cpp: a result for a run the agent does not hold is a duplicate
+  // when the run ended on this agent and `stored` (all of it is in the run's rows), or when the same message was
+  // set aside before; else it is set aside (set_aside_).
+  IngestOutcome not_held(int64_t agent_id, const Run& run, bool stored, const proto::Body& body);
   void mark_running(int64_t run_id, int64_t agent_id);
   // Sends the run back to the queue, or declares it cancelled (cancel requested) or lost (out of attempts).
   void requeue_or_lose(Run& run, const std::string& why);
@@ -151,6 +152,11 @@ class MemoryStore final : public Store {
   std::map<std::tuple<int64_t, int64_t, int64_t>, MinibatchRow> minibatches_;    // (run, epoch, idx)
   std::map<std::pair<int64_t, double>, proto::Sample> samples_;                  // (run, t_s)
   std::map<std::tuple<int64_t, int64_t, double>, proto::RebootPending> reboots_;  // (run, agent, requested_unix_s)
+  struct SetAside {
+    int64_t campaign_id = 0;
+    std::string message_type, reason;
+  };
+  std::map<std::tuple<int64_t, int64_t, std::string>, SetAside> set_aside_;      // (run, agent, frame)
   int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1;
 };
 

@@ -203,6 +203,7 @@ api::CampaignStatus MemoryStore::status_of(const CampaignRow& c) const {
   }
   o.unrunnable = unrunnable(c.id);
   for (const auto& u : o.unrunnable) o.unrunnable_runs += u.runs;
+  for (const auto& [key, kept] : set_aside_) o.set_aside_results += kept.campaign_id == c.id ? 1 : 0;
   return o;
 }
 

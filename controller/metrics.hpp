@@ -105,10 +105,13 @@ struct ControllerMetrics {
   Histogram dispatch_s{latency_buckets_s()};
   // Clock probes discarded because their reply waited behind results (AgentSession).
   Counter clock_probes_discarded;
-  // Ingest messages committed (acked), by message type; rows of minibatch and sample chunks; and the time from
-  // a message's arrival to its commit, by type. Types: the protocol's ingest messages.
+  // Ingest messages committed (acked), by message type; of them, the duplicates (all of it stored already) and
+  // those set aside (their agent no longer held the run); rows of minibatch and sample chunks stored; and the
+  // time from a message's arrival to its commit, by type. Types: the protocol's ingest messages.
   struct PerType {
     Counter messages;
+    Counter duplicates;
+    Counter set_aside;
     Counter rows;
     Histogram seconds{latency_buckets_s()};
   };

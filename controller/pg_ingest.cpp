@@ -23,11 +23,19 @@ const char* const kIngestMarkRunning = "ingest_mark_running";
 const char* const kIngestMinibatchOverlap = "ingest_minibatch_overlap";
 const char* const kIngestSampleOverlap = "ingest_sample_overlap";
 const char* const kIngestEpoch = "ingest_epoch";
+const char* const kIngestSetAside = "ingest_set_aside";
 
 void prepare_ingest_statements(pqxx::connection_base& conn) {
+  // The run's state for agent $2: status, campaign, t0 unknown, whether $2 is its agent, and (for a run $2 does
+  // not hold) why, as set_aside_results.reason says it.
   conn.prepare(kIngestRunAccess,
-               "SELECT status, campaign_id, agent_t0_unix_s IS NULL FROM runs WHERE id = $1 AND agent_id = $2 "
-               "FOR SHARE");
+               "SELECT status, campaign_id, agent_t0_unix_s IS NULL, coalesce(agent_id = $2, false), "
+               "  'the run is ' || status || CASE WHEN agent_id IS NULL THEN '' WHEN agent_id = $2 THEN ' on this agent' "
+               "  ELSE ' on agent ' || agent_id END || coalesce(' (' || nullif(error, '') || ')', '') "
+               "FROM runs WHERE id = $1 FOR SHARE");
+  conn.prepare(kIngestSetAside,
+               "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
+               "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text)) ON CONFLICT DO NOTHING RETURNING 1");
   conn.prepare(kIngestMarkRunning,
                "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'");
@@ -77,7 +85,8 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
                "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s, mb_recorded = EXCLUDED.mb_recorded, "
                "stall_mean_s = EXCLUDED.stall_mean_s, stall_p50_s = EXCLUDED.stall_p50_s, stall_p95_s = EXCLUDED.stall_p95_s, "
                "compute_mean_s = EXCLUDED.compute_mean_s, compute_p50_s = EXCLUDED.compute_p50_s, "
-               "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms");
+               "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms "
+               "RETURNING (xmax = 0)");   // true: inserted; false: a resend of a stored epoch (updated in place)
 }
 
 }  // namespace pg
@@ -100,26 +109,38 @@ NullableText nullable(const std::optional<double>& v) {
   return t;
 }
 
-// What an agent may do with a run it sends results for (accepts_results).
+// What an agent may do with a run it sends results for (run_access).
 struct RunAccess {
   int64_t campaign = 0;
+  bool holds = false;        // the agent holds the run (assigned or running): its results are written
+  bool on_agent = false;     // the run is (or ended) on this agent
   bool assigned = false;     // not yet running: this result marks it running (mark_running)
   bool t0_missing = false;   // runs.agent_t0_unix_s not yet known
+  std::string status;
+  std::string reason;        // why the agent does not hold it (set_aside_results.reason)
 };
 
-// The campaign of the run when the agent may add results to it now: it owns the run, which is assigned or
-// running (nullopt otherwise). Locks the run's row FOR SHARE, so it cannot be reassigned or finished until the
-// transaction ends. Results are append-only per run: for a run of the agent's that has ended (done, failed,
-// cancelled, lost) nothing is written and the drop is logged; rows of runs the agent does not own are dropped
-// silently (a requeued run belongs to its new agent). Either way the message is still acknowledged, so the
-// agent's outbox drains.
-std::optional<RunAccess> accepts_results(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const char* what) {
+// The run's state for the agent, nullopt when there is no such run (its campaign was dropped). Locks the run's
+// row FOR SHARE, so it cannot be reassigned or finished until the transaction ends. Results are append-only per
+// run: only an agent holding it (assigned or running) writes them; what an agent sends for a run it does not hold
+// is a duplicate or is set aside (set_aside), and is acknowledged either way, so the agent's outbox drains.
+std::optional<RunAccess> run_access(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id) {
   auto r = w.exec_prepared(pg::kIngestRunAccess, run_id, agent_id);
   if (r.empty()) return std::nullopt;
-  const std::string status = r[0][0].c_str();
-  if (status == "assigned" || status == "running")
-    return RunAccess{r[0][1].as<int64_t>(), status == "assigned", r[0][2].as<bool>()};
-  // A replay can resend thousands of them: a few a minute are logged, with the count of those held back.
+  RunAccess a;
+  a.status = r[0][0].c_str();
+  a.campaign = r[0][1].as<int64_t>();
+  a.t0_missing = r[0][2].as<bool>();
+  a.on_agent = r[0][3].as<bool>();
+  a.holds = a.on_agent && (a.status == "assigned" || a.status == "running");
+  a.assigned = a.holds && a.status == "assigned";
+  a.reason = r[0][4].c_str();
+  return a;
+}
+
+// A result for a run that no longer exists (its campaign was dropped, with its set-aside results): counted as set
+// aside, kept nowhere; a few a minute are logged, with the count of those held back (a replay resends thousands).
+IngestOutcome no_such_run(int64_t agent_id, int64_t run_id, const char* what) {
   static std::mutex log_mutex;
   static log::RateLimit logged(5, std::chrono::minutes(1));
   int64_t held_back = 0;
@@ -129,13 +150,32 @@ std::optional<RunAccess> accepts_results(pqxx::transaction_base& w, int64_t agen
     log_it = logged.allow(std::chrono::steady_clock::now(), held_back);
   }
   if (log_it)
-    JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id << " dropped: the run is " << status
-                << " (results are append-only)"
-                << (held_back ? "; " + std::to_string(held_back) + " such drops not logged before this one" : "");
-  return std::nullopt;
+    JS_LOG_INFO << "agent " << agent_id << ": " << what << " of run " << run_id
+                << " not kept: there is no such run (its campaign was dropped)"
+                << (held_back ? "; " + std::to_string(held_back) + " such results not logged before this one" : "");
+  return IngestOutcome::kSetAside;
 }
 
-// The first result of an assigned run shows it is running (the row is locked FOR SHARE by accepts_results, so
+// A result the agent measured for a run it does not hold (requeued to another agent, lost, cancelled): kept apart
+// in set_aside_results as the frame it came in (proto::decode reads it back), never mixed into the run's rows.
+// The same message set aside before is a duplicate.
+IngestOutcome set_aside(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const RunAccess& access,
+                        const proto::Body& body) {
+  const std::string frame = proto::encode(proto::Envelope{0, body});
+  auto fresh = w.exec_prepared(pg::kIngestSetAside, access.campaign, run_id, agent_id,
+                               std::string(proto::type_name(body)), access.reason, frame);
+  return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
+}
+
+// A result for a run the agent does not hold: a duplicate when the run ended on this agent and `stored` (all of
+// the message is in the run's rows already), else set aside.
+IngestOutcome not_held(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const RunAccess& access,
+                       bool stored, const proto::Body& body) {
+  if (access.on_agent && stored) return IngestOutcome::kDuplicate;
+  return set_aside(w, agent_id, run_id, access, body);
+}
+
+// The first result of an assigned run shows it is running (the row is locked FOR SHARE by run_access, so
 // its status is still the one read there; a later result of the same transaction sees 'running').
 void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id, RunAccess& access) {
   if (!access.assigned) return;
@@ -153,13 +193,14 @@ void copy_rows(pqxx::transaction_base& w, const std::string& table, const chunks
   copy.complete();
 }
 
-// One message's writes, in the caller's transaction. Ok with nothing written for rows the agent may not add
-// (accepts_results); a kDbError for data the store cannot keep; SQL errors throw.
-Status write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const proto::MinibatchChunk& m) {
-  if (m.stall_s.empty()) return Status::ok();
+// One message's writes, in the caller's transaction, and what became of it (IngestOutcome; Store's ingest
+// contract); a kDbError for data the store cannot keep; SQL errors throw.
+Result<IngestOutcome> write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const proto::MinibatchChunk& m) {
+  if (m.stall_s.empty()) return IngestOutcome::kDuplicate;
   const int64_t first = m.first_index, last = m.first_index + static_cast<int64_t>(m.stall_s.size()) - 1;
-  auto access = accepts_results(w, agent_id, m.run_id, "minibatches");
-  if (!access) return Status::ok();
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "minibatches");
+  if (!access->holds && !access->on_agent) return set_aside(w, agent_id, m.run_id, *access, m);
   // Whether the epoch has landed (the row with NULL indices), and the stored chunks overlapping [first, last]
   // (chunks never overlap, each is written into a gap: they start in it or are the last one starting before it).
   auto stored = w.exec_prepared(pg::kIngestMinibatchOverlap, access->campaign, m.run_id, m.epoch, first, last);
@@ -170,6 +211,7 @@ Status write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const prot
     else covered.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
   }
   const auto parts = chunks::uncovered(first, last, covered);
+  if (!access->holds) return not_held(w, agent_id, m.run_id, *access, parts.empty(), m);
   if (!parts.empty()) {
     chunks::CopyText rows;
     chunks::append_minibatch_rows(rows, access->campaign, m, parts);
@@ -178,26 +220,36 @@ Status write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const prot
     if (epoch_landed) w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", access->campaign, m.run_id, m.epoch);
   }
   mark_running(w, m.run_id, agent_id, *access);
-  return Status::ok();
+  return parts.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }
 
-Status write_run_started(pqxx::transaction_base& w, int64_t agent_id, const proto::RunStarted& m) {
-  auto access = accepts_results(w, agent_id, m.run_id, "run_started");
-  if (!access) return Status::ok();
+Result<IngestOutcome> write_run_started(pqxx::transaction_base& w, int64_t agent_id, const proto::RunStarted& m) {
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "run_started");
+  if (!access->holds) return not_held(w, agent_id, m.run_id, *access, !access->t0_missing, m);
   auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
-  w.exec_params(
+  // A resend changes nothing: no row updated.
+  auto changed = w.exec_params(
       "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
       "  agent_t0_unix_s = $7, compute_device = $8 "
-      "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+      "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (applied, reference_state, "
+      "  storage_device, page_cache_dropped, agent_t0_unix_s, compute_device) IS DISTINCT FROM "
+      "  ($3::jsonb, $4::boolean, $5::text, $6::boolean, $7::double precision, $8::text) RETURNING 1",
       m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
       m.page_cache_dropped, m.t0_unix_s, m.compute_device);
   mark_running(w, m.run_id, agent_id, *access);
-  return Status::ok();
+  return changed.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }
 
-Status write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::EpochResult& m) {
-  auto access = accepts_results(w, agent_id, m.run_id, "epoch");
-  if (!access) return Status::ok();
+Result<IngestOutcome> write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::EpochResult& m) {
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "epoch");
+  if (!access->holds) {
+    const bool stored = access->on_agent &&
+                        w.exec_params1("SELECT EXISTS (SELECT 1 FROM epochs WHERE run_id = $1 AND epoch = $2)",
+                                       m.run_id, m.epoch)[0].as<bool>();
+    return not_held(w, agent_id, m.run_id, *access, stored, m);
+  }
   auto energy = nullable(m.energy_j);
   auto power = nullable(m.mean_power_w);
   auto mb_s = nullable(m.read_mb_s);
@@ -218,63 +270,69 @@ Status write_epoch(pqxx::transaction_base& w, int64_t agent_id, const proto::Epo
   auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
   auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
   auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
-  w.exec_prepared(
+  auto inserted = w.exec_prepared(
       pg::kIngestEpoch,
       m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
       agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
       cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
       m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), access->campaign);
   mark_running(w, m.run_id, agent_id, *access);
-  return Status::ok();
+  return !inserted.empty() && !inserted[0][0].as<bool>() ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }
 
-Status write_samples(pqxx::transaction_base& w, int64_t agent_id, const proto::SampleChunk& m) {
-  if (m.samples.empty()) return Status::ok();
+Result<IngestOutcome> write_samples(pqxx::transaction_base& w, int64_t agent_id, const proto::SampleChunk& m) {
+  if (m.samples.empty()) return IngestOutcome::kDuplicate;
   const auto fresh = chunks::sorted_unique(m.samples);
   const double t_min = fresh.front().t_s, t_max = fresh.back().t_s;
-  {
-    auto access = accepts_results(w, agent_id, m.run_id, "samples");
-    if (!access) return Status::ok();
-    const int64_t campaign = access->campaign;
-    // Sample chunks never overlap in time (a partial resend is merged, below), so the ones overlapping
-    // [t_min, t_max] start in it or are the last one starting before it.
-    auto stored = w.exec_prepared(
-        pg::kIngestSampleOverlap,
-        // t_s travels as the shortest round-trip decimal, so the bounds compare exactly with stored values.
-        campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
-    std::vector<proto::Sample> merged = fresh;
-    std::vector<double> replaced;   // t_first of the stored chunks merged with this message
-    bool all_stored = !stored.empty();
-    for (const auto& row : stored) {
-      auto old = chunks::parse_sample_chunk({row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
-                                             row[5].c_str(), row[6].c_str(), row[7].c_str(), row[8].c_str(),
-                                             row[9].c_str()});
-      if (!old.is_ok()) return old.status().with_context("run " + std::to_string(m.run_id));
-      replaced.push_back(row[0].as<double>());
-      // Stored samples first: of equal t_s the stored one is kept (a resend never rewrites what landed).
-      merged.insert(merged.begin(), old.value().begin(), old.value().end());
-    }
-    const size_t stored_count = merged.size() - fresh.size();
-    merged = chunks::sorted_unique(std::move(merged));
-    all_stored = all_stored && merged.size() == stored_count;
-    if (!all_stored) {
-      // Only a partial resend (new samples among stored ones) replaces chunks: by one chunk holding both.
-      for (double t : replaced)
-        w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 AND t_first = $3::float8",
-                      campaign, m.run_id, chunks::CopyText::number(t));
-      chunks::CopyText rows;
-      chunks::append_sample_row(rows, campaign, m.run_id, replaced.empty() ? fresh : merged);
-      copy_rows(w, "sample_chunks", rows);
-    }
-    if (m.t0_unix_s && access->t0_missing)
-      w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
-                    m.run_id, agent_id, *m.t0_unix_s);
-    mark_running(w, m.run_id, agent_id, *access);
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "samples");
+  if (!access->holds && !access->on_agent) return set_aside(w, agent_id, m.run_id, *access, m);
+  const int64_t campaign = access->campaign;
+  // Sample chunks never overlap in time (a partial resend is merged, below), so the ones overlapping
+  // [t_min, t_max] start in it or are the last one starting before it.
+  auto stored = w.exec_prepared(
+      pg::kIngestSampleOverlap,
+      // t_s travels as the shortest round-trip decimal, so the bounds compare exactly with stored values.
+      campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
+  std::vector<proto::Sample> merged = fresh;
+  std::vector<double> replaced;   // t_first of the stored chunks merged with this message
+  bool all_stored = !stored.empty();
+  for (const auto& row : stored) {
+    auto old = chunks::parse_sample_chunk({row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
+                                           row[5].c_str(), row[6].c_str(), row[7].c_str(), row[8].c_str(),
+                                           row[9].c_str()});
+    if (!old.is_ok()) return old.status().with_context("run " + std::to_string(m.run_id));
+    replaced.push_back(row[0].as<double>());
+    // Stored samples first: of equal t_s the stored one is kept (a resend never rewrites what landed).
+    merged.insert(merged.begin(), old.value().begin(), old.value().end());
   }
-  return Status::ok();
+  const size_t stored_count = merged.size() - fresh.size();
+  merged = chunks::sorted_unique(std::move(merged));
+  all_stored = all_stored && merged.size() == stored_count;
+  if (!access->holds) return not_held(w, agent_id, m.run_id, *access, all_stored, m);
+  if (!all_stored) {
+    // Only a partial resend (new samples among stored ones) replaces chunks: by one chunk holding both.
+    for (double t : replaced)
+      w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 AND t_first = $3::float8",
+                    campaign, m.run_id, chunks::CopyText::number(t));
+    chunks::CopyText rows;
+    chunks::append_sample_row(rows, campaign, m.run_id, replaced.empty() ? fresh : merged);
+    copy_rows(w, "sample_chunks", rows);
+  }
+  if (m.t0_unix_s && access->t0_missing)
+    w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
+                  m.run_id, agent_id, *m.t0_unix_s);
+  mark_running(w, m.run_id, agent_id, *access);
+  return all_stored ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }
 
-Status write_run_finished(pqxx::transaction_base& w, int64_t agent_id, const proto::RunFinished& m, int max_attempts) {
+// A run_finished for a run the agent no longer holds never changes it: the same end again (the run ended as the
+// agent says) is a duplicate, any other is set aside (e.g. 'done' for a run the controller had declared lost).
+Result<IngestOutcome> write_run_finished(pqxx::transaction_base& w, int64_t agent_id, const proto::RunFinished& m,
+                                         int max_attempts) {
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "run_finished");
+  if (!access->holds) return not_held(w, agent_id, m.run_id, *access, access->status == m.status, m);
   if (m.status == "cancelled") {
     // Stopped at our request (cancel_run, or its campaign was cancelled): cancelled, its rows kept.
     // Otherwise the agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost
@@ -293,15 +351,21 @@ Status write_run_finished(pqxx::transaction_base& w, int64_t agent_id, const pro
                   "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
                   m.run_id, agent_id, m.status, m.error, m.wall_s);
   }
-  return Status::ok();
+  return IngestOutcome::kStored;
 }
-
 
 // A reboot the agent announced for its run: recorded once (a journal replay is the same row); the agent is away,
 // its runs held by the lease sweep, until expected_back_s from now. The run stays assigned (not yet running).
-Status write_reboot(pqxx::transaction_base& w, int64_t agent_id, const proto::RebootPending& m) {
-  auto access = accepts_results(w, agent_id, m.run_id, "reboot_pending");
-  if (!access) return Status::ok();
+Result<IngestOutcome> write_reboot(pqxx::transaction_base& w, int64_t agent_id, const proto::RebootPending& m) {
+  auto access = run_access(w, agent_id, m.run_id);
+  if (!access) return no_such_run(agent_id, m.run_id, "reboot_pending");
+  if (!access->holds) {
+    const bool stored = access->on_agent &&
+                        w.exec_params1("SELECT EXISTS (SELECT 1 FROM board_reboots WHERE run_id = $1 AND agent_id = $2 "
+                                       "AND requested_unix_s = $3)",
+                                       m.run_id, agent_id, m.requested_unix_s)[0].as<bool>();
+    return not_held(w, agent_id, m.run_id, *access, stored, m);
+  }
   auto mask = [](const std::optional<int64_t>& v) {
     NullableText t;
     if (v) t.text = std::to_string(*v), t.null = false;
@@ -316,17 +380,18 @@ Status write_reboot(pqxx::transaction_base& w, int64_t agent_id, const proto::Re
       m.run_id, agent_id, m.requested_unix_s, m.mode_name, m.nvpmodel_id, tpc0.c_str(), tpc1.c_str(), fbp0.c_str(),
       fbp1.c_str(), m.expected_back_s);
   // A replay after the agent came back (its ack was lost) does not send it away again.
-  if (!fresh.empty())
-    w.exec_params("UPDATE agents SET away_until = now() + make_interval(secs => $2::double precision) WHERE id = $1",
-                  agent_id, m.expected_back_s);
-  return Status::ok();
+  if (fresh.empty()) return IngestOutcome::kDuplicate;
+  w.exec_params("UPDATE agents SET away_until = now() + make_interval(secs => $2::double precision) WHERE id = $1",
+                agent_id, m.expected_back_s);
+  return IngestOutcome::kStored;
 }
 
 // One result message's writes in `w` (the variant's alternative picks the writer); kInternal for a message
 // that is not a result.
-Status write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Body& body, int max_attempts) {
+Result<IngestOutcome> write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Body& body,
+                                   int max_attempts) {
   return std::visit(
-      [&](const auto& m) -> Status {
+      [&](const auto& m) -> Result<IngestOutcome> {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return write_minibatches(w, agent_id, m);
         else if constexpr (std::is_same_v<T, proto::EpochResult>) return write_epoch(w, agent_id, m);
@@ -343,15 +408,16 @@ Status write_result(pqxx::transaction_base& w, int64_t agent_id, const proto::Bo
 
 // A message in a transaction of its own. A second attempt follows a lost race with another transaction that
 // inserted the same chunk (unique violation): it sees the committed rows and writes only what is missing.
-Status PgStore::ingest_alone(int64_t agent_id, const proto::Body& body) {
-  return guarded("ingesting a result", [&]() -> Status {
+Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body& body) {
+  return guarded("ingesting a result", [&]() -> Result<IngestOutcome> {
     for (int attempt = 0;; ++attempt) {
       try {
         pqxx::work w(*conn_);
-        Status s = write_result(w, agent_id, body, max_attempts_);
-        if (!s.is_ok()) return s.with_context("ingesting '" + std::string(proto::type_name(body)) + "'");   // rolled back
+        Result<IngestOutcome> r = write_result(w, agent_id, body, max_attempts_);
+        if (!r.is_ok())   // rolled back
+          return r.status().with_context("ingesting '" + std::string(proto::type_name(body)) + "'");
         w.commit();
-        return s;
+        return r;
       } catch (const pqxx::unique_violation&) {
         if (attempt > 0) throw;
       }
@@ -371,7 +437,9 @@ Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
     pqxx::work w(*conn_);
     for (auto& item : items) {
       try {
-        item.result = write_result(w, item.agent_id, item.body, max_attempts_);
+        Result<IngestOutcome> r = write_result(w, item.agent_id, item.body, max_attempts_);
+        item.result = r.status();
+        if (r.is_ok()) item.outcome = *r;
       } catch (const pqxx::transaction_rollback&) {
         throw;   // the batch's: guarded makes it kUnavailable
       } catch (const pqxx::sql_error& e) {
@@ -399,7 +467,9 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
       for (int attempt = 0;; ++attempt) {
         try {
           pqxx::subtransaction sub(w, "result");
-          item.result = write_result(sub, item.agent_id, item.body, max_attempts_);
+          Result<IngestOutcome> r = write_result(sub, item.agent_id, item.body, max_attempts_);
+          item.result = r.status();
+          if (r.is_ok()) item.outcome = *r;
           if (item.result.is_ok()) sub.commit();
           else sub.abort();
           break;
@@ -424,11 +494,23 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
   });
 }
 
-Status PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) { return ingest_alone(agent_id, m); }
-Status PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) { return ingest_alone(agent_id, m); }
-Status PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) { return ingest_alone(agent_id, m); }
-Status PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) { return ingest_alone(agent_id, m); }
-Status PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) { return ingest_alone(agent_id, m); }
-Status PgStore::record_reboot(int64_t agent_id, const proto::RebootPending& m) { return ingest_alone(agent_id, m); }
+Result<IngestOutcome> PgStore::ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) {
+  return ingest_alone(agent_id, m);
+}
+Result<IngestOutcome> PgStore::start_run(int64_t agent_id, const proto::RunStarted& m) {
+  return ingest_alone(agent_id, m);
+}
+Result<IngestOutcome> PgStore::ingest_epoch(int64_t agent_id, const proto::EpochResult& m) {
+  return ingest_alone(agent_id, m);
+}
+Result<IngestOutcome> PgStore::ingest_samples(int64_t agent_id, const proto::SampleChunk& m) {
+  return ingest_alone(agent_id, m);
+}
+Result<IngestOutcome> PgStore::finish_run(int64_t agent_id, const proto::RunFinished& m) {
+  return ingest_alone(agent_id, m);
+}
+Result<IngestOutcome> PgStore::record_reboot(int64_t agent_id, const proto::RebootPending& m) {
+  return ingest_alone(agent_id, m);
+}
 
 }  // namespace jetsweep::controller

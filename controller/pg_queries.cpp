@@ -29,7 +29,8 @@ const char* kStatusSql =
     // Wall seconds per epoch of the runs that started: real time, whatever the boards' time scale.
     "  (SELECT sum(extract(epoch FROM (coalesce(r5.finished_at, now()) - r5.started_at))) / nullif(sum(ec.n), 0) "
     "   FROM runs r5 CROSS JOIN LATERAL (SELECT count(*) AS n FROM epochs WHERE run_id = r5.id) ec "
-    "   WHERE r5.campaign_id = c.id AND r5.started_at IS NOT NULL AND ec.n > 0) "
+    "   WHERE r5.campaign_id = c.id AND r5.started_at IS NOT NULL AND ec.n > 0), "
+    "  (SELECT count(*) FROM set_aside_results sa WHERE sa.campaign_id = c.id) "
     "FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id ";
 
 api::CampaignStatus status_row(const pqxx::row& row) {
@@ -50,6 +51,7 @@ api::CampaignStatus status_row(const pqxx::row& row) {
   o.cancelled = row[13].as<int64_t>();
   o.state = row[14].c_str();
   o.priority = row[15].as<int64_t>();
+  o.set_aside_results = row[21].as<int64_t>();
   const int64_t open = o.queued + o.assigned + o.running;
   o.finished = open == 0;
   // ETA in wall time: epochs still to run x wall seconds per epoch measured so far (from the runs' start and

@@ -41,12 +41,12 @@ class PgStore final : public Store {
   Result<api::RunCancelled> cancel_run(int64_t run_id) override;
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
-  Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
-  Status start_run(int64_t agent_id, const proto::RunStarted& m) override;
-  Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
-  Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
-  Status finish_run(int64_t agent_id, const proto::RunFinished& m) override;
-  Status record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
+  Result<IngestOutcome> ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) override;
+  Result<IngestOutcome> start_run(int64_t agent_id, const proto::RunStarted& m) override;
+  Result<IngestOutcome> ingest_epoch(int64_t agent_id, const proto::EpochResult& m) override;
+  Result<IngestOutcome> ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
+  Result<IngestOutcome> finish_run(int64_t agent_id, const proto::RunFinished& m) override;
+  Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Status ingest_batch(std::vector<IngestItem>& items) override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml) override;
@@ -70,7 +70,7 @@ class PgStore final : public Store {
   // cannot-connect-now (SQLSTATE class 57 / 08), kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
   // One result message in a transaction of its own (pg_ingest.cpp).
-  Status ingest_alone(int64_t agent_id, const proto::Body& body);
+  Result<IngestOutcome> ingest_alone(int64_t agent_id, const proto::Body& body);
   Status ingest_batch_with_savepoints(std::vector<IngestItem>& items);
 
   std::string dsn_;

@@ -44,11 +44,13 @@ namespace pg {
 
 // The ingest statements (pg_ingest.cpp), prepared on every connection PgStore opens (libpqxx prepares each on the
 // server at its first use): parsed and planned once per connection instead of once per message.
-extern const char* const kIngestRunAccess;         // ($1 run, $2 agent) -> status, campaign_id, t0 missing; FOR SHARE
+extern const char* const kIngestRunAccess;         // ($1 run, $2 agent) -> status, campaign, t0 missing, on agent,
+                                                   // reason; FOR SHARE
 extern const char* const kIngestMarkRunning;       // ($1 run, $2 agent): assigned -> running
 extern const char* const kIngestMinibatchOverlap;  // see pg_ingest.cpp
 extern const char* const kIngestSampleOverlap;
 extern const char* const kIngestEpoch;
+extern const char* const kIngestSetAside;          // a result kept apart (set_aside_results); RETURNING 1 if new
 void prepare_ingest_statements(pqxx::connection_base& conn);
 
 // The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per

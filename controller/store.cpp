@@ -12,10 +12,19 @@ std::string gating_unrunnable_reason(const std::string& runs, const std::string&
          "docs/DEPLOY.md \"Reboots\")";
 }
 
+const char* outcome_name(IngestOutcome o) {
+  switch (o) {
+    case IngestOutcome::kStored: return "stored";
+    case IngestOutcome::kDuplicate: return "duplicate";
+    case IngestOutcome::kSetAside: return "set_aside";
+  }
+  return "stored";
+}
+
 Status Store::ingest_batch(std::vector<IngestItem>& items) {
   for (auto& item : items) {
-    item.result = std::visit(
-        [&](const auto& m) -> Status {
+    Result<IngestOutcome> r = std::visit(
+        [&](const auto& m) -> Result<IngestOutcome> {
           using T = std::decay_t<decltype(m)>;
           if constexpr (std::is_same_v<T, proto::MinibatchChunk>) return ingest_minibatches(item.agent_id, m);
           else if constexpr (std::is_same_v<T, proto::EpochResult>) return ingest_epoch(item.agent_id, m);
@@ -26,6 +35,8 @@ Status Store::ingest_batch(std::vector<IngestItem>& items) {
           else return internal_error("'" + std::string(proto::type_name(item.body)) + "' is not a result message");
         },
         item.body);
+    item.result = r.status();
+    if (r.is_ok()) item.outcome = *r;
     // An outage: what was written is written (idempotent); the batch is retried whole.
     if (item.result.code() == Code::kUnavailable) return item.result;
   }

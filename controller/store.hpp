@@ -50,11 +50,21 @@ struct AgentRegistration {
   bool enrolled = false;   // the name had no credential: issue_sha256 is now its credential, send it to the agent
 };
 
+// What became of one result message the store took (Store::ingest_*; issue 29).
+enum class IngestOutcome {
+  kStored,      // written: it added or changed rows of a run its agent holds
+  kDuplicate,   // everything in it was stored already (a resend after a lost ack, a journal replay): nothing written
+  kSetAside,    // measured by an agent that no longer holds the run (requeued to another, lost, cancelled, or gone):
+                // kept apart in set_aside_results, counted in its campaign's status, never mixed into the run's rows
+};
+const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
+
 // One agent result message of a group commit (Store::ingest_batch) and what became of it.
 struct IngestItem {
   int64_t agent_id = 0;
   proto::Body body;
   Status result;
+  IngestOutcome outcome = IngestOutcome::kStored;   // when result is ok
 };
 
 // Why queued runs of nvpmodel mode `mode` wait (both stores' unrunnable()): every enrolled agent of `device`
@@ -102,19 +112,25 @@ class Store {
   // Puts a claimed run back (e.g. the agent vanished before it could be sent).
   virtual Status unclaim_run(int64_t run_id, int64_t agent_id) = 0;
 
-  // Ingest: rows for runs not currently owned by `agent_id` are dropped (stale resends).
-  // The state the run executes in, as the agent applied and read it back (run_started).
-  virtual Status start_run(int64_t agent_id, const proto::RunStarted& m) = 0;
-  virtual Status ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) = 0;
-  virtual Status ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
-  virtual Status ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
-  virtual Status finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
+  // Ingest, each message one transaction. A result of a run the agent holds (assigned or running) is written
+  // (kStored), or is kDuplicate when all of it was stored already. A result of a run the agent does not hold, or
+  // holds no more (ended: done, failed, lost, cancelled), is kDuplicate when it ended on this agent and all of it is
+  // stored for the run, or when the same frame was set aside already; else kSetAside: kept apart with the reason,
+  // never written into the run's rows. "Stored" goes by key (run and epoch, minibatch indices, sample times, the
+  // run's end status): an agent resends the frames it journaled unchanged, and a re-executed run starts clean.
+  // A run's final state never changes after it ended. kDbError for data the store cannot keep.
+  // start_run: the state the run executes in, as the agent applied and read it back (run_started).
+  virtual Result<IngestOutcome> start_run(int64_t agent_id, const proto::RunStarted& m) = 0;
+  virtual Result<IngestOutcome> ingest_minibatches(int64_t agent_id, const proto::MinibatchChunk& m) = 0;
+  virtual Result<IngestOutcome> ingest_epoch(int64_t agent_id, const proto::EpochResult& m) = 0;
+  virtual Result<IngestOutcome> ingest_samples(int64_t agent_id, const proto::SampleChunk& m) = 0;
+  virtual Result<IngestOutcome> finish_run(int64_t agent_id, const proto::RunFinished& m) = 0;
   // The agent reboots its board for its run `m.run_id` (an nvpmodel mode with other GPU masks): the reboot is
   // recorded once per (run, requested_unix_s) and the agent is away, its runs held, for m.expected_back_s. A
-  // reboot for a run the agent does not own is not recorded.
-  virtual Status record_reboot(int64_t agent_id, const proto::RebootPending& m) = 0;
+  // reboot for a run the agent does not hold is not recorded (kDuplicate when it was, else kSetAside).
+  virtual Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) = 0;
   // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished, reboot_pending), in order, each
-  // item's result set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
+  // item's result and outcome set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
   // (safe: every write is idempotent). This default writes them one by one (store.cpp); PgStore in one
   // transaction, redone with a savepoint per message when one fails (pg_ingest.cpp).
   virtual Status ingest_batch(std::vector<IngestItem>& items);

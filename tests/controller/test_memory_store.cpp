@@ -5,6 +5,7 @@
 #include "controller/memory_store.hpp"
 #include "support/manual_clock.hpp"
 #include "support/protocol_client.hpp"
+#include "support/ingest_outcome_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
@@ -169,6 +170,11 @@ TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is awa
 TEST_CASE("enrolled boards: the frequency tables each registered, replaced on registering again") {
   StoreFixture f;
   testing::check_enrolled_board_facts(f.store);
+}
+
+TEST_CASE("ingest outcomes: stored, duplicate or set aside, as PgStore's (issue 29)") {
+  StoreFixture f;
+  testing::check_ingest_outcomes(f.store);
 }
 
 TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own") {

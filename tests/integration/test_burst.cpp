@@ -112,6 +112,7 @@ TEST_CASE("burst: a controller outage under agents at full speed: bounded agent 
   check_exactly_once(db, kAgents, kEpochs, kAgents * kMnistMinibatches);
   CHECK(agents.back()->log().find("paused") != std::string::npos);
   CHECK(db.count("SELECT max(attempts) FROM runs") == 1);   // no run was requeued
+  CHECK(db.count("SELECT count(*) FROM set_aside_results") == 0);   // nothing measured was left out
   CHECK_MESSAGE(fleet.controller().log().find("requeued") == std::string::npos, fleet.logs());
   // Telemetry once: no sample twice, none missing (the simulated sampler ticks every 1/100 s).
   CHECK(db.count("SELECT count(*) FROM (SELECT run_id, t_s FROM samples GROUP BY run_id, t_s HAVING count(*) > 1) d") == 0);

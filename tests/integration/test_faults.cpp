@@ -47,6 +47,39 @@ TEST_CASE("an agent killed mid-run: its run is requeued, finished by another age
   CHECK(db.count("SELECT count(*) FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.name = 'rescuer'") == 1);
 }
 
+TEST_CASE("an agent frozen past its lease: its run goes to another agent, and what it measured after is set aside") {
+  TestDatabase db;
+  Fleet fleet(db, {"--lease-s", "1"});
+  const int kEpochs = 30;
+  const auto file = write_fault_campaign(fleet, "frozen", "16", "0", kEpochs);
+  auto& frozen = fleet.add_agent("frozen");
+  const int64_t id = submit_under_way(fleet, db, 1, file, 2);
+  frozen.signal(SIGSTOP);   // silent but connected: the controller's watchdog closes it, the lease requeues its run
+  fleet.add_agent("rescuer");
+  const std::string on_rescuer = "SELECT count(*) FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.name = 'rescuer'";
+  const bool taken = wait_until(120s, [&] { return db.count(on_rescuer) == 1; });
+  frozen.signal(SIGCONT);   // it carries on with the run it no longer holds, reconnects and sends what it measured
+  REQUIRE_MESSAGE(taken, fleet.logs());
+  const std::string frozen_finished = "SELECT count(*) FROM set_aside_results s JOIN agents a ON a.id = s.agent_id "
+                                      "WHERE a.name = 'frozen' AND s.message_type = 'run_finished'";
+  REQUIRE_MESSAGE(wait_until(600s, [&] { return fleet.finished(id) && db.count(frozen_finished) == 1; }), fleet.logs());
+  // The run's rows are the rescuer's alone, once each; the frozen agent's epochs after the freeze are set aside.
+  check_exactly_once(db, 1, kEpochs, ceil_div(kFaultSamples, 16));
+  CHECK(db.count(on_rescuer) == 1);
+  const int64_t set_aside = db.count("SELECT count(*) FROM set_aside_results");
+  MESSAGE(set_aside << " set aside: " << db.text("SELECT string_agg(message_type || ' ' || reason, '; ') FROM "
+                                                 "(SELECT DISTINCT message_type, reason FROM set_aside_results) d"));
+  CHECK(db.count("SELECT count(*) FROM set_aside_results s JOIN agents a ON a.id = s.agent_id "
+                 "WHERE a.name = 'frozen' AND s.message_type = 'epoch_result'") >= 1);
+  CHECK(db.count("SELECT count(*) FROM set_aside_results s JOIN agents a ON a.id = s.agent_id WHERE a.name <> 'frozen'") == 0);
+  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE reason NOT LIKE 'the run is % on agent %' "
+                 "AND reason NOT LIKE 'the run is queued%'") == 0);
+  // Reported where a user looks: the campaign's status (API and CLI).
+  CHECK(fleet.status(id).at("set_aside_results").as_int64() == set_aside);
+  const std::string status = fleet.cli({"status", std::to_string(id)});
+  CHECK_MESSAGE(status.find("set aside: " + std::to_string(set_aside) + " result message") != std::string::npos, status);
+}
+
 TEST_CASE("the controller killed with -9 and restarted: agents reconnect, resend, and nothing is lost or doubled") {
   TestDatabase db;
   Fleet fleet(db);

@@ -235,6 +235,10 @@ TEST_CASE("GET /metrics agrees with the API while a simulated campaign runs, and
   want["jetsweep_ingest_rows_total{type=\"minibatches\"}"] = static_cast<double>(db.count("SELECT count(*) FROM minibatches"));
   want["jetsweep_ingest_rows_total{type=\"samples\"}"] = static_cast<double>(db.count("SELECT count(*) FROM samples"));
   want["jetsweep_ingest_messages_total{type=\"run_finished\"}"] = 4;
+  // Nothing was set aside (no run left its agent), and the set-aside table agrees.
+  CHECK(db.count("SELECT count(*) FROM set_aside_results") == 0);
+  want["jetsweep_ingest_set_aside_total{type=\"epoch_result\"}"] = 0;
+  want["jetsweep_ingest_set_aside_total{type=\"run_finished\"}"] = 0;
   want["jetsweep_dispatch_latency_seconds_count"] = static_cast<double>(db.count("SELECT sum(attempts) FROM runs"));
   want["jetsweep_db_errors_total{worker=\"main\",code=\"db_error\"}"] = 0;
   CHECK_MESSAGE(differences(*metrics, want).empty(), differences(*metrics, want));

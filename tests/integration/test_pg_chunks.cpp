@@ -141,7 +141,7 @@ TEST_CASE("a value past float4 range is refused with an error naming it, and not
   bad.samples[0].power_w = 1e300;
   auto s = f.store.ingest_samples(f.agent_id, bad);
   CHECK_FALSE(s.is_ok());
-  CHECK(s.message().find("out of range for storage as real") != std::string::npos);
+  CHECK(s.status().message().find("out of range for storage as real") != std::string::npos);
   CHECK(f.db.count("SELECT count(*) FROM samples") == 0);
 }
 
@@ -204,12 +204,13 @@ TEST_CASE("group commit: one transaction for many messages, a bad one rolled bac
   e.compute_s = 2.0;
   e.minibatches = 2;
   std::vector<controller::IngestItem> items;
-  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok()});
-  items.push_back({f.agent_id, sample_chunk(f.run_id, {1, 2}), Status::ok()});
-  items.push_back({f.agent_id, bad, Status::ok()});
-  items.push_back({f.agent_id, e, Status::ok()});
-  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok()});   // resent
-  items.push_back({f.agent_id, proto::Heartbeat{}, Status::ok()});   // not a result
+  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok(), {}});
+  items.push_back({f.agent_id, sample_chunk(f.run_id, {1, 2}), Status::ok(), {}});
+  items.push_back({f.agent_id, bad, Status::ok(), {}});
+  items.push_back({f.agent_id, e, Status::ok(), {}});
+  items.push_back(   // resent
+      {f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok(), {}});
+  items.push_back({f.agent_id, proto::Heartbeat{}, Status::ok(), {}});   // not a result
   REQUIRE(f.store.ingest_batch(items).is_ok());
   CHECK(items[0].result.is_ok());
   CHECK(items[1].result.is_ok());
@@ -218,6 +219,12 @@ TEST_CASE("group commit: one transaction for many messages, a bad one rolled bac
   CHECK(items[3].result.is_ok());
   CHECK(items[4].result.is_ok());
   CHECK(items[5].result.code() == Code::kInternal);
+  // What became of each (redone with savepoints): the resent chunk is a duplicate.
+  using controller::IngestOutcome;
+  CHECK(items[0].outcome == IngestOutcome::kStored);
+  CHECK(items[1].outcome == IngestOutcome::kStored);
+  CHECK(items[3].outcome == IngestOutcome::kStored);
+  CHECK(items[4].outcome == IngestOutcome::kDuplicate);
   const std::string where = run_filter(f);
   CHECK(f.db.count("SELECT count(*) FROM minibatches" + where) == 2);
   CHECK(f.db.count("SELECT count(*) FROM samples" + where) == 2);

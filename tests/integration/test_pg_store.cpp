@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "integration/one_claimed_run.hpp"
+#include "support/ingest_outcome_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
@@ -137,4 +138,18 @@ TEST_CASE("a database migrated by a newer controller is refused, naming the migr
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.message().find("the database has migration 9999_from_the_future.sql (version 9999), newer than this "
                          "controller knows") != std::string::npos);
+}
+
+TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_ingest_outcomes(store);
+  // What was set aside is kept as the frame it came in, with the run's state when it came.
+  CHECK(db.count("SELECT count(*) FROM set_aside_results") == 6);
+  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'epoch_result' AND "
+                 "reason LIKE 'the run is running on agent %' AND frame->>'type' = 'epoch_result'") == 2);
+  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'run_finished' AND "
+                 "reason = 'the run is done on this agent'") == 1);
+  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE reason LIKE 'the run is queued (agent gone%'") == 1);
 }

@@ -63,6 +63,12 @@ class TestDatabase {
     pqxx::work w(c);
     return w.exec1(sql)[0].as<int64_t>();
   }
+  // The first column of the one row `sql` returns, as text ("" for NULL).
+  std::string text(const std::string& sql) const {
+    pqxx::connection c(dsn_);
+    pqxx::work w(c);
+    return w.exec1(sql)[0].c_str();
+  }
   // Runs SQL (any statements) in a transaction of its own.
   void exec(const std::string& sql) const {
     pqxx::connection c(dsn_);
