@@ -99,6 +99,15 @@ void AgentSession::on_frame(std::string frame) {
   if (proto::needs_ack(body)) return ingest(id, std::move(body));
   if (const auto* hb = std::get_if<proto::Heartbeat>(&body)) {
     controller_->fleet_telemetry().heartbeat(agent_id_, *hb, proto::unix_now_s());
+    // Everything the agent journaled is acknowledged: a replayed run whose run_finished never came (a frame that
+    // could not be decoded or stored) will not get one now, and the agent may take runs again.
+    if (hb->backlog_messages == 0 && in_flight_ == 0 && !replaying_runs.empty()) {
+      JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << ") has nothing left to replay but no run_finished came for "
+                  << replaying_runs.size() << " of its journal's runs (first: run " << *replaying_runs.begin()
+                  << "); it may take runs again";
+      replaying_runs.clear();
+      controller_->try_dispatch(shared_from_this());
+    }
     return;
   }
   if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
@@ -175,7 +184,9 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
 
 void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   const double t3 = proto::unix_now_s();
-  if (!probe_t0_ || m.t0 != *probe_t0_) return;   // not the probe outstanding (one at a time): stale
+  // Not the probe outstanding (one at a time): stale. t0 came back through JSON, whose parser (Boost 1.81) may
+  // be off by an ulp (~0.2 us at today's Unix time); probes are at least a heartbeat apart.
+  if (!probe_t0_ || std::abs(m.t0 - *probe_t0_) > 1e-5) return;
   probe_t0_.reset();
   const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
   const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;

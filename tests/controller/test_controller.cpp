@@ -168,6 +168,29 @@ TEST_CASE("an agent replaying journaled results of a run it lost gets no run unt
   CHECK(f.store->run(run_id)->attempts == 2);
 }
 
+TEST_CASE("an agent whose replayed run_finished never comes may take runs again once nothing is left unacknowledged") {
+  ControllerFixture f;
+  auto before = f.connect_agent(test_register("host-1"));
+  const int64_t run_id = assign_one_run(f, *before);
+  auto again = test_register("host-1");
+  again.credential = before->all<proto::Registered>()[0].credential;
+  before->close();
+  REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*before))->connected; }));
+  f.clock.advance(31);   // past the 30 s lease: requeued
+  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "queued"; }));
+
+  again.journal_runs = {run_id};
+  auto after = f.connect_agent(again);
+  REQUIRE(f.round_trip(*after));
+  // Its run_finished could not be decoded (acknowledged with an error): the agent still holds 2 messages, then none.
+  after->send(proto::Heartbeat{"idle", std::nullopt, int64_t{2}, int64_t{4096}});
+  REQUIRE(f.round_trip(*after));
+  CHECK(after->count<proto::AssignRun>() == 0);
+  after->send(proto::Heartbeat{"idle", std::nullopt, int64_t{0}, int64_t{0}});
+  REQUIRE(f.drain_until([&] { return after->count<proto::AssignRun>() == 1; }));
+  CHECK(after->all<proto::AssignRun>()[0].run_id == run_id);
+}
+
 TEST_CASE("cancelling a queued run through the API: it is never handed out") {
   ControllerFixture f;
   const int64_t campaign = f.submit(kTwoRuns);
