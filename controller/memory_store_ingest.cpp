@@ -19,14 +19,6 @@ IngestOutcome no_such_run(int64_t agent_id, int64_t run_id, const char* what) {
   return IngestOutcome::kSetAside;
 }
 
-// set_aside_results.reason: the run's state when the result came (PgStore's kIngestRunAccess).
-std::string set_aside_reason(const MemoryStore::Run& run, int64_t agent_id) {
-  std::string r = "the run is " + run.status;
-  if (run.agent_id) r += *run.agent_id == agent_id ? " on this agent" : " on agent " + std::to_string(*run.agent_id);
-  if (!run.error.empty()) r += " (" + run.error + ")";
-  return r;
-}
-
 }  // namespace
 
 IngestOutcome MemoryStore::not_held(int64_t agent_id, const Run& run, bool stored, const proto::Body& body) {
@@ -34,7 +26,7 @@ IngestOutcome MemoryStore::not_held(int64_t agent_id, const Run& run, bool store
   const bool fresh = set_aside_
                          .try_emplace({run.id, agent_id, proto::encode(proto::Envelope{0, body})},
                                       SetAside{run.campaign_id, std::string(proto::type_name(body)),
-                                               set_aside_reason(run, agent_id)})
+                                               set_aside_reason(run.status, run.agent_id, agent_id, run.error)})
                          .second;
   return fresh ? IngestOutcome::kSetAside : IngestOutcome::kDuplicate;
 }

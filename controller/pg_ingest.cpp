@@ -26,13 +26,9 @@ const char* const kIngestEpoch = "ingest_epoch";
 const char* const kIngestSetAside = "ingest_set_aside";
 
 void prepare_ingest_statements(pqxx::connection_base& conn) {
-  // The run's state for agent $2: status, campaign, t0 unknown, whether $2 is its agent, and (for a run $2 does
-  // not hold) why, as set_aside_results.reason says it.
+  // The run's state: status, campaign, t0 unknown, its agent and error (for set_aside_results.reason).
   conn.prepare(kIngestRunAccess,
-               "SELECT status, campaign_id, agent_t0_unix_s IS NULL, coalesce(agent_id = $2, false), "
-               "  'the run is ' || status || CASE WHEN agent_id IS NULL THEN '' WHEN agent_id = $2 THEN ' on this agent' "
-               "  ELSE ' on agent ' || agent_id END || coalesce(' (' || nullif(error, '') || ')', '') "
-               "FROM runs WHERE id = $1 FOR SHARE");
+               "SELECT status, campaign_id, agent_t0_unix_s IS NULL, agent_id, error FROM runs WHERE id = $1 FOR SHARE");
   conn.prepare(kIngestSetAside,
                "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
                "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text)) ON CONFLICT DO NOTHING RETURNING 1");
@@ -117,7 +113,8 @@ struct RunAccess {
   bool assigned = false;     // not yet running: this result marks it running (mark_running)
   bool t0_missing = false;   // runs.agent_t0_unix_s not yet known
   std::string status;
-  std::string reason;        // why the agent does not hold it (set_aside_results.reason)
+  std::optional<int64_t> run_agent;   // the run's agent, if any
+  std::string error;                  // the run's error (its last requeue's reason, say)
 };
 
 // The run's state for the agent, nullopt when there is no such run (its campaign was dropped). Locks the run's
@@ -125,16 +122,17 @@ struct RunAccess {
 // run: only an agent holding it (assigned or running) writes them; what an agent sends for a run it does not hold
 // is a duplicate or is set aside (set_aside), and is acknowledged either way, so the agent's outbox drains.
 std::optional<RunAccess> run_access(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id) {
-  auto r = w.exec_prepared(pg::kIngestRunAccess, run_id, agent_id);
+  auto r = w.exec_prepared(pg::kIngestRunAccess, run_id);
   if (r.empty()) return std::nullopt;
   RunAccess a;
   a.status = r[0][0].c_str();
   a.campaign = r[0][1].as<int64_t>();
   a.t0_missing = r[0][2].as<bool>();
-  a.on_agent = r[0][3].as<bool>();
+  if (!r[0][3].is_null()) a.run_agent = r[0][3].as<int64_t>();
+  a.on_agent = a.run_agent == agent_id;
   a.holds = a.on_agent && (a.status == "assigned" || a.status == "running");
   a.assigned = a.holds && a.status == "assigned";
-  a.reason = r[0][4].c_str();
+  a.error = r[0][4].c_str();
   return a;
 }
 
@@ -163,7 +161,8 @@ IngestOutcome set_aside(pqxx::transaction_base& w, int64_t agent_id, int64_t run
                         const proto::Body& body) {
   const std::string frame = proto::encode(proto::Envelope{0, body});
   auto fresh = w.exec_prepared(pg::kIngestSetAside, access.campaign, run_id, agent_id,
-                               std::string(proto::type_name(body)), access.reason, frame);
+                               std::string(proto::type_name(body)),
+                               set_aside_reason(access.status, access.run_agent, agent_id, access.error), frame);
   return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
 }
 

@@ -44,8 +44,8 @@ namespace pg {
 
 // The ingest statements (pg_ingest.cpp), prepared on every connection PgStore opens (libpqxx prepares each on the
 // server at its first use): parsed and planned once per connection instead of once per message.
-extern const char* const kIngestRunAccess;         // ($1 run, $2 agent) -> status, campaign, t0 missing, on agent,
-                                                   // reason; FOR SHARE
+extern const char* const kIngestRunAccess;         // ($1 run) -> status, campaign, t0 missing, agent, error;
+                                                   // FOR SHARE
 extern const char* const kIngestMarkRunning;       // ($1 run, $2 agent): assigned -> running
 extern const char* const kIngestMinibatchOverlap;  // see pg_ingest.cpp
 extern const char* const kIngestSampleOverlap;

@@ -21,6 +21,14 @@ const char* outcome_name(IngestOutcome o) {
   return "stored";
 }
 
+std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
+                             const std::string& error) {
+  std::string r = "the run is " + status;
+  if (run_agent) r += *run_agent == agent_id ? " on this agent" : " on agent " + std::to_string(*run_agent);
+  if (!error.empty()) r += " (" + error + ")";
+  return r;
+}
+
 Status Store::ingest_batch(std::vector<IngestItem>& items) {
   for (auto& item : items) {
     Result<IngestOutcome> r = std::visit(

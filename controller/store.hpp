@@ -58,6 +58,10 @@ enum class IngestOutcome {
                 // kept apart in set_aside_results, counted in its campaign's status, never mixed into the run's rows
 };
 const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
+// set_aside_results.reason: the run's state when a result of agent `agent_id` came for it, e.g. "the run is running
+// on agent 7 (agent frozen disconnected for more than 1 s)". `run_agent`: the run's agent, if any; `error`: its error.
+std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
+                             const std::string& error);
 
 // One agent result message of a group commit (Store::ingest_batch) and what became of it.
 struct IngestItem {

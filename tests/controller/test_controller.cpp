@@ -33,6 +33,20 @@ int64_t assign_one_run(ControllerFixture& f, ProtocolClient& agent) {
   return run_id;
 }
 
+// host-1 got a run, went away and its lease expired: the run is queued again. Returns the run and host-1's next
+// registration (presenting its credential), which the caller fills in with what its journal holds.
+std::pair<int64_t, proto::Register> requeued_while_away(ControllerFixture& f) {
+  auto before = f.connect_agent(test_register("host-1"));
+  const int64_t run_id = assign_one_run(f, *before);
+  auto again = test_register("host-1");
+  again.credential = before->all<proto::Registered>()[0].credential;
+  before->close();
+  REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*before))->connected; }));
+  f.clock.advance(31);   // past the 30 s lease: requeued
+  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "queued"; }));
+  return {run_id, again};
+}
+
 api::RunCancelled cancel(ControllerFixture& f, int64_t run_id) {
   auto res = f.api(http::verb::post, "/api/runs/" + std::to_string(run_id) + "/cancel");
   REQUIRE(res.result() == http::status::ok);
@@ -147,14 +161,7 @@ TEST_CASE("an agent replaying journaled results of a run it lost gets no run unt
   // Its run was requeued while it was away (its lease expired). Assigned again to the same agent before the old
   // attempt's results arrived, those results would be taken for the new attempt's.
   ControllerFixture f;
-  auto before = f.connect_agent(test_register("host-1"));
-  const int64_t run_id = assign_one_run(f, *before);
-  auto again = test_register("host-1");
-  again.credential = before->all<proto::Registered>()[0].credential;
-  before->close();
-  REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*before))->connected; }));
-  f.clock.advance(31);   // past the 30 s lease: requeued
-  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "queued"; }));
+  auto [run_id, again] = requeued_while_away(f);
 
   again.journal_runs = {run_id};   // results of it still in its journal (it is not running it any more)
   auto after = f.connect_agent(again);
@@ -170,14 +177,7 @@ TEST_CASE("an agent replaying journaled results of a run it lost gets no run unt
 
 TEST_CASE("an agent whose replayed run_finished never comes may take runs again once nothing is left unacknowledged") {
   ControllerFixture f;
-  auto before = f.connect_agent(test_register("host-1"));
-  const int64_t run_id = assign_one_run(f, *before);
-  auto again = test_register("host-1");
-  again.credential = before->all<proto::Registered>()[0].credential;
-  before->close();
-  REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*before))->connected; }));
-  f.clock.advance(31);   // past the 30 s lease: requeued
-  REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "queued"; }));
+  auto [run_id, again] = requeued_while_away(f);
 
   again.journal_runs = {run_id};
   auto after = f.connect_agent(again);
