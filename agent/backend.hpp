@@ -45,6 +45,7 @@ struct ExecutorOptions {
   std::string sim_instance;            // sim: instance id (fixes the instance's deviation)
   double time_scale = 1.0;             // sim: wait time_scale x the modelled duration
   storage::StorageMap storage;         // host/jetson: media names -> dataset roots (`data: "@NAME[/REL]"`)
+  std::string model_dir;               // the TorchScript model cache (agent/model_cache.hpp); "" = none
 };
 
 // One backend's board, power sensor and provenance (see the top of this file for who calls what).

@@ -82,6 +82,10 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                            "wss: the PEM CA that signed the controller's certificate (default: the system's CAs)",
                            "FILE");
   text_option(app, "--name", c.name, "this agent's name", "NAME");
+  text_option(app, "--model-dir", c.model_dir,
+              "the TorchScript model cache runs of torchscript:<sha256> models read (default ~/.cache/jetsweep/models, "
+              "or /var/lib/jetsweep/models as root; `models --add FILE` fills it)",
+              "DIR");
   text_option(app, "--spec", c.spec_path, "run, profile: the run or campaign YAML", "FILE.yaml");
   text_option(app, "--out", c.out_path, "run: JSON lines out; profile: the CSV corpus out", "FILE");
   raw.journal_dir_opt = text_option(app, "--journal-dir", c.journal_dir,
@@ -126,6 +130,8 @@ std::unique_ptr<CLI::App> make_app(Mode mode, AgentConfig& c, RawFlags& raw) {
   switch (mode) {
     case Mode::kModels:
       app->add_flag("--json", c.json, "JSON instead of a table");
+      text_option(*app, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
+      text_option(*app, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/models)", "DIR");
       break;
     case Mode::kMakeData:
       add_make_data_options(*app, c, raw);
@@ -350,7 +356,11 @@ std::string agent_usage() {
   };
   for (const auto& cmd : commands) {
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.what);
-    if (cmd.mode == Mode::kModels) sub->add_flag("--json", c.json, "JSON instead of a table");
+    if (cmd.mode == Mode::kModels) {
+      sub->add_flag("--json", c.json, "JSON instead of a table");
+      text_option(*sub, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
+      text_option(*sub, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/models)", "DIR");
+    }
     else if (cmd.mode == Mode::kMakeData) add_make_data_options(*sub, c, raw);
     else add_board_options(*sub, c, raw);
     if (cmd.mode == Mode::kProfile) add_profile_options(*sub, raw);

@@ -43,8 +43,11 @@ struct AgentConfig {
   double settle_pct = 3.0;
   // host/jetson: --storage NAME=DIR (repeatable), media a run's `data: "@NAME[/REL]"` refers to
   std::vector<std::string> storage;
-  // models: --json
+  // models: --json; --add FILE copies a TorchScript file into the model cache and prints its model name
   bool json = false;
+  std::string add_model;
+  // serve, run, profile, models --add: --model-dir DIR, the TorchScript model cache (default: default_model_dir())
+  std::string model_dir;
   // make-data: --format F --out DIR --samples N [--seed S] [--classes K] [--image-size WxH]
   std::string data_format;
   std::string data_out;

@@ -20,6 +20,7 @@
 #include "agent/datasets/synth.hpp"
 #include "agent/host_facts.hpp"
 #include "agent/journal.hpp"
+#include "agent/model_cache.hpp"
 #include "agent/reboot.hpp"
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
@@ -41,6 +42,12 @@ agent::ExecutorOptions executor_options(const agent::AgentConfig& cfg) {
   o.sim_class = cfg.sim_class;
   o.sim_instance = cfg.sim_instance;
   o.time_scale = cfg.time_scale;
+  o.model_dir = cfg.model_dir;
+  if (o.model_dir.empty()) {
+    auto dir = agent::default_model_dir();
+    if (dir) o.model_dir = dir.value();
+    else JS_LOG_WARN << dir.status().message() << " (runs of TorchScript models will fail)";
+  }
   for (const auto& spec : cfg.storage) {
     // Validated by parse_agent_args.
     Status added = o.storage.add(spec);
@@ -79,8 +86,24 @@ agent::DoctorOptions doctor_options(const agent::AgentConfig& cfg, const std::st
   return d;
 }
 
+// `jetsweep-agent models --add FILE [--model-dir DIR]`: the file into the model cache; prints its model name.
+int add_model(const agent::AgentConfig& cfg) {
+  std::string dir = cfg.model_dir;
+  if (dir.empty()) {
+    auto d = agent::default_model_dir();
+    if (!d) return fail(d.status().message(), 1);
+    dir = d.value();
+  }
+  agent::ModelCache cache(dir);
+  auto sha = cache.add(cfg.add_model);
+  if (!sha) return fail(sha.status().message(), 1);
+  std::cout << kTorchScriptPrefix << sha.value() << "\n";
+  return 0;
+}
+
 // `jetsweep-agent models [--json]`: every model at its reference configuration.
 int list_models(const agent::AgentConfig& cfg) {
+  if (!cfg.add_model.empty()) return add_model(cfg);
   boost::json::array rows;
   for (const auto& m : agent::models::model_catalog()) {
     auto f = agent::models::measure_model(m.name, m.reference);

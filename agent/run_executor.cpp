@@ -9,6 +9,7 @@
 
 #include "agent/device/board_state.hpp"
 #include "agent/host_backend.hpp"
+#include "agent/model_cache.hpp"
 #include "agent/storage/disk_stats.hpp"
 #include "agent/storage/page_cache.hpp"
 #include "agent/telemetry.hpp"
@@ -225,6 +226,21 @@ Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig&
   return static_cast<const Dataset*>(cached_.get());
 }
 
+Result<std::string> RunExecutor::model_file_for(const RunConfig& config) const {
+  if (!is_torchscript_model(config.model)) return std::string();
+  const std::string sha = torchscript_sha256(config.model);
+  if (sha.empty()) return invalid_argument("model '" + config.model + "' is not torchscript:<SHA-256 of the file>");
+  if (options_.model_dir.empty())
+    return Status(Code::kNotFound, "model " + config.model + ": this agent has no model cache (--model-dir)");
+  ModelCache cache(options_.model_dir);
+  auto path = cache.find(sha);
+  if (!path)
+    return Status(path.status().code(), path.status().message() + " (copy the file to the board and add it with "
+                                                                  "`jetsweep-agent models --add FILE --model-dir " +
+                                            options_.model_dir + "`)");
+  return path;
+}
+
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
   if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel)) return *modelled;
@@ -253,6 +269,9 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   auto device = compute_device_for(effective.accelerator);
   if (!device) return finish(device.status());
   started.compute_device = device.value();
+  // A TorchScript model trains from the file its name hashes to, checked before the board is touched.
+  auto model_file = model_file_for(config);
+  if (!model_file) return finish(model_file.status());
   std::string data_path;
   auto data = dataset_for(run_id, config, data_path, started.storage_medium);
   if (!data) return finish(data.status());
@@ -270,7 +289,7 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   sink.emit(started);
   ClockContext clocks{options_.root, backend_->board(), started.applied.value_or(proto::BoardState{})};
   EmittingObserver observer(run_id, sink, sampler, probe.power_reading(), *data.value(), io, t0_unix_s, std::move(clocks));
-  Status s = train(effective, *data.value(), observer, cancel);
+  Status s = train(effective, *data.value(), observer, cancel, model_file.value());
   sampler.stop();
   observer.flush_samples();
   return finish(s);

@@ -55,6 +55,8 @@ class RunExecutor {
 
  private:
   RunExecutor(ExecutorOptions options, std::unique_ptr<Backend> backend);
+  // The verified cached file of a torchscript:<sha256> model ("" for a built-in model); kNotFound naming the cache.
+  Result<std::string> model_file_for(const RunConfig& config) const;
   Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
   // Trains the run on a training backend (host, jetson).
   proto::RunFinished train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,

@@ -7,7 +7,7 @@
 #include "agent/compute_timing.hpp"
 #include "agent/device_feed.hpp"
 #include "agent/loader.hpp"
-#include "agent/models/factory.hpp"
+#include "agent/models/workload.hpp"
 
 namespace jetsweep::agent {
 
@@ -22,24 +22,59 @@ models::InputSpec input_spec(const SampleShape& s) {
   return models::InputSpec::image(s.channels, s.height, s.width, s.classes);
 }
 
+// Checks each minibatch's loss: a scalar, and, for a model whose non-finite loss fails its run, finite. The first
+// non-finite minibatch of an epoch is kept on the device (no per-minibatch host synchronisation) and read at its end.
+class LossWatch {
+ public:
+  LossWatch(std::string model, bool fail_on_non_finite, const torch::Device& device)
+      : model_(std::move(model)), enabled_(fail_on_non_finite), options_(torch::TensorOptions().dtype(torch::kInt64).device(device)) {}
+  void start_epoch() {
+    if (enabled_) first_ = torch::full({}, -1, options_);
+  }
+  Status observe(const torch::Tensor& loss, int64_t epoch, int64_t index) {
+    if (loss.dim() != 0)
+      return invalid_argument("model " + model_ + ": the loss of epoch " + std::to_string(epoch) + " minibatch " +
+                              std::to_string(index) + " has " + std::to_string(loss.dim()) + " dimensions, not a scalar");
+    if (enabled_)
+      first_ = torch::where(first_.lt(0).logical_and(loss.detach().isfinite().logical_not()), torch::full({}, index, options_), first_);
+    return Status::ok();
+  }
+  Status end_epoch(int64_t epoch) const {
+    const int64_t bad = enabled_ ? first_.item<int64_t>() : -1;
+    if (bad < 0) return Status::ok();
+    return invalid_argument("model " + model_ + ": the training loss is not finite (NaN or infinite) from epoch " +
+                            std::to_string(epoch) + " minibatch " + std::to_string(bad) +
+                            " on; the run stops (lower the learning rate or check the model's loss)");
+  }
+
+ private:
+  std::string model_;
+  bool enabled_;
+  torch::TensorOptions options_;
+  torch::Tensor first_;
+};
+
 }  // namespace
 
-Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel) {
+Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel,
+             const std::string& model_file) {
   const SampleShape shape = data.shape();
   const bool tokens = shape.kind == SampleShape::Kind::kTokens;
   try {
     torch::manual_seed(static_cast<uint64_t>(config.seed));
     torch::set_num_threads(static_cast<int>(config.threads));
-    auto built = models::make_model(config.model, input_spec(shape));
-    if (!built) return built.status().with_context("dataset '" + data.name() + "'");
-    torch::nn::AnyModule model = std::move(built).value();
+    auto built = models::make_workload(config.model, model_file, input_spec(shape));
+    if (!built)   // a TorchScript model's errors name the model, the file and the sample shape themselves
+      return is_torchscript_model(config.model) ? built.status() : built.status().with_context("dataset '" + data.name() + "'");
+    models::Workload& model = *built.value();
     auto device_name = compute_device_for(config.accelerator);
     if (!device_name) return device_name.status();
     const bool on_gpu = device_name.value() != "cpu";
     const torch::Device device = on_gpu ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-    model.ptr()->to(device);
-    model.ptr()->train();
-    torch::optim::SGD optimizer(model.ptr()->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    model.to(device);
+    model.set_training(true);
+    torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    LossWatch loss_watch(config.model, model.fails_on_non_finite_loss(), device);
     auto mode = parse_timing_mode(config.timing);
     if (!mode) return mode.status();
     // Declared before the loader: the feed's (pinned) memory outlives every batch the loader builds.
@@ -72,6 +107,7 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
       minibatch_clock.start_epoch();
       loader.start_epoch(epoch);
       torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+      loss_watch.start_epoch();
       Batch batch;
       double fetch_s = 0;
       auto fetch_start = clock::now();
@@ -91,9 +127,8 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
         }
         minibatch_clock.begin(index, stall_s, fed.copy);
         optimizer.zero_grad();
-        auto out = model.forward(fed.x);
-        if (tokens) out = out.reshape({-1, shape.classes});
-        auto loss = torch::nn::functional::cross_entropy(out, fed.y);
+        auto loss = model.loss(fed.x, fed.y);
+        JS_RETURN_IF_ERROR(loss_watch.observe(loss, epoch, index));
         loss.backward();
         optimizer.step();
         // Accumulated on the device: no per-minibatch host synchronisation for the loss.
@@ -111,6 +146,7 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
       timing.e2e_s = std::chrono::duration<double>(timing.end - timing.start).count();
       timing.mean_loss = timing.minibatches > 0 ? loss_sum.item<double>() / static_cast<double>(timing.minibatches) : 0;
       observer.on_epoch_end(timing);
+      JS_RETURN_IF_ERROR(loss_watch.end_epoch(epoch));
     }
     return Status::ok();
   } catch (const c10::Error& e) {

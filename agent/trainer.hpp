@@ -55,7 +55,10 @@ Result<std::string> compute_device_for(const std::string& accelerator);
 // timed as config.timing says (compute_timing.hpp), for config.epochs epochs (SGD lr 0.01 momentum 0.9,
 // cross-entropy; for token datasets over every next-token position). The model is built for the
 // dataset's sample shape and class count. Stops early with kCancelled when `cancel` becomes true.
-// Torch exceptions and sample fetch errors become Status.
-Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel);
+// Torch exceptions and sample fetch errors become Status. A "torchscript:<sha256>" model is read from `model_file`
+// (its bytes verified by the caller: agent/model_cache.hpp) and checked against the contract first
+// (agent/models/torchscript.hpp); its non-finite loss fails the run naming the epoch and the first such minibatch.
+Status train(const RunConfig& config, const Dataset& data, TrainingObserver& observer, const std::atomic<bool>& cancel,
+             const std::string& model_file = {});
 
 }  // namespace jetsweep::agent

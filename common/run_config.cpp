@@ -15,6 +15,17 @@ const std::vector<std::string>& known_models() {
   return kModels;
 }
 
+bool is_torchscript_model(const std::string& model) { return model.rfind(kTorchScriptPrefix, 0) == 0; }
+
+std::string torchscript_sha256(const std::string& model) {
+  if (!is_torchscript_model(model)) return "";
+  const std::string hex = model.substr(std::char_traits<char>::length(kTorchScriptPrefix));
+  if (hex.size() != 64) return "";
+  for (char ch : hex)
+    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return "";
+  return hex;
+}
+
 const std::vector<std::string>& known_datasets() {
   static const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist",       "cifar10",
                                                      "gld23k",        "imagefolder", "text"};
@@ -146,7 +157,10 @@ std::string join(const std::vector<std::string>& v) {
 std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
   std::vector<ConfigProblem> p;
   const auto& models = known_models();
-  if (std::find(models.begin(), models.end(), c.model) == models.end())
+  if (is_torchscript_model(c.model)) {
+    if (torchscript_sha256(c.model).empty())
+      p.push_back({"model", "'" + c.model + "' must be torchscript:<the SHA-256 of the model file, 64 lowercase hex digits>"});
+  } else if (std::find(models.begin(), models.end(), c.model) == models.end())
     p.push_back({"model", "unknown model '" + c.model + "' (known: " + join(models) + ")"});
   const auto& datasets = known_datasets();
   if (std::find(datasets.begin(), datasets.end(), c.dataset) == datasets.end())

@@ -18,7 +18,7 @@ extern const double kDefaultSampleHz;
 
 struct RunConfig {
   std::string device = "any";        // board class the run needs ("any", "host", "agx-xavier", ...)
-  std::string model = "lenet5";      // see known_models()
+  std::string model = "lenet5";      // see known_models(), or "torchscript:<sha256>" (a user's exported model)
   std::string dataset = "fashion-mnist";
   std::string data;                  // dataset root on the agent; empty = the dataset's default path
   int64_t batch_size = 16;
@@ -65,6 +65,12 @@ struct RunConfig {
 };
 
 const std::vector<std::string>& known_models();
+// A model exported from Python as TorchScript is named by the SHA-256 of its file: "torchscript:<64 lowercase hex>"
+// (docs/WORKLOADS.md, "Your own model"). Two files named alike are two workloads; the same bytes are one.
+inline constexpr const char* kTorchScriptPrefix = "torchscript:";
+bool is_torchscript_model(const std::string& model);
+// The file's SHA-256 when `model` is a well-formed TorchScript name, else "".
+std::string torchscript_sha256(const std::string& model);
 const std::vector<std::string>& known_datasets();
 // Default location of a dataset on a Debian machine ("" when there is none).
 std::string default_data_path(const std::string& dataset);

@@ -18,6 +18,7 @@
 #include "agent/models/mobilenet_v3.hpp"
 #include "agent/models/resnet.hpp"
 #include "agent/models/vgg.hpp"
+#include "agent/models/workload.hpp"
 
 namespace jetsweep::agent::models {
 
@@ -182,23 +183,27 @@ Result<int64_t> parameter_count(const std::string& name, const InputSpec& spec) 
   return count_parameters(*model.ptr());
 }
 
-Result<ModelFigures> measure_model(const std::string& name, const InputSpec& spec) {
-  JS_ASSIGN_OR_RETURN(auto model, make_model(name, spec));
+Result<ModelFigures> measure_workload(Workload& workload, const InputSpec& spec) {
   ModelFigures f;
-  f.parameters = count_parameters(*model.ptr());
   try {
+    for (const auto& p : workload.parameters()) f.parameters += p.numel();
     torch::NoGradGuard no_grad;
-    model.ptr()->eval();
-    torch::Tensor x = spec.kind == InputSpec::Kind::kTokens
-                          ? torch::zeros({1, spec.seq_len}, torch::kInt64)
-                          : torch::zeros({1, spec.channels, spec.height, spec.width});
+    workload.set_training(false);
+    const torch::Tensor x = probe_input(spec, 1);
     MacCounter counter;
-    model.forward(x);
+    workload.forward(x);
     f.forward_macs = counter.macs();
   } catch (const c10::Error& e) {
-    return internal_error("measuring model '" + name + "' on " + spec.to_string() + ": " + e.what_without_backtrace());
+    return internal_error("measuring a model on " + spec.to_string() + ": " + e.what_without_backtrace());
   }
   return f;
+}
+
+Result<ModelFigures> measure_model(const std::string& name, const InputSpec& spec) {
+  JS_ASSIGN_OR_RETURN(auto workload, make_workload(name, "", spec));
+  auto figures = measure_workload(*workload, spec);
+  if (!figures) return figures.status().with_context("model '" + name + "'");
+  return figures;
 }
 
 }  // namespace jetsweep::agent::models

@@ -1,0 +1,122 @@
+#include "agent/model_cache.hpp"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <system_error>
+#include <vector>
+
+#include "common/log.hpp"
+#include "common/run_config.hpp"
+
+namespace jetsweep::agent {
+
+namespace fs = std::filesystem;
+
+Result<std::string> sha256_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kIoError, "cannot open '" + path + "' to hash it");
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return internal_error("OpenSSL: SHA-256 unavailable");
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return Status(Code::kIoError, "reading '" + path + "' failed");
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &n);
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < n; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+ModelCache::ModelCache(std::string dir, int64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+
+Result<std::string> ModelCache::add(const std::string& file) {
+  JS_ASSIGN_OR_RETURN(std::string sha, sha256_file(file));
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return Status(Code::kIoError, "cannot create the model cache '" + dir_ + "': " + ec.message());
+  const std::string target = path_for(sha);
+  if (fs::exists(target, ec)) {
+    auto cached = sha256_file(target);
+    if (cached && cached.value() == sha) return sha;
+  }
+  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
+  fs::copy_file(file, tmp, fs::copy_options::overwrite_existing, ec);
+  if (ec) return Status(Code::kIoError, "copying '" + file + "' into the model cache '" + dir_ + "': " + ec.message());
+  if (FILE* f = std::fopen(tmp.c_str(), "rb")) {   // the bytes reach the disk before the name does
+    (void)::fsync(::fileno(f));   // best effort: a cache entry that did not survive a crash fails its check and goes
+    std::fclose(f);
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Status(Code::kIoError, "storing '" + target + "': " + ec.message());
+  }
+  evict_beyond_bound(sha);
+  return sha;
+}
+
+Result<std::string> ModelCache::find(const std::string& sha256) {
+  const std::string path = path_for(sha256);
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return Status(Code::kNotFound, "model " + std::string(kTorchScriptPrefix) + sha256 + " is not in the model cache '" + dir_ + "'");
+  JS_ASSIGN_OR_RETURN(std::string actual, sha256_file(path));
+  if (actual != sha256) {
+    fs::remove(path, ec);
+    JS_LOG_WARN << "model cache: " << path << " hashes to " << actual << ", not its name; deleted";
+    return Status(Code::kNotFound, "the cached file of model " + std::string(kTorchScriptPrefix) + sha256 +
+                                       " was damaged (its bytes hash to " + actual + ") and has been deleted");
+  }
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);   // most recently used
+  return path;
+}
+
+void ModelCache::evict_beyond_bound(const std::string& keep) {
+  struct Entry {
+    fs::path path;
+    fs::file_time_type used;
+    int64_t bytes;
+  };
+  std::vector<Entry> entries;
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (!e.is_regular_file(ec) || e.path().extension() != ".pt") continue;
+    const auto bytes = static_cast<int64_t>(e.file_size(ec));
+    total += bytes;
+    if (e.path().stem() != keep) entries.push_back({e.path(), e.last_write_time(ec), bytes});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    if (fs::remove(e.path, ec)) {
+      total -= e.bytes;
+      JS_LOG_INFO << "model cache: evicted " << e.path.string() << " (" << e.bytes << " bytes; bound " << max_bytes_ << ")";
+    }
+  }
+}
+
+Result<std::string> default_model_dir() {
+  if (::geteuid() == 0) return std::string("/var/lib/jetsweep/models");
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  if (cache && *cache == '/') return std::string(cache) + "/jetsweep/models";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) return invalid_argument("no $HOME to put the model cache under; pass --model-dir DIR");
+  return std::string(home) + "/.cache/jetsweep/models";
+}
+
+}  // namespace jetsweep::agent
