@@ -99,6 +99,10 @@ void Agent::set_state(AgentState s) {
 void Agent::start() {
   if (!executor_->has_power_sensor())
     JS_LOG_WARN << "agent " << options_.name << ": no power sensor readable; energy will be reported as null";
+  model_fetcher_ = std::make_shared<ControllerModelFetcher>([w = weak_from_this(), &ioc = ioc_](proto::FetchModel m) {
+    asio::post(ioc, [w, m = std::move(m)] { if (auto self = w.lock()) self->send_now(m); });
+  });
+  executor_->set_model_source(model_fetcher_);
   connect();
 }
 
@@ -265,6 +269,8 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
   } else if (const auto* m = std::get_if<proto::TimeSync>(&env.body)) {
     // Control path, not journaled: a stale clock probe is worthless after a reconnect.
     send_now(proto::TimeSyncReply{m->t0, rx_unix_s, proto::unix_now_s()});
+  } else if (const auto* m = std::get_if<proto::ModelChunk>(&env.body)) {
+    model_fetcher_->deliver(*m);   // to the training thread, which asked for it
   } else if (std::holds_alternative<proto::Heartbeat>(env.body)) {
     // last_rx_ already updated.
   } else if (const auto* m = std::get_if<proto::Error>(&env.body)) {

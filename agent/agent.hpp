@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "agent/journal.hpp"
+#include "agent/model_fetch.hpp"
 #include "agent/outbox.hpp"
 #include "agent/reboot.hpp"
 #include "agent/run_executor.hpp"
@@ -141,6 +142,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   bool shutting_down_ = false;
 
   std::shared_ptr<RunExecutor> executor_;
+  std::shared_ptr<ControllerModelFetcher> model_fetcher_;   // model files the runs need, from the controller
   std::thread training_thread_;
   std::optional<int64_t> current_run_;
   std::atomic<bool> cancel_{false};

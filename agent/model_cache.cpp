@@ -1,6 +1,5 @@
 #include "agent/model_cache.hpp"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,33 +12,11 @@
 
 #include "common/log.hpp"
 #include "common/run_config.hpp"
+#include "net/sha256.hpp"
 
 namespace jetsweep::agent {
 
 namespace fs = std::filesystem;
-
-Result<std::string> sha256_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kIoError, "cannot open '" + path + "' to hash it");
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return internal_error("OpenSSL: SHA-256 unavailable");
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return Status(Code::kIoError, "reading '" + path + "' failed");
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &n);
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < n; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
-}
 
 ModelCache::ModelCache(std::string dir, int64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
@@ -83,6 +60,36 @@ Result<std::string> ModelCache::find(const std::string& sha256) {
   }
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);   // most recently used
   return path;
+}
+
+Result<std::string> ModelCache::find_or_fetch(const std::string& sha256, ModelSource& source, const std::atomic<bool>& cancel) {
+  auto cached = find(sha256);
+  if (cached || cached.status().code() != Code::kNotFound) return cached;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return Status(Code::kIoError, "cannot create the model cache '" + dir_ + "': " + ec.message());
+  const std::string tmp = path_for(sha256) + ".fetch." + std::to_string(::getpid());
+  std::string last_hash;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    Status fetched = source.fetch(sha256, tmp, cancel);
+    if (!fetched.is_ok()) {
+      fs::remove(tmp, ec);
+      return fetched;
+    }
+    auto got = sha256_file(tmp);
+    if (!got) return got.status();
+    if (got.value() == sha256) {
+      fs::rename(tmp, path_for(sha256), ec);
+      if (ec) return Status(Code::kIoError, "storing '" + path_for(sha256) + "': " + ec.message());
+      evict_beyond_bound(sha256);
+      return path_for(sha256);
+    }
+    last_hash = got.value();
+    JS_LOG_WARN << "model cache: the download of " << sha256 << " hashes to " << last_hash << " (attempt " << attempt << " of 2)";
+  }
+  fs::remove(tmp, ec);
+  return Status(Code::kIoError, "model file " + sha256 + " was fetched twice and hashed to " + last_hash +
+                                    " both times: not the file the run names");
 }
 
 void ModelCache::evict_beyond_bound(const std::string& keep) {

@@ -3,15 +3,22 @@
 // Torch-free. Not thread-safe: one owner at a time (the CLI, or the training thread that executes runs).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "common/status.hpp"
+#include "net/sha256.hpp"   // sha256_file
 
 namespace jetsweep::agent {
 
-// SHA-256 of a file's bytes as 64 lowercase hex digits; kIoError naming the file when it cannot be read.
-Result<std::string> sha256_file(const std::string& path);
+// Where a model file missing from the cache comes from: the controller, over the agent's connection
+// (agent/model_fetch.hpp). fetch() writes the file's bytes to `dest`; it runs on the training thread and blocks.
+class ModelSource {
+ public:
+  virtual ~ModelSource() = default;
+  virtual Status fetch(const std::string& sha256, const std::string& dest, const std::atomic<bool>& cancel) = 0;
+};
 
 class ModelCache {
  public:
@@ -26,6 +33,9 @@ class ModelCache {
   // is the most recently used). kNotFound when absent; an entry whose bytes no longer match (damaged, tampered
   // with) is deleted and reported as kNotFound saying so, so that it is fetched again.
   Result<std::string> find(const std::string& sha256);
+  // find(), and when the file is missing (or was damaged), fetches it from `source` into the cache. A download
+  // that does not hash to its name is fetched once more, then fails naming both hashes.
+  Result<std::string> find_or_fetch(const std::string& sha256, ModelSource& source, const std::atomic<bool>& cancel);
   const std::string& dir() const { return dir_; }
   std::string path_for(const std::string& sha256) const { return dir_ + "/" + sha256 + ".pt"; }
 

@@ -226,13 +226,14 @@ Result<const Dataset*> RunExecutor::dataset_for(int64_t run_id, const RunConfig&
   return static_cast<const Dataset*>(cached_.get());
 }
 
-Result<std::string> RunExecutor::model_file_for(const RunConfig& config) const {
+Result<std::string> RunExecutor::model_file_for(const RunConfig& config, const std::atomic<bool>& cancel) const {
   if (!is_torchscript_model(config.model)) return std::string();
   const std::string sha = torchscript_sha256(config.model);
   if (sha.empty()) return invalid_argument("model '" + config.model + "' is not torchscript:<SHA-256 of the file>");
   if (options_.model_dir.empty())
     return Status(Code::kNotFound, "model " + config.model + ": this agent has no model cache (--model-dir)");
   ModelCache cache(options_.model_dir);
+  if (model_source_) return cache.find_or_fetch(sha, *model_source_, cancel);
   auto path = cache.find(sha);
   if (!path)
     return Status(path.status().code(), path.status().message() + " (copy the file to the board and add it with "
@@ -270,7 +271,7 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   if (!device) return finish(device.status());
   started.compute_device = device.value();
   // A TorchScript model trains from the file its name hashes to, checked before the board is touched.
-  auto model_file = model_file_for(config);
+  auto model_file = model_file_for(config, cancel);
   if (!model_file) return finish(model_file.status());
   std::string data_path;
   auto data = dataset_for(run_id, config, data_path, started.storage_medium);

@@ -14,6 +14,7 @@
 
 #include "agent/backend.hpp"
 #include "agent/datasets/dataset.hpp"
+#include "agent/model_cache.hpp"
 #include "agent/storage/storage_map.hpp"
 #include "common/protocol.hpp"
 
@@ -41,6 +42,8 @@ class RunExecutor {
   // Sets backend, device_class and board provenance (kernel, L4T, module) in `facts`.
   void describe(proto::DeviceFacts& facts) const;
   const ExecutorOptions& options() const { return options_; }
+  // Where model files missing from the cache come from (the agent's connection); set before runs execute.
+  void set_model_source(std::shared_ptr<ModelSource> source) { model_source_ = std::move(source); }
 
   // The reboot `config` needs before it can run (Backend::reboot_for); the caller's training thread.
   Result<std::optional<proto::RebootPending>> reboot_for(const RunConfig& config);
@@ -55,8 +58,9 @@ class RunExecutor {
 
  private:
   RunExecutor(ExecutorOptions options, std::unique_ptr<Backend> backend);
-  // The verified cached file of a torchscript:<sha256> model ("" for a built-in model); kNotFound naming the cache.
-  Result<std::string> model_file_for(const RunConfig& config) const;
+  // The verified cached file of a torchscript:<sha256> model ("" for a built-in model), fetched through the model
+  // source when it is missing; without a source, kNotFound naming the cache.
+  Result<std::string> model_file_for(const RunConfig& config, const std::atomic<bool>& cancel) const;
   Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
   // Trains the run on a training backend (host, jetson).
   proto::RunFinished train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,
@@ -64,6 +68,7 @@ class RunExecutor {
 
   ExecutorOptions options_;
   std::unique_ptr<Backend> backend_;
+  std::shared_ptr<ModelSource> model_source_;
   std::unique_ptr<Dataset> cached_;        // last dataset opened, reused by the next run with the same data
   std::string cached_key_;
 };

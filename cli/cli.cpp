@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "cli/client.hpp"
+#include "cli/model_upload.hpp"
 #include "cli/validate.hpp"
 #include "cli/watch.hpp"
 #include "common/campaign.hpp"
@@ -188,8 +189,11 @@ class Commands {
   // The campaign file, read and expanded here against the papers' BSP tables (errors point at FILE:LINE:COL
   // without a round trip). Where the controller expands it too (submit, validate --estimate) its verdict stands:
   // it expands against the enrolled boards' own tables, so a grid on a board by name expands only there.
-  Result<Campaign> load_campaign() {
-    JS_ASSIGN_OR_RETURN(campaign_text_, read_text_file(arg()));
+  // Model files named as torchscript:FILE are hashed (and, `upload`, sent to the controller unless it has them) and
+  // named by their SHA-256 in the text the campaign is parsed from and submitted as.
+  Result<Campaign> load_campaign(bool upload = false) {
+    JS_ASSIGN_OR_RETURN(std::string text, read_text_file(arg()));
+    JS_ASSIGN_OR_RETURN(campaign_text_, resolve_model_files(text, arg(), upload ? &client_ : nullptr, err_));
     return parse_campaign(campaign_text_, arg());
   }
   bool read_but_not_expanded(const Result<Campaign>& c) const { return !c && !campaign_text_.empty(); }
@@ -224,7 +228,7 @@ class Commands {
       }
       query = q.value();
     }
-    auto c = load_campaign();
+    auto c = load_campaign(true);
     if (!c && !read_but_not_expanded(c)) return bad_campaign(c.status());
     auto r = post_campaign<api::CreatedCampaignReply>("/api/campaigns" + query, "submission answer");
     if (!r) return c ? fail(r.status()) : bad_campaign(r.status().code() == Code::kInvalidArgument ? r.status() : c.status());

@@ -1,5 +1,6 @@
 #include "common/protocol.hpp"
 
+#include <boost/beast/core/detail/base64.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 namespace jetsweep::proto {
 namespace bj = boost::json;
+namespace beast = boost::beast;
 using json::FieldReader;
 
 namespace {
@@ -31,6 +33,8 @@ JS_PROTO_TAG(TimeSyncReply, "time_sync_reply")
 JS_PROTO_TAG(CancelRun, "cancel_run")
 JS_PROTO_TAG(RunStarted, "run_started")
 JS_PROTO_TAG(RebootPending, "reboot_pending")
+JS_PROTO_TAG(FetchModel, "fetch_model")
+JS_PROTO_TAG(ModelChunk, "model_chunk")
 #undef JS_PROTO_TAG
 
 bool o_has(const bj::object& o, const char* key) { return o.contains(key) && !o.at(key).is_null(); }
@@ -79,6 +83,14 @@ void fill(bj::object& o, const Heartbeat& m) {
   o["state"] = m.state, put_opt(o, "run_id", m.run_id);
   if (m.backlog_messages) o["backlog_messages"] = *m.backlog_messages;
   if (m.backlog_bytes) o["backlog_bytes"] = *m.backlog_bytes;
+}
+void fill(bj::object& o, const FetchModel& m) { o["sha256"] = m.sha256, o["index"] = m.index; }
+void fill(bj::object& o, const ModelChunk& m) {
+  o["sha256"] = m.sha256, o["index"] = m.index, o["chunks"] = m.chunks, o["bytes"] = m.bytes;
+  std::string b64(beast::detail::base64::encoded_size(m.data.size()), '\0');
+  b64.resize(beast::detail::base64::encode(b64.data(), m.data.data(), m.data.size()));
+  o["data"] = b64;
+  if (!m.error.empty()) o["error"] = m.error;
 }
 void fill(bj::object& o, const CancelRun& m) { o["run_id"] = m.run_id, o["reason"] = m.reason; }
 void fill(bj::object& o, const AssignRun& m) {
@@ -266,6 +278,28 @@ Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
   m.run_id = r.opt_integer("run_id");
   for (auto [field, v] : {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
     if ((*v = r.opt_integer(field)) && **v < 0) r.fail(field, "must not be negative");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, FetchModel& m) {
+  m.sha256 = r.string("sha256");
+  m.index = r.integer("index");
+  if (r.ok() && m.index < 0) r.fail("index", "must be >= 0");
+  return r.status();
+}
+Status parse(const bj::object&, FieldReader& r, ModelChunk& m) {
+  m.sha256 = r.string("sha256");
+  m.index = r.integer("index");
+  m.chunks = r.integer("chunks");
+  m.bytes = r.integer("bytes");
+  m.error = r.opt_string("error").value_or("");
+  const std::string b64 = r.string("data");
+  if (r.ok() && (m.index < 0 || m.chunks < 0 || m.bytes < 0)) r.fail("index", "index, chunks and bytes must be >= 0");
+  m.data.resize(beast::detail::base64::decoded_size(b64.size()));
+  const auto [written, read] = beast::detail::base64::decode(m.data.data(), b64.data(), b64.size());
+  // (Beast's decoder stops at the '=' padding, at most two of which may end the text.)
+  if (r.ok() && (b64.size() % 4 != 0 || b64.size() - read > 2 || b64.find_first_not_of('=', read) != std::string::npos))
+    r.fail("data", "is not base64");
+  m.data.resize(written);
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, CancelRun& m) {
@@ -493,27 +527,6 @@ Decoder decoder_for(std::string_view type) {
 
 }  // namespace
 
-std::optional<std::string> agent_name_problem(std::string_view name) {
-  if (name.empty()) return std::string("must not be empty");
-  if (name.size() > kMaxAgentNameChars)
-    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxAgentNameChars);
-  auto alnum = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
-  if (!alnum(static_cast<unsigned char>(name[0]))) return std::string("must start with a letter or a digit");
-  for (size_t i = 0; i < name.size(); ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (!alnum(c) && c != '.' && c != '_' && c != '-')
-      return "has a character outside [A-Za-z0-9._-] at position " + std::to_string(i);
-  }
-  return std::nullopt;
-}
-
-bool is_credential_text(std::string_view text) {
-  if (text.size() != kCredentialChars) return false;
-  for (char c : text)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
 std::string_view type_name(const Body& body) {
   return std::visit([](const auto& m) -> std::string_view { return Tag<std::decay_t<decltype(m)>>::kName; }, body);
 }
@@ -554,38 +567,6 @@ Result<Envelope> decode(std::string_view frame) {
   auto body = d(o, type);
   if (!body) return body.status();
   return Envelope{static_cast<uint64_t>(id), std::move(body).value()};
-}
-
-std::string BoardState::to_string() const {
-  auto mhz = [](int64_t v, double per_mhz) {
-    if (v <= 0) return std::string("?");
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v) / per_mhz);
-    return std::string(buf);
-  };
-  std::string s = (cores_online > 0 ? std::to_string(cores_online) : std::string("?")) + "c/" + mhz(cpu_khz, 1e3) + "/" +
-                  mhz(gpu_hz, 1e6) + "/" + mhz(emc_hz, 1e6);
-  if (!mode_name.empty()) s += " " + mode_name;
-  if (clocks_pinned) s += " pinned";
-  if (fan == "max") s += " fan=max";
-  if (tpc_pg_mask) s += " tpc_pg=" + std::to_string(*tpc_pg_mask);
-  if (fbp_pg_mask) s += " fbp_pg=" + std::to_string(*fbp_pg_mask);
-  return s;
-}
-
-bj::object to_json(const BoardState& b) {
-  bj::object o;
-  o["mode_name"] = b.mode_name;
-  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
-  o["cores_online"] = b.cores_online;
-  o["cpu_khz"] = b.cpu_khz;
-  o["gpu_hz"] = b.gpu_hz;
-  o["emc_hz"] = b.emc_hz;
-  o["clocks_pinned"] = b.clocks_pinned;
-  o["fan"] = b.fan;
-  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
-  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
-  return o;
 }
 
 double unix_now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }

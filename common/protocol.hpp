@@ -297,8 +297,30 @@ struct Error {
   bool operator==(const Error& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
+// agent -> controller: chunk `index` of the model file `sha256` (a run's torchscript:<sha256> model missing from the
+// agent's cache; docs/WORKLOADS.md). Answered by model_chunk; not journaled, not acked.
+struct FetchModel {
+  std::string sha256;
+  int64_t index = 0;
+  bool operator==(const FetchModel& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
+// controller -> agent: chunk `index` of the `chunks` of model file `sha256` (`bytes` in all): its bytes in `data`
+// (base64 on the wire). `error` is set, and data empty, when the controller has no such file or chunk.
+inline constexpr int64_t kModelChunkBytes = 1 << 20;   // every chunk but the last has this many bytes
+struct ModelChunk {
+  std::string sha256;
+  int64_t index = 0;
+  int64_t chunks = 0;
+  int64_t bytes = 0;
+  std::string data;
+  std::string error;
+  bool operator==(const ModelChunk& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
-                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted, RebootPending>;
+                          RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted, RebootPending,
+                          FetchModel, ModelChunk>;
 
 // The JSON object a BoardState travels as (also what the controller stores in runs.applied).
 boost::json::object to_json(const BoardState& state);

@@ -17,13 +17,17 @@ const std::vector<std::string>& known_models() {
 
 bool is_torchscript_model(const std::string& model) { return model.rfind(kTorchScriptPrefix, 0) == 0; }
 
+bool is_sha256_hex(const std::string& text) {
+  if (text.size() != 64) return false;
+  for (char ch : text)
+    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return false;
+  return true;
+}
+
 std::string torchscript_sha256(const std::string& model) {
   if (!is_torchscript_model(model)) return "";
   const std::string hex = model.substr(std::char_traits<char>::length(kTorchScriptPrefix));
-  if (hex.size() != 64) return "";
-  for (char ch : hex)
-    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return "";
-  return hex;
+  return is_sha256_hex(hex) ? hex : "";
 }
 
 const std::vector<std::string>& known_datasets() {

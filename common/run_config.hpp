@@ -69,6 +69,8 @@ const std::vector<std::string>& known_models();
 // (docs/WORKLOADS.md, "Your own model"). Two files named alike are two workloads; the same bytes are one.
 inline constexpr const char* kTorchScriptPrefix = "torchscript:";
 bool is_torchscript_model(const std::string& model);
+// Whether `text` is a SHA-256 as jetsweep writes them: 64 lowercase hex digits.
+bool is_sha256_hex(const std::string& text);
 // The file's SHA-256 when `model` is a well-formed TorchScript name, else "".
 std::string torchscript_sha256(const std::string& model);
 const std::vector<std::string>& known_datasets();

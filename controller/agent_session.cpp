@@ -111,6 +111,7 @@ void AgentSession::on_frame(std::string frame) {
     return;
   }
   if (const auto* t = std::get_if<proto::TimeSyncReply>(&body)) return on_time_sync_reply(*t);
+  if (const auto* f = std::get_if<proto::FetchModel>(&body)) return on_fetch_model(*f);
   if (const auto* e = std::get_if<proto::Error>(&body)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << ") reported " << e->code << ": " << e->message;
     if (e->code == "busy" && current_run) {
@@ -180,6 +181,36 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
   send(std::move(answer));
   start_heartbeat();
   controller_->on_agent_registered(shared_from_this());
+}
+
+// One chunk of a model file a run needs, read on the database thread and sent as model_chunk. The agent asks for the
+// next chunk once it has this one: one in flight per agent, nothing piles up in the write queue.
+void AgentSession::on_fetch_model(const proto::FetchModel& m) {
+  if (m.index == 0) JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << ") fetches model file " << m.sha256;
+  auto self = shared_from_this();
+  controller_->db().post<Result<proto::ModelChunk>>(
+      controller_->executor(),
+      [m](Store& s) -> Result<proto::ModelChunk> {
+        proto::ModelChunk c{m.sha256, m.index, 0, 0, {}, {}};
+        JS_ASSIGN_OR_RETURN(auto file, s.model_file(m.sha256));
+        if (!file) {
+          c.error = "the controller has no model file " + m.sha256;
+          return c;
+        }
+        c.chunks = file->chunks;
+        c.bytes = file->bytes;
+        auto data = s.model_file_chunk(m.sha256, m.index);
+        if (!data && data.status().code() != Code::kNotFound) return data.status();
+        if (!data) c.error = data.status().message();
+        else c.data = std::move(data).value();
+        return c;
+      },
+      [self, m](Result<proto::ModelChunk> r) {
+        self->check_io_thread("AgentSession fetch_model done");
+        if (r) return self->send(std::move(r).value());
+        const ClientError e = client_error(r.status(), "reading model file " + m.sha256 + " for agent " + self->name_);
+        self->send(proto::ModelChunk{m.sha256, m.index, 0, 0, {}, "the controller could not read it: " + e.status.message()});
+      });
 }
 
 void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {

@@ -75,6 +75,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void start_heartbeat();
   void reject(const std::string& code, const std::string& message, std::optional<uint64_t> ref);
   void on_time_sync_reply(const proto::TimeSyncReply& m);
+  void on_fetch_model(const proto::FetchModel& m);
   void check_io_thread(const char* where);
 
   net::WsStream ws_;

@@ -241,6 +241,9 @@ const std::vector<Controller::ApiRoute>& Controller::api_routes() {
       {http::verb::post, {"api", "login"}, &C::api_login, kPublic},                     // api_web.cpp
       {http::verb::post, {"api", "logout"}, &C::api_logout, kPublic},                   // api_web.cpp
       {http::verb::get, {"api", "session"}, &C::api_session, kPublic},                  // api_web.cpp
+      {http::verb::put, {"api", "models", "*", "chunks", "*"}, &C::api_put_model_chunk},   // api_models.cpp
+      {http::verb::post, {"api", "models", "*"}, &C::api_complete_model},                 // api_models.cpp
+      {http::verb::get, {"api", "models", "*"}, &C::api_model_file},                      // api_models.cpp
       {http::verb::get, {}, &C::serve_ui, kPublic},                                     // api_web.cpp: the dashboard
       {http::verb::get, {"ui", "*"}, &C::serve_ui, kPublic},                            // its assets
   };
@@ -412,7 +415,10 @@ void Controller::api_submit(const ApiCall& call) {
     std::shared_ptr<Campaign> c = posted.campaign;
     self->db_.post<Result<CreatedCampaign>>(
         self->executor(),
-        [c, sub = std::move(posted.submission)](Store& s) { return s.create_campaign(*c, sub.source_file, sub.yaml); },
+        [c, sub = std::move(posted.submission)](Store& s) -> Result<CreatedCampaign> {
+          JS_RETURN_IF_ERROR(check_model_files(s, *c));
+          return s.create_campaign(*c, sub.source_file, sub.yaml);
+        },
         [self, call, c](Result<CreatedCampaign> r) {
           if (!r) return call.fail(r.status());
           JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";

@@ -39,7 +39,12 @@ struct ControllerOptions {
   double max_clock_probe_rtt_s = 0.25;           // slower probes measure load, not the clock: discarded
   CampaignLimits campaign_limits;                // bounds on parsing and expanding a posted campaign
   size_t max_campaigns_waiting = CampaignWorker::kDefaultMaxWaiting;   // beyond: 503 busy
+  int64_t max_model_bytes = int64_t{1} << 30;    // the largest model file users may upload (--max-model-mb)
 };
+
+// Every torchscript:<sha256> model `campaign` names is a completed model file in `store` (api_models.cpp), else
+// kInvalidArgument naming the first missing one. The DbWorker's thread.
+Status check_model_files(Store& store, const Campaign& campaign);
 
 // Constant-time comparison of a presented "Bearer <token>" Authorization header against `token`.
 bool authorized(std::string_view authorization_header, const std::string& token);
@@ -116,7 +121,10 @@ class Controller : public std::enable_shared_from_this<Controller> {
   void api_run_samples(const ApiCall& call);    // api_web.cpp: one run's telemetry samples
   void api_login(const ApiCall& call);          // api_web.cpp: the dashboard's login (sets its cookie)
   void api_logout(const ApiCall& call);
-  void api_session(const ApiCall& call);        // api_web.cpp: who the presented credentials are
+  void api_session(const ApiCall& call);
+  void api_put_model_chunk(const ApiCall& call);   // api_models.cpp: one chunk of a model file's upload
+  void api_complete_model(const ApiCall& call);    // api_models.cpp: completes it (sizes and hash checked)
+  void api_model_file(const ApiCall& call);        // api_models.cpp: a stored model file's size        // api_web.cpp: who the presented credentials are
   void serve_ui(const ApiCall& call);           // api_web.cpp: the dashboard's page and assets
   // api_web.cpp: the live snapshot {"health","campaigns","fleet"} as JSON text, or nullopt (the LiveHub's query).
   void live_snapshot(std::function<void(std::optional<std::string>)> done);

@@ -108,6 +108,11 @@ class MemoryStore final : public Store {
   Result<api::RunDetail> run_detail(int64_t run_id) override;
   Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;
   Result<std::vector<AgentApplied>> agents_applied() override;
+  // Model files (memory_store_models.cpp).
+  Status put_model_chunk(const std::string& sha256, int64_t index, const std::string& data) override;
+  Result<ModelFileInfo> complete_model_file(const std::string& sha256, int64_t bytes) override;
+  Result<std::optional<ModelFileInfo>> model_file(const std::string& sha256) override;
+  Result<std::string> model_file_chunk(const std::string& sha256, int64_t index) override;
 
   // Snapshots for tests (any thread).
   std::optional<Run> run(int64_t run_id) const;
@@ -158,6 +163,11 @@ class MemoryStore final : public Store {
   };
   std::map<std::tuple<int64_t, int64_t, std::string>, SetAside> set_aside_;      // (run, agent, frame)
   int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1;
+  struct ModelFileRow {
+    std::map<int64_t, std::string> chunks;
+    std::optional<int64_t> bytes;   // set when the upload is complete
+  };
+  std::map<std::string, ModelFileRow> model_files_;
 };
 
 }  // namespace jetsweep::controller

@@ -60,6 +60,11 @@ class PgStore final : public Store {
   Result<std::vector<AgentApplied>> agents_applied() override;
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
+  // Model files (pg_models.cpp).
+  Status put_model_chunk(const std::string& sha256, int64_t index, const std::string& data) override;
+  Result<ModelFileInfo> complete_model_file(const std::string& sha256, int64_t bytes) override;
+  Result<std::optional<ModelFileInfo>> model_file(const std::string& sha256) override;
+  Result<std::string> model_file_chunk(const std::string& sha256, int64_t index) override;
 
  private:
   // Runs `fn` with a live connection, converting libpqxx exceptions to Status (kUnavailable when the

@@ -29,6 +29,26 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
   return r;
 }
 
+Status check_model_upload(const std::string& sha256, int64_t bytes, const std::vector<int64_t>& sizes,
+                          const std::string& actual_sha256) {
+  const std::string what = "model file " + sha256;
+  if (sizes.empty()) return invalid_argument(what + ": no chunk was uploaded");
+  int64_t total = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const bool last = i + 1 == sizes.size();
+    if (sizes[i] < 0) return invalid_argument(what + ": chunk " + std::to_string(i) + " is missing");
+    if ((!last && sizes[i] != proto::kModelChunkBytes) || (last && (sizes[i] > proto::kModelChunkBytes || sizes[i] == 0)))
+      return invalid_argument(what + ": chunk " + std::to_string(i) + " has " + std::to_string(sizes[i]) +
+                              " bytes; every chunk but the last has " + std::to_string(proto::kModelChunkBytes));
+    total += sizes[i];
+  }
+  if (total != bytes)
+    return invalid_argument(what + ": the chunks hold " + std::to_string(total) + " bytes, not " + std::to_string(bytes));
+  if (actual_sha256 != sha256)
+    return invalid_argument(what + ": the uploaded bytes hash to " + actual_sha256 + " (damaged in transit?); upload it again");
+  return Status::ok();
+}
+
 Status Store::ingest_batch(std::vector<IngestItem>& items) {
   for (auto& item : items) {
     Result<IngestOutcome> r = std::visit(

@@ -64,6 +64,18 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
                              const std::string& error);
 
 // One agent result message of a group commit (Store::ingest_batch) and what became of it.
+// A model file the controller keeps (Store::complete_model_file); `completed_now`: this call completed the upload.
+struct ModelFileInfo {
+  std::string sha256;
+  int64_t bytes = 0;
+  int64_t chunks = 0;
+  bool completed_now = false;
+};
+// Checks an upload's chunk sizes (`sizes`, by index from 0) and hash against what completing it claims; shared by
+// every Store. kInvalidArgument naming the first difference.
+Status check_model_upload(const std::string& sha256, int64_t bytes, const std::vector<int64_t>& sizes,
+                          const std::string& actual_sha256);
+
 struct IngestItem {
   int64_t agent_id = 0;
   proto::Body body;
@@ -162,6 +174,18 @@ class Store {
   // For every agent with a run that reported its applied state: that of its executing run (assigned or running)
   // if it reported one, else that of the run it started last. By agent id; agents without one are absent.
   virtual Result<std::vector<AgentApplied>> agents_applied() = 0;
+
+  // Model files (sql/023), by SHA-256, in chunks of proto::kModelChunkBytes. put_model_chunk keeps chunk `index` of
+  // an upload (a chunk stored already is kept: idempotent; nothing changes for a completed file).
+  virtual Status put_model_chunk(const std::string& sha256, int64_t index, const std::string& data) = 0;
+  // Completes an upload: its chunks 0..n-1 must be full but the last and hold `bytes` bytes that hash to sha256
+  // (check_model_upload), else kInvalidArgument and the upload's chunks are dropped (it starts again). Completing a
+  // completed file returns it (completed_now false); one with another size is kInvalidArgument.
+  virtual Result<ModelFileInfo> complete_model_file(const std::string& sha256, int64_t bytes) = 0;
+  // A completed file; nullopt when there is none (or its upload is unfinished).
+  virtual Result<std::optional<ModelFileInfo>> model_file(const std::string& sha256) = 0;
+  // Chunk `index` of a completed file; kNotFound when there is no such file or chunk.
+  virtual Result<std::string> model_file_chunk(const std::string& sha256, int64_t index) = 0;
 };
 
 }  // namespace jetsweep::controller

@@ -1,0 +1,71 @@
+// The protocol's value rules and renderings outside the codec: agent names, credentials, board states (protocol.hpp).
+#include <boost/json.hpp>
+#include <cstdio>
+
+#include "common/protocol.hpp"
+
+namespace jetsweep::proto {
+namespace bj = boost::json;
+
+namespace {
+template <class T>
+void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
+  o[k] = v ? bj::value(*v) : bj::value(nullptr);
+}
+}  // namespace
+
+std::optional<std::string> agent_name_problem(std::string_view name) {
+  if (name.empty()) return std::string("must not be empty");
+  if (name.size() > kMaxAgentNameChars)
+    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxAgentNameChars);
+  auto alnum = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (!alnum(static_cast<unsigned char>(name[0]))) return std::string("must start with a letter or a digit");
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (!alnum(c) && c != '.' && c != '_' && c != '-')
+      return "has a character outside [A-Za-z0-9._-] at position " + std::to_string(i);
+  }
+  return std::nullopt;
+}
+
+bool is_credential_text(std::string_view text) {
+  if (text.size() != kCredentialChars) return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+
+std::string BoardState::to_string() const {
+  auto mhz = [](int64_t v, double per_mhz) {
+    if (v <= 0) return std::string("?");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v) / per_mhz);
+    return std::string(buf);
+  };
+  std::string s = (cores_online > 0 ? std::to_string(cores_online) : std::string("?")) + "c/" + mhz(cpu_khz, 1e3) + "/" +
+                  mhz(gpu_hz, 1e6) + "/" + mhz(emc_hz, 1e6);
+  if (!mode_name.empty()) s += " " + mode_name;
+  if (clocks_pinned) s += " pinned";
+  if (fan == "max") s += " fan=max";
+  if (tpc_pg_mask) s += " tpc_pg=" + std::to_string(*tpc_pg_mask);
+  if (fbp_pg_mask) s += " fbp_pg=" + std::to_string(*fbp_pg_mask);
+  return s;
+}
+
+bj::object to_json(const BoardState& b) {
+  bj::object o;
+  o["mode_name"] = b.mode_name;
+  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
+  o["cores_online"] = b.cores_online;
+  o["cpu_khz"] = b.cpu_khz;
+  o["gpu_hz"] = b.gpu_hz;
+  o["emc_hz"] = b.emc_hz;
+  o["clocks_pinned"] = b.clocks_pinned;
+  o["fan"] = b.fan;
+  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
+  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
+  return o;
+}
+
+}  // namespace jetsweep::proto
