@@ -6,6 +6,7 @@
 #include "support/manual_clock.hpp"
 #include "support/protocol_client.hpp"
 #include "support/ingest_outcome_checks.hpp"
+#include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
@@ -165,6 +166,11 @@ TEST_CASE("runs of an agent disconnected for longer than the lease are requeued,
 TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is away, a replay recorded once") {
   StoreFixture f;
   testing::check_reboot_semantics(f.store, [&](double s) { f.clock.advance(s); });
+}
+
+TEST_CASE("model files: chunked uploads checked by size and SHA-256, kept once, served chunk by chunk (issue 31)") {
+  StoreFixture f;
+  testing::check_model_files(f.store);
 }
 
 TEST_CASE("enrolled boards: the frequency tables each registered, replaced on registering again") {

@@ -6,6 +6,7 @@
 
 #include "integration/one_claimed_run.hpp"
 #include "support/ingest_outcome_checks.hpp"
+#include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 
 using namespace jetsweep;
@@ -63,6 +64,13 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(inputs->measured.size() == 1);
   CHECK(inputs->measured[0].epochs == 2);
   CHECK(inputs->measured[0].power_mode == perf::power_mode_key(f.campaign.runs[0]));
+}
+
+TEST_CASE("model files: chunked uploads checked by size and SHA-256, kept once, served chunk by chunk (issue 31)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_model_files(store);
 }
 
 TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is away, a replay recorded once") {

@@ -53,6 +53,10 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(Register{"agent-1", f, std::nullopt, {}});
   round_trip(RebootPending{9, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 600, 1763770000.5});
   round_trip(RebootPending{9, "7W", 1, 240, 252, 2, 2, 30, 1763770000.5});
+  round_trip(FetchModel{std::string(64, 'a'), 3});
+  for (const std::string& data : std::vector<std::string>{"", "a", "ab", "abc", std::string("\0\xff\x10 binary", 10)})
+    round_trip(ModelChunk{std::string(64, 'a'), 3, 4, 3 * kModelChunkBytes + 7, data, ""});
+  round_trip(ModelChunk{std::string(64, 'a'), 0, 0, 0, "", "the controller has no model file"});
 }
 
 TEST_CASE("reboot_pending: masks, the expected return and the request time are checked by name") {
@@ -72,6 +76,13 @@ TEST_CASE("reboot_pending: masks, the expected return and the request time are c
   CHECK(refused("\"expected_back_s\":600", "\"expected_back_s\":0").find("field 'expected_back_s'") != std::string::npos);
   CHECK(refused("\"mode_name\":\"MAXN\",", "").find("field 'mode_name': missing") != std::string::npos);
   CHECK(needs_ack(RebootPending{}));   // journaled and acked: the agent reboots only once the controller has it
+}
+
+TEST_CASE("model_chunk: data that is not base64 is refused by name") {
+  auto bad = decode(R"({"type":"model_chunk","version":1,"id":0,"sha256":"x","index":0,"chunks":1,"bytes":3,"data":"YW*j"})");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "message 'model_chunk' field 'data': is not base64");
+  CHECK_FALSE(needs_ack(FetchModel{}));   // a request on the connection, not a journaled result
 }
 
 TEST_CASE("envelope carries type, version and id") {
