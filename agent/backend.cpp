@@ -15,7 +15,7 @@ std::string Backend::accelerator_fact() const {
 }
 
 std::optional<proto::RunFinished> Backend::execute_modelled(int64_t, const RunConfig&, ResultSink&,
-                                                            const std::atomic<bool>&) {
+                                                            const std::atomic<bool>&, const ModelFileLookup&) {
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,8 +66,11 @@ class Backend {
 
   // A backend that models runs instead of training them (sim) executes each whole and returns its
   // run_finished; training backends return nullopt and RunExecutor trains, calling the hooks below.
+  // model_file: the verified file of a torchscript:<sha256> model (fetched if need be), for a backend that models it.
+  using ModelFileLookup = std::function<Result<std::string>()>;
   virtual std::optional<proto::RunFinished> execute_modelled(int64_t run_id, const RunConfig& config,
-                                                             ResultSink& sink, const std::atomic<bool>& cancel);
+                                                             ResultSink& sink, const std::atomic<bool>& cancel,
+                                                             const ModelFileLookup& model_file);
   // Puts the board in the run's state and records in `started` the state read back and whether the page
   // cache was dropped. A failure fails the run.
   virtual Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) = 0;

@@ -83,8 +83,8 @@ void add_board_options(CLI::App& app, AgentConfig& c, RawFlags& raw) {
                            "FILE");
   text_option(app, "--name", c.name, "this agent's name", "NAME");
   text_option(app, "--model-dir", c.model_dir,
-              "the TorchScript model cache runs of torchscript:<sha256> models read (default ~/.cache/jetsweep/models, "
-              "or /var/lib/jetsweep/models as root; `models --add FILE` fills it)",
+              "the TorchScript model cache runs of torchscript:<sha256> models read (default ~/.cache/jetsweep/model-files, "
+              "or /var/lib/jetsweep/model-files as root; `models --add FILE` fills it)",
               "DIR");
   text_option(app, "--spec", c.spec_path, "run, profile: the run or campaign YAML", "FILE.yaml");
   text_option(app, "--out", c.out_path, "run: JSON lines out; profile: the CSV corpus out", "FILE");
@@ -131,7 +131,7 @@ std::unique_ptr<CLI::App> make_app(Mode mode, AgentConfig& c, RawFlags& raw) {
     case Mode::kModels:
       app->add_flag("--json", c.json, "JSON instead of a table");
       text_option(*app, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
-      text_option(*app, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/models)", "DIR");
+      text_option(*app, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/model-files)", "DIR");
       break;
     case Mode::kMakeData:
       add_make_data_options(*app, c, raw);
@@ -359,7 +359,7 @@ std::string agent_usage() {
     if (cmd.mode == Mode::kModels) {
       sub->add_flag("--json", c.json, "JSON instead of a table");
       text_option(*sub, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
-      text_option(*sub, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/models)", "DIR");
+      text_option(*sub, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/model-files)", "DIR");
     }
     else if (cmd.mode == Mode::kMakeData) add_make_data_options(*sub, c, raw);
     else add_board_options(*sub, c, raw);

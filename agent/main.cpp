@@ -25,6 +25,7 @@
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
 #include "common/campaign.hpp"
+#include "common/model_files.hpp"
 #include "common/log.hpp"
 #include "net/tls.hpp"
 
@@ -160,8 +161,21 @@ int make_data(const agent::AgentConfig& cfg) {
   return 0;
 }
 
+// The spec file's text, each model named as torchscript:FILE added to the model cache and named by its SHA-256.
+Result<std::string> spec_text(const agent::AgentConfig& cfg, const agent::ExecutorOptions& options) {
+  JS_ASSIGN_OR_RETURN(std::string text, read_text_file(cfg.spec_path));
+  return resolve_model_files(text, cfg.spec_path, [&](const std::string& file, const std::string& where) -> Result<std::string> {
+    if (options.model_dir.empty()) return invalid_argument(where + ": no model cache to add '" + file + "' to (--model-dir)");
+    auto sha = agent::ModelCache(options.model_dir).add(file);
+    if (!sha) return invalid_argument(where + ": " + sha.status().message());
+    return sha;
+  });
+}
+
 int run_standalone(const agent::AgentConfig& cfg) {
-  auto spec = load_run_spec_file(cfg.spec_path);
+  auto text = spec_text(cfg, executor_options(cfg));
+  if (!text) return fail(text.status().message(), 2);
+  auto spec = parse_run_spec(text.value(), cfg.spec_path);
   if (!spec) return fail(spec.status().message(), 2);
   std::ofstream out;
   if (Status opened = open_output(cfg.out_path, out); !opened.is_ok()) return fail(opened.message(), 2);
@@ -178,7 +192,9 @@ int run_standalone(const agent::AgentConfig& cfg) {
 
 // `jetsweep-agent profile`: the campaign's runs are the modes to walk (PowerTrain sec.2.5).
 int run_profile(const agent::AgentConfig& cfg) {
-  auto campaign = load_campaign_file(cfg.spec_path);
+  auto text = spec_text(cfg, executor_options(cfg));
+  if (!text) return fail(text.status().message(), 2);
+  auto campaign = parse_campaign(text.value(), cfg.spec_path);
   if (!campaign) return fail(campaign.status().message(), 2);
   std::ofstream out;
   if (Status opened = open_output(cfg.out_path, out); !opened.is_ok()) return fail(opened.message(), 2);

@@ -102,7 +102,8 @@ void ModelCache::evict_beyond_bound(const std::string& keep) {
   int64_t total = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    if (!e.is_regular_file(ec) || e.path().extension() != ".pt") continue;
+    // Only entries (SHA-256.pt): never what else someone keeps in the directory.
+    if (!e.is_regular_file(ec) || e.path().extension() != ".pt" || !is_sha256_hex(e.path().stem().string())) continue;
     const auto bytes = static_cast<int64_t>(e.file_size(ec));
     total += bytes;
     if (e.path().stem() != keep) entries.push_back({e.path(), e.last_write_time(ec), bytes});
@@ -118,12 +119,12 @@ void ModelCache::evict_beyond_bound(const std::string& keep) {
 }
 
 Result<std::string> default_model_dir() {
-  if (::geteuid() == 0) return std::string("/var/lib/jetsweep/models");
+  if (::geteuid() == 0) return std::string("/var/lib/jetsweep/model-files");
   const char* cache = std::getenv("XDG_CACHE_HOME");
-  if (cache && *cache == '/') return std::string(cache) + "/jetsweep/models";
+  if (cache && *cache == '/') return std::string(cache) + "/jetsweep/model-files";
   const char* home = std::getenv("HOME");
   if (!home || !*home) return invalid_argument("no $HOME to put the model cache under; pass --model-dir DIR");
-  return std::string(home) + "/.cache/jetsweep/models";
+  return std::string(home) + "/.cache/jetsweep/model-files";
 }
 
 }  // namespace jetsweep::agent

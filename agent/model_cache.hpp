@@ -46,8 +46,8 @@ class ModelCache {
   int64_t max_bytes_;
 };
 
-// Where the model cache lives without --model-dir: /var/lib/jetsweep/models when running as root, else
-// $XDG_CACHE_HOME/jetsweep/models or ~/.cache/jetsweep/models.
+// Where the model cache lives without --model-dir: /var/lib/jetsweep/model-files when running as root, else
+// $XDG_CACHE_HOME/jetsweep/model-files or ~/.cache/jetsweep/model-files.
 Result<std::string> default_model_dir();
 
 }  // namespace jetsweep::agent

@@ -244,7 +244,8 @@ Result<std::string> RunExecutor::model_file_for(const RunConfig& config, const s
 
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
-  if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel)) return *modelled;
+  auto model_file = [&] { return model_file_for(config, cancel); };
+  if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel, model_file)) return *modelled;
   return train_run(run_id, config, sink, cancel);
 }
 

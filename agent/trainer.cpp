@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "agent/compute_timing.hpp"
 #include "agent/device_feed.hpp"
@@ -22,25 +23,34 @@ models::InputSpec input_spec(const SampleShape& s) {
   return models::InputSpec::image(s.channels, s.height, s.width, s.classes);
 }
 
-// Checks each minibatch's loss: a scalar, and, for a model whose non-finite loss fails its run, finite. The first
-// non-finite minibatch of an epoch is kept on the device (no per-minibatch host synchronisation) and read at its end.
+// Checks each minibatch's loss: a scalar, and, for a model whose non-finite loss fails its run, finite. On a GPU the
+// first non-finite minibatch of an epoch is kept on the device (no per-minibatch host synchronisation) and read at
+// the epoch's end; on the CPU the loss is read as it comes.
 class LossWatch {
  public:
   LossWatch(std::string model, bool fail_on_non_finite, const torch::Device& device)
-      : model_(std::move(model)), enabled_(fail_on_non_finite), options_(torch::TensorOptions().dtype(torch::kInt64).device(device)) {}
+      : model_(std::move(model)),
+        enabled_(fail_on_non_finite),
+        on_cpu_(device.is_cpu()),
+        options_(torch::TensorOptions().dtype(torch::kInt64).device(device)) {}
   void start_epoch() {
-    if (enabled_) first_ = torch::full({}, -1, options_);
+    first_cpu_ = -1;
+    if (enabled_ && !on_cpu_) first_ = torch::full({}, -1, options_);
   }
   Status observe(const torch::Tensor& loss, int64_t epoch, int64_t index) {
     if (loss.dim() != 0)
       return invalid_argument("model " + model_ + ": the loss of epoch " + std::to_string(epoch) + " minibatch " +
                               std::to_string(index) + " has " + std::to_string(loss.dim()) + " dimensions, not a scalar");
-    if (enabled_)
+    if (!enabled_) return Status::ok();
+    if (on_cpu_) {   // reading a CPU scalar costs less than the four small ops below
+      if (first_cpu_ < 0 && !std::isfinite(loss.item<double>())) first_cpu_ = index;
+    } else {
       first_ = torch::where(first_.lt(0).logical_and(loss.detach().isfinite().logical_not()), torch::full({}, index, options_), first_);
+    }
     return Status::ok();
   }
   Status end_epoch(int64_t epoch) const {
-    const int64_t bad = enabled_ ? first_.item<int64_t>() : -1;
+    const int64_t bad = !enabled_ ? -1 : on_cpu_ ? first_cpu_ : first_.item<int64_t>();
     if (bad < 0) return Status::ok();
     return invalid_argument("model " + model_ + ": the training loss is not finite (NaN or infinite) from epoch " +
                             std::to_string(epoch) + " minibatch " + std::to_string(bad) +
@@ -50,8 +60,10 @@ class LossWatch {
  private:
   std::string model_;
   bool enabled_;
+  bool on_cpu_;
   torch::TensorOptions options_;
-  torch::Tensor first_;
+  torch::Tensor first_;     // on a GPU: kept on the device
+  int64_t first_cpu_ = -1;  // on the CPU
 };
 
 }  // namespace

@@ -199,6 +199,11 @@ Result<ModelFigures> measure_workload(Workload& workload, const InputSpec& spec)
   return f;
 }
 
+Result<ModelFigures> measure_torchscript(const std::string& name, const std::string& file, const InputSpec& spec) {
+  JS_ASSIGN_OR_RETURN(auto workload, make_workload(name, file, spec));
+  return measure_workload(*workload, spec);
+}
+
 Result<ModelFigures> measure_model(const std::string& name, const InputSpec& spec) {
   JS_ASSIGN_OR_RETURN(auto workload, make_workload(name, "", spec));
   auto figures = measure_workload(*workload, spec);

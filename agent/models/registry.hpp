@@ -51,6 +51,8 @@ struct ModelFigures {
 // Builds the model for `spec` and measures it (one forward pass of one sample, observed through
 // LibTorch's RecordFunction hooks). Torch errors become Status.
 Result<ModelFigures> measure_model(const std::string& name, const InputSpec& spec);
+// The same for the TorchScript model `name` (torchscript:<sha256>) in `file`, loaded and checked as for training.
+Result<ModelFigures> measure_torchscript(const std::string& name, const std::string& file, const InputSpec& spec);
 // Parameter count only (no forward pass).
 Result<int64_t> parameter_count(const std::string& name, const InputSpec& spec);
 

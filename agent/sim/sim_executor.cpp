@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
+#include "agent/models/registry.hpp"
 #include "agent/telemetry.hpp"
 #include "common/perf/calibration.hpp"
 #include "common/log.hpp"
@@ -288,8 +290,55 @@ Status SimExecutor::start_run(const RunConfig& config, proto::RunStarted& starte
   return Status::ok();
 }
 
-proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
-                                        const std::atomic<bool>& cancel) {
+namespace {
+
+// A model's input on a dataset simulated boards model (the shapes the agent's readers produce).
+Result<models::InputSpec> simulated_input(const std::string& dataset) {
+  if (dataset == "mnist" || dataset == "fashion-mnist") return models::InputSpec::image(1, 28, 28, 10);
+  if (dataset == "cifar10") return models::InputSpec::image(3, 32, 32, 10);
+  if (dataset == "gld23k") return models::InputSpec::image(3, 224, 224, 203);
+  return invalid_argument("simulated boards model TorchScript models on mnist, fashion-mnist, cifar10 and gld23k, not '" +
+                          dataset + "'");
+}
+
+// A TorchScript model on a simulated board is modelled as the built-in model calibrated on the same dataset (the
+// papers' measurements), its compute time scaled by the ratio of their forward multiply-accumulates, both measured
+// here with LibTorch on the dataset's sample shape (the file is loaded and checked as for training).
+struct ScaledWorkload {
+  RunConfig config;          // the run as the calibrated model
+  double compute_scale = 1;  // the TorchScript model's MACs / the calibrated model's
+  std::string note;          // what the run's compute device says
+};
+
+Result<ScaledWorkload> scale_torchscript(const RunConfig& config, const Backend::ModelFileLookup& model_file) {
+  if (!model_file) return internal_error("no model file lookup for " + config.model);
+  JS_ASSIGN_OR_RETURN(std::string file, model_file());
+  JS_ASSIGN_OR_RETURN(models::InputSpec spec, simulated_input(config.dataset));
+  std::string reference;
+  for (const auto& w : all_workloads())
+    for (const auto& d : w.datasets)
+      if (d == config.dataset && reference.empty()) reference = w.model;
+  if (reference.empty()) return invalid_argument("no calibrated model on '" + config.dataset + "' to model " + config.model + " by");
+  JS_ASSIGN_OR_RETURN(models::ModelFigures own, models::measure_torchscript(config.model, file, spec));
+  JS_ASSIGN_OR_RETURN(models::ModelFigures ref, models::measure_model(reference, spec));
+  if (own.forward_macs <= 0 || ref.forward_macs <= 0)
+    return invalid_argument(config.model + ": no convolution or matrix product was measured in its forward pass; "
+                            "simulated boards model compute by multiply-accumulates");
+  ScaledWorkload s;
+  s.config = config;
+  s.config.model = reference;
+  s.compute_scale = static_cast<double>(own.forward_macs) / static_cast<double>(ref.forward_macs);
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.3g", s.compute_scale);
+  s.note = "simulated: TorchScript model of " + std::to_string(own.parameters) + " parameters and " +
+           std::to_string(own.forward_macs) + " forward MACs per sample, modelled as " + reference + " x " + scale;
+  return s;
+}
+
+}  // namespace
+
+proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config_in, ResultSink& sink,
+                                        const std::atomic<bool>& cancel, const ModelFileLookup& model_file) {
   const std::string who = "run " + std::to_string(run_id) + " (sim " + model_.calibration().board_class + "/" +
                           model_.instance() + ")";
   proto::RunFinished fin;
@@ -306,15 +355,30 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
 
   proto::RunStarted started;
   started.run_id = run_id;
-  started.reference_state = !config.has_power_mode() && config.base_mode.empty();   // a base mode is a chosen state
+  started.reference_state = !config_in.has_power_mode() && config_in.base_mode.empty();   // a base mode is a chosen state
   double medium_mb_s = 0;
   Settings mode;
   bool cold = false;
+  ScaledWorkload scaled{config_in, 1, ""};
+  if (is_torchscript_model(config_in.model)) {
+    const std::string key = config_in.model + "|" + config_in.dataset;
+    if (!torchscript_scales_.count(key)) {
+      auto s = scale_torchscript(config_in, model_file);
+      if (!s) return finish(s.status());
+      torchscript_scales_[key] = Scale{s->config.model, s->compute_scale, s->note};
+    }
+    const Scale& known = torchscript_scales_.at(key);
+    scaled.config.model = known.reference;
+    scaled.compute_scale = known.compute_scale;
+    scaled.note = known.note;
+  }
+  const RunConfig& config = scaled.config;
   Status begun = start_run(config, started, medium_mb_s, mode, cold);
   if (!begun.is_ok()) return finish(begun);
+  if (!scaled.note.empty()) started.compute_device = scaled.note;
   auto workload = workload_calibration(config.model, config.dataset);
   if (!workload) return finish(workload.status());
-  auto first = model_.epoch(config, mode, 0, cold, medium_mb_s);
+  auto first = model_.epoch(config, mode, 0, cold, medium_mb_s, scaled.compute_scale);
   if (!first) return finish(first.status());
   // t0_unix_s stays 0: modelled runs must be deterministic; the agent's sink stamps the run's wall clock
   // (PostingSink), as it does on the sample chunks.
@@ -343,7 +407,7 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config,
       stream.flush();
       return finish(Status(Code::kCancelled, "cancelled before epoch " + std::to_string(epoch)));
     }
-    auto em = epoch == 0 ? first : model_.epoch(config, mode, epoch, false);
+    auto em = epoch == 0 ? first : model_.epoch(config, mode, epoch, false, 0, scaled.compute_scale);
     if (!em) return finish(em.status());
     SplitMix rng(model_.epoch_seed(config, epoch));
     Status s = run.epoch(epoch, em.value(), rng, workload->dataset_bytes);

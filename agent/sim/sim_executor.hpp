@@ -39,7 +39,9 @@ class SimExecutor final : public Backend {
   static Result<std::unique_ptr<SimExecutor>> open(std::string_view board_class, std::string_view instance,
                                                    double time_scale);
 
-  proto::RunFinished execute(int64_t run_id, const RunConfig& config, ResultSink& sink, const std::atomic<bool>& cancel);
+  // model_file: see Backend::execute_modelled (only called for a torchscript:<sha256> model).
+  proto::RunFinished execute(int64_t run_id, const RunConfig& config, ResultSink& sink, const std::atomic<bool>& cancel,
+                             const ModelFileLookup& model_file = {});
 
   // Storage media this agent offers (--storage NAME=DIR): kInvalidArgument for a medium without a modelled
   // read speed (simulated_medium_mb_s). Call before the first run.
@@ -55,8 +57,8 @@ class SimExecutor final : public Backend {
     return Status::ok();
   }
   std::optional<proto::RunFinished> execute_modelled(int64_t run_id, const RunConfig& config, ResultSink& sink,
-                                                     const std::atomic<bool>& cancel) override {
-    return execute(run_id, config, sink, cancel);
+                                                     const std::atomic<bool>& cancel, const ModelFileLookup& model_file) override {
+    return execute(run_id, config, sink, cancel, model_file);
   }
   Status prepare(int64_t run_id, const RunConfig& config, proto::RunStarted& started) override;
   // A named (or base) mode with GPU masks other than the booted ones needs a reboot, as on a real board.
@@ -88,6 +90,14 @@ class SimExecutor final : public Backend {
   std::string board_class_;
   std::string instance_;
   std::map<std::string, double> media_mb_s_;
+  // TorchScript models as modelled (sim_executor.cpp, scale_torchscript), by "model|dataset": measured once (the
+  // model's name is its bytes' hash). Training thread only.
+  struct Scale {
+    std::string reference;
+    double compute_scale = 1;
+    std::string note;
+  };
+  std::map<std::string, Scale> torchscript_scales_;
 };
 
 }  // namespace jetsweep::agent::sim

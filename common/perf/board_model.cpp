@@ -150,7 +150,7 @@ uint64_t SimModel::epoch_seed(const RunConfig& c, int64_t epoch) const {
 }
 
 Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache,
-                                   double storage_mb_s) const {
+                                   double storage_mb_s, double compute_scale) const {
   JS_ASSIGN_OR_RETURN(WorkloadCalibration w, workload_calibration(config.model, config.dataset));
   const ClassReference* ref = nullptr;
   for (const auto& r : w.classes)
@@ -174,7 +174,7 @@ Result<EpochModel> SimModel::epoch(const RunConfig& config, const Settings& s, i
   const Terms ct = compute_terms(w, rs, s, config.workers);
   const Terms ct_ref = compute_terms(w, rs, rs, kRefWorkers);
   const double compute_mb =
-      ref->compute_s / mb_ref * (ct.total() / ct_ref.total()) * batch_compute(w, config.batch_size);
+      ref->compute_s / mb_ref * (ct.total() / ct_ref.total()) * batch_compute(w, config.batch_size) * compute_scale;
   const double stall_mb = ref->stall_s / mb_ref * (stall_raw(w, rs, s, config.workers) / stall_raw(w, rs, rs, kRefWorkers)) *
                           batch_stall(config.batch_size);
   const double cpu_slowdown = ratio(static_cast<double>(rs.cpu_khz), static_cast<double>(s.cpu_khz));

@@ -64,8 +64,10 @@ class SimModel {
   // the model, dataset and class when the workload is not calibrated or does not fit on the class.
   // storage_mb_s: read throughput of the medium the data is on for a cold epoch 0 (0 = the class's default
   // storage, ClassCalibration::storage_mb_s).
+  // compute_scale multiplies the compute time per minibatch (a TorchScript model modelled as a calibrated one:
+  // agent/sim/sim_executor.cpp).
   Result<EpochModel> epoch(const RunConfig& config, const Settings& s, int64_t epoch, bool cold_cache,
-                           double storage_mb_s = 0) const;
+                           double storage_mb_s = 0, double compute_scale = 1) const;
   // Seed of the per-epoch, per-minibatch and per-sample variation of one epoch of a run on this
   // instance (same instance, workload, batch, workers, seed, repetition and epoch -> same seed).
   uint64_t epoch_seed(const RunConfig& config, int64_t epoch) const;

@@ -3,10 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <cmath>
 #include <set>
 #include <sstream>
 
+#include "agent/model_cache.hpp"
+#include "agent/models/registry.hpp"
 #include "agent/profile.hpp"
 #include "agent/run_executor.hpp"
 #include "agent/sim/sim_executor.hpp"
@@ -14,6 +18,7 @@
 #include "common/campaign.hpp"
 #include "support/collecting_sink.hpp"
 #include "support/run_checks.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::agent;
@@ -416,4 +421,89 @@ TEST_CASE("simulated storage media: --storage names the media a simulated agent 
   auto refused = RunExecutor::open(bad);
   REQUIRE_FALSE(refused.is_ok());
   CHECK(refused.status().message().find("'nfs' has no modelled read speed (modelled: sd, ssd, hdd)") != std::string::npos);
+}
+
+namespace {
+// scripts/export-torchscript MODEL for SHAPE into the model cache at `cache`; its model name.
+std::string exported_into_cache(const std::string& model, const std::string& shape_args, const std::string& cache) {
+  const std::string file = (std::filesystem::path(cache).parent_path() / (model + ".pt")).string();
+  const std::string command = "/usr/bin/python3 " + std::string(JETSWEEP_SOURCE_DIR) + "/scripts/export-torchscript " +
+                              model + " " + shape_args + " -o " + file + " > /dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  auto sha = ModelCache(cache).add(file);
+  REQUIRE(sha.is_ok());
+  return "torchscript:" + sha.value();
+}
+}  // namespace
+
+TEST_CASE("a TorchScript model on a simulated board: modelled as the calibrated model scaled by forward MACs") {
+  testing::TempDir dir;
+  const std::string cache = (dir / "cache").string();
+  ExecutorOptions o;
+  o.backend = "sim";
+  o.sim_class = "agx-xavier";
+  o.sim_instance = "a1";
+  o.time_scale = 0;
+  o.model_dir = cache;
+  std::atomic<bool> cancel{false};
+  // Each run on a fresh board of the same instance: the same state (cold page cache), so only the model differs.
+  auto run = [&](const RunConfig& c, CollectingSink& sink) {
+    auto ex = RunExecutor::open(o);
+    REQUIRE(ex.is_ok());
+    return (*ex)->execute(1, c, sink, cancel);
+  };
+
+  // The built-in LeNet-5's architecture exported from Python: the same MACs, so exactly the built-in model's epochs.
+  RunConfig own = lenet(2);
+  own.model = exported_into_cache("lenet5", "--channels 1 --size 28 --classes 10", cache);
+  CollectingSink own_sink, builtin_sink;
+  REQUIRE(run(own, own_sink).status == "done");
+  REQUIRE(run(lenet(2), builtin_sink).status == "done");
+  const auto own_started = own_sink.all<proto::RunStarted>().at(0);
+  CHECK(own_started.compute_device ==
+        "simulated: TorchScript model of 61706 parameters and 416520 forward MACs per sample, modelled as lenet5 x 1");
+  for (size_t e = 0; e < 2; ++e) {
+    CHECK(own_sink.epochs()[e].e2e_s == builtin_sink.epochs()[e].e2e_s);
+    CHECK(own_sink.epochs()[e].energy_j == builtin_sink.epochs()[e].energy_j);
+  }
+
+  // torchvision's ResNet-18 on CIFAR-10 images against the calibrated (CIFAR-stem) ResNet-18: its compute scaled by
+  // the ratio of their measured MACs, its stall (the data pipeline's) unchanged.
+  RunConfig tv = testing::make_run("resnet18", "cifar10", 16, 4, 1);
+  tv.device = "agx-xavier";
+  tv.max_minibatches = 30;
+  CollectingSink ref_sink, tv_sink;
+  REQUIRE(run(tv, ref_sink).status == "done");
+  tv.model = exported_into_cache("resnet18", "--channels 3 --size 32 --classes 10", cache);
+  auto fin = run(tv, tv_sink);
+  REQUIRE_MESSAGE(fin.status == "done", fin.error);
+  const auto own_figures = models::measure_torchscript(tv.model, ModelCache(cache).find(torchscript_sha256(tv.model)).value(),
+                                                       models::InputSpec::image(3, 32, 32, 10));
+  const auto ref_figures = models::measure_model("resnet18", models::InputSpec::image(3, 32, 32, 10));
+  REQUIRE(own_figures.is_ok());
+  REQUIRE(ref_figures.is_ok());
+  const double scale = static_cast<double>(own_figures->forward_macs) / static_cast<double>(ref_figures->forward_macs);
+  CHECK(scale < 0.2);   // the ImageNet stem downsamples 32x32 images 4x early: far fewer MACs than the CIFAR stem
+  // Per minibatch after the first (which carries the run's start-up): compute scaled, with the same variation.
+  auto after_first = [](const CollectingSink& sink, bool compute) {
+    double sum = 0;
+    for (const auto& c : sink.chunks())
+      for (size_t i = 0; i < c.compute_s.size(); ++i)
+        if (c.first_index + static_cast<int64_t>(i) > 0) sum += compute ? c.compute_s[i] : c.stall_s[i];
+    return sum;
+  };
+  // (Within 2%: the per-minibatch variation, +-3%, is drawn alike but not identically once the times differ.)
+  CHECK(after_first(tv_sink, true) == doctest::Approx(after_first(ref_sink, true) * scale).epsilon(0.02));
+  CHECK(tv_sink.all<proto::RunStarted>().at(0).compute_device.find("modelled as resnet18 x ") != std::string::npos);
+
+  // A dataset simulated boards have no shape for, and a model missing from the cache: the run fails saying so.
+  RunConfig text = own;
+  text.dataset = "text";
+  CollectingSink text_sink;
+  CHECK(run(text, text_sink).error.find("simulated boards model TorchScript models on mnist, fashion-mnist, cifar10") !=
+        std::string::npos);
+  RunConfig missing = own;
+  missing.model = "torchscript:" + std::string(64, 'e');
+  CollectingSink missing_sink;
+  CHECK(run(missing, missing_sink).error.find("is not in the model cache") != std::string::npos);
 }
