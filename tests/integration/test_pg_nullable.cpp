@@ -363,8 +363,25 @@ std::vector<NullableColumn> measurement_columns() {
   };
 }
 
+// A model file whose upload is unfinished (sql/023): bytes, chunks and completed_at stay NULL until it is completed,
+// and such a file is neither served to agents nor counted as stored.
+std::vector<NullableColumn> model_file_columns() {
+  const std::string sha(64, 'd');
+  std::vector<NullableColumn> out;
+  for (const char* column : {"bytes", "chunks", "completed_at"})
+    out.push_back({std::string("model_files.") + column,
+                   "INSERT INTO model_files (sha256) VALUES ('" + sha + "'); "
+                   "INSERT INTO model_file_chunks (sha256, idx, data) VALUES ('" + sha + "', 0, 'x')",
+                   [sha](const Reads&, Populated& f) {
+                     CHECK(f.store.model_file(sha).value() == std::nullopt);
+                     CHECK(f.store.model_file_chunk(sha, 0).status().code() == Code::kNotFound);
+                   }});
+  return out;
+}
+
 std::vector<NullableColumn> all_columns() {
   auto out = run_columns();
+  for (auto& c : model_file_columns()) out.push_back(std::move(c));
   for (auto& c : state_columns()) out.push_back(std::move(c));
   for (auto& c : measurement_columns()) out.push_back(std::move(c));
   return out;

@@ -7,6 +7,7 @@
 
 #include "common/board_classes.hpp"
 #include "common/campaign.hpp"
+#include "common/model_files.hpp"
 #include "common/perf/estimate.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/text.hpp"
@@ -55,7 +56,14 @@ TEST_CASE("every shipped campaign in experiments/ validates") {
   for (const auto& e : std::filesystem::directory_iterator(std::string(JETSWEEP_SOURCE_DIR) + "/experiments")) {
     if (e.path().extension() != ".yaml") continue;
     ++files;
-    auto c = load_campaign_file(e.path().string());
+    // A campaign naming the user's own model file (torchscript:FILE, exported first: README.md) is checked with a
+    // stand-in hash for each such file; everything else in it as it is.
+    auto text = read_text_file(e.path().string());
+    REQUIRE(text.is_ok());
+    auto named = resolve_model_files(text.value(), e.path().string(),
+                                     [](const std::string&, const std::string&) -> Result<std::string> { return std::string(64, '0'); });
+    REQUIRE(named.is_ok());
+    auto c = parse_campaign(named.value(), e.path().string());
     CHECK_MESSAGE(c.is_ok(), c.status().to_string());
   }
   CHECK(files >= 9);
