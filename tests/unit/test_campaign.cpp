@@ -7,7 +7,6 @@
 
 #include "common/board_classes.hpp"
 #include "common/campaign.hpp"
-#include "common/model_files.hpp"
 #include "common/perf/estimate.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/text.hpp"
@@ -49,40 +48,6 @@ TEST_CASE("repetitions multiply runs and are numbered") {
   std::set<std::pair<int64_t, int64_t>> seen;
   for (const auto& r : c->runs) seen.insert({r.batch_size, r.repetition});
   CHECK(seen.size() == 6);
-}
-
-TEST_CASE("every shipped campaign in experiments/ validates") {
-  size_t files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(JETSWEEP_SOURCE_DIR) + "/experiments")) {
-    if (e.path().extension() != ".yaml") continue;
-    ++files;
-    // A campaign naming the user's own model file (torchscript:FILE, exported first: README.md) is checked with a
-    // stand-in hash for each such file; everything else in it as it is.
-    auto text = read_text_file(e.path().string());
-    REQUIRE(text.is_ok());
-    auto named = resolve_model_files(text.value(), e.path().string(),
-                                     [](const std::string&, const std::string&) -> Result<std::string> { return std::string(64, '0'); });
-    REQUIRE(named.is_ok());
-    auto c = parse_campaign(named.value(), e.path().string());
-    CHECK_MESSAGE(c.is_ok(), c.status().to_string());
-  }
-  CHECK(files >= 9);
-  auto v = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_variability_15h.yaml");
-  REQUIRE(v.is_ok());
-  REQUIRE(v->runs.size() == 3);   // one per class, placed on every enrolled board at submission
-  CHECK(v->runs[0].device == "agx-xavier/*");
-  CHECK(v->runs[0].model == "resnet18");
-  CHECK(v->runs[2].device == "nano/*");
-  CHECK(v->runs[2].epochs == 670);
-  auto t3 = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/sigmetrics23_agx_power_modes.yaml");
-  REQUIRE(t3.is_ok());
-  CHECK(t3->runs.size() == 3 * 14);
-}
-
-TEST_CASE("the shipped demo campaign validates") {
-  auto c = load_campaign_file(std::string(JETSWEEP_SOURCE_DIR) + "/experiments/demo.yaml");
-  REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
-  CHECK(c->runs.size() == 4);
 }
 
 namespace {
