@@ -77,10 +77,17 @@ Result<std::string> ModelCache::find_or_fetch(const std::string& sha256, ModelSo
       return fetched;
     }
     auto got = sha256_file(tmp);
-    if (!got) return got.status();
+    if (!got) {
+      fs::remove(tmp, ec);
+      return got.status();
+    }
     if (got.value() == sha256) {
       fs::rename(tmp, path_for(sha256), ec);
-      if (ec) return Status(Code::kIoError, "storing '" + path_for(sha256) + "': " + ec.message());
+      if (ec) {
+        const std::string why = ec.message();
+        fs::remove(tmp, ec);
+        return Status(Code::kIoError, "storing '" + path_for(sha256) + "': " + why);
+      }
       evict_beyond_bound(sha256);
       return path_for(sha256);
     }

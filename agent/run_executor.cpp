@@ -244,9 +244,20 @@ Result<std::string> RunExecutor::model_file_for(const RunConfig& config, const s
 
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
-  auto model_file = [&] { return model_file_for(config, cancel); };
-  if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel, model_file)) return *modelled;
-  return train_run(run_id, config, sink, cancel);
+  try {
+    auto model_file = [&] { return model_file_for(config, cancel); };
+    if (auto modelled = backend_->execute_modelled(run_id, config, sink, cancel, model_file)) return *modelled;
+    return train_run(run_id, config, sink, cancel);
+  } catch (const std::exception& e) {
+    // Nothing may leave the training thread (it would end the agent): the run fails, naming what was thrown.
+    proto::RunFinished fin;
+    fin.run_id = run_id;
+    fin.status = "failed";
+    fin.error = std::string("internal: unexpected error: ") + e.what();
+    JS_LOG_ERROR << "run " << run_id << " failed: " << fin.error;
+    sink.emit(fin);
+    return fin;
+  }
 }
 
 proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,

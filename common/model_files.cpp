@@ -29,6 +29,13 @@ Result<std::string> resolve_model_files(const std::string& yaml, const std::stri
     const std::string written = (*it)[1].str();
     if (is_sha256_hex(written)) continue;
     const auto at = static_cast<size_t>(it->position(1));
+    // Only a value: the token starts a scalar (after a space, '[', ',', '{', ':' or at a line's start), and no
+    // comment ('#') comes before it on its line.
+    const auto token = static_cast<size_t>(it->position(0));
+    const size_t line_start = yaml.rfind('\n', token == 0 ? 0 : token - 1);
+    const size_t from = line_start == std::string::npos || token == 0 ? 0 : line_start + 1;
+    if (yaml.find('#', from) < token) continue;
+    if (token > from && std::string(" \t[,{:").find(yaml[token - 1]) == std::string::npos) continue;
     if (!sha_of.count(written)) {
       const std::filesystem::path file = std::filesystem::path(written).is_absolute() ? std::filesystem::path(written) : base / written;
       JS_ASSIGN_OR_RETURN(sha_of[written], resolve(file.string(), position(yaml, yaml_path, at)));

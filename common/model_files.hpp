@@ -16,7 +16,8 @@ namespace jetsweep {
 using ModelFileResolver = std::function<Result<std::string>(const std::string& path, const std::string& where)>;
 
 // `yaml` with every torchscript:FILE (a plain YAML scalar: no spaces, quotes, commas or brackets; a 64-digit hex
-// FILE names a file by its hash already and is left as it is) replaced by torchscript:<resolve(FILE)>.
+// FILE names a file by its hash already and is left as it is) replaced by torchscript:<resolve(FILE)>. Text in
+// comments and words that merely end in "torchscript:" are left alone.
 Result<std::string> resolve_model_files(const std::string& yaml, const std::string& yaml_path, const ModelFileResolver& resolve);
 
 }  // namespace jetsweep

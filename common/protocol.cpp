@@ -294,12 +294,15 @@ Status parse(const bj::object&, FieldReader& r, ModelChunk& m) {
   m.error = r.opt_string("error").value_or("");
   const std::string b64 = r.string("data");
   if (r.ok() && (m.index < 0 || m.chunks < 0 || m.bytes < 0)) r.fail("index", "index, chunks and bytes must be >= 0");
-  m.data.resize(beast::detail::base64::decoded_size(b64.size()));
-  const auto [written, read] = beast::detail::base64::decode(m.data.data(), b64.data(), b64.size());
-  // (Beast's decoder stops at the '=' padding, at most two of which may end the text.)
-  if (r.ok() && (b64.size() % 4 != 0 || b64.size() - read > 2 || b64.find_first_not_of('=', read) != std::string::npos))
-    r.fail("data", "is not base64");
-  m.data.resize(written);
+  // Beast's decoder writes a whole group for a partial one: only text of whole 4-character groups is decoded. It stops
+  // at the '=' padding, at most two of which may end the text.
+  if (r.ok() && b64.size() % 4 != 0) r.fail("data", "is not base64");
+  if (r.ok()) {
+    m.data.resize(beast::detail::base64::decoded_size(b64.size()));
+    const auto [written, read] = beast::detail::base64::decode(m.data.data(), b64.data(), b64.size());
+    if (b64.size() - read > 2 || b64.find_first_not_of('=', read) != std::string::npos) r.fail("data", "is not base64");
+    m.data.resize(written);
+  }
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, CancelRun& m) {

@@ -41,7 +41,7 @@ void Controller::api_put_model_chunk(const ApiCall& call) {
   }
   if (index < 0) return call.fail(http::status::bad_request, "chunk index '" + call.parts[4] + "': must be an integer >= 0");
   const int64_t max_bytes = options_.max_model_bytes;
-  if ((index + 1) * proto::kModelChunkBytes > max_bytes + proto::kModelChunkBytes)
+  if (index >= (max_bytes + proto::kModelChunkBytes - 1) / proto::kModelChunkBytes)
     return call.fail(http::status::payload_too_large, "model file " + *sha + ": chunk " + std::to_string(index) +
                                                           " lies beyond this controller's limit of " +
                                                           std::to_string(max_bytes) + " bytes per model file (--max-model-mb)");

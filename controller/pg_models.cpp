@@ -5,6 +5,7 @@
 #include "common/run_config.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
+#include "net/sha256.hpp"
 
 namespace jetsweep::controller {
 
@@ -64,11 +65,15 @@ Result<ModelFileInfo> PgStore::complete_model_file(const std::string& sha256, in
       while (static_cast<int64_t>(sizes.size()) < row[0].as<int64_t>()) sizes.push_back(-1);   // a missing chunk
       sizes.push_back(row[1].as<int64_t>());
     }
-    const auto hashed = w.exec_params1(
-        "SELECT coalesce(encode(sha256(string_agg(data, ''::bytea ORDER BY idx)), 'hex'), '') FROM model_file_chunks "
-        "WHERE sha256 = $1",
-        sha256);
-    Status ok = check_model_upload(sha256, bytes, sizes, hashed[0].as<std::string>());
+    // Hashed a chunk at a time: a file may be larger than one bytea value (1 GB) or the backend's memory.
+    Sha256 hash;
+    for (size_t idx = 0; idx < sizes.size() && sizes[idx] >= 0; ++idx) {
+      auto chunk = w.exec_params("SELECT data FROM model_file_chunks WHERE sha256 = $1 AND idx = $2", sha256,
+                                 static_cast<int64_t>(idx));
+      const pqxx::binarystring data(chunk[0][0]);
+      hash.update(data.data(), data.size());
+    }
+    Status ok = check_model_upload(sha256, bytes, sizes, hash.hex_digest());
     if (!ok.is_ok()) {
       w.exec_params("DELETE FROM model_files WHERE sha256 = $1", sha256);   // its chunks go with it
       w.commit();

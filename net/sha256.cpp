@@ -8,6 +8,26 @@
 
 namespace jetsweep {
 
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_) EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+}
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+void Sha256::update(const void* data, size_t size) {
+  if (ctx_) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, size);
+}
+std::string Sha256::hex_digest() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!ctx_ || EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &n) != 1) return "";
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < n; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
 Result<std::string> sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kIoError, "cannot open '" + path + "' to hash it");

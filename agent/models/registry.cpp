@@ -193,8 +193,10 @@ Result<ModelFigures> measure_workload(Workload& workload, const InputSpec& spec)
     MacCounter counter;
     workload.forward(x);
     f.forward_macs = counter.macs();
-  } catch (const c10::Error& e) {
-    return internal_error("measuring a model on " + spec.to_string() + ": " + e.what_without_backtrace());
+  } catch (const std::exception& e) {   // c10::Error, or what a TorchScript model's own code raises
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    return invalid_argument("measuring a model on " + spec.to_string() + ": " +
+                            (c10_error ? c10_error->what_without_backtrace() : e.what()));
   }
   return f;
 }

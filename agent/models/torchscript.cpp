@@ -33,8 +33,9 @@ std::string essential(const std::exception& e) {
   return essential(std::string(e.what()));
 }
 
-Status load_error(const std::string& name, const std::string& file, const c10::Error& e) {
-  const std::string m = e.what_without_backtrace();
+Status load_error(const std::string& name, const std::string& file, const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string m = c10_error ? c10_error->what_without_backtrace() : e.what();
   const std::string where = "model " + name + " ('" + file + "')";
   if (m.find("maximum supported version") != std::string::npos) {
     std::smatch v;
@@ -139,9 +140,9 @@ Status check_contract(const std::string& name, TorchScriptWorkload& w, const Inp
 Result<std::unique_ptr<Workload>> load_torchscript_workload(const std::string& name, const std::string& file,
                                                             const InputSpec& spec) {
   torch::jit::Module module;
-  try {
+  try {   // c10::Error, and torch::jit::ErrorReport (a std::exception) for code this LibTorch cannot compile
     module = torch::jit::load(file, torch::kCPU);
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     return load_error(name, file, e);
   }
   auto w = std::make_unique<TorchScriptWorkload>(std::move(module), spec.kind == InputSpec::Kind::kTokens, spec.classes);

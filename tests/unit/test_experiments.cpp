@@ -60,6 +60,9 @@ TEST_CASE("torchscript:FILE names: each file resolved once, relative to the camp
                            std::string(64, 'a') + ", torchscript:" + std::string(64, 'b') + "]\n  other: torchscript:" +
                            std::string(64, 'c') + "\n");
   CHECK(asked == std::map<std::string, int>{{"/camp/a.pt", 1}, {"/abs/b.pt", 1}});   // the hash is left alone
+  // Comments and longer words are not model names.
+  const std::string commented = "# was torchscript:old.pt\nmatrix:\n  model: lenet5  # torchscript:gone.pt\n  note: my_torchscript:x\n";
+  CHECK(resolve_model_files(commented, "/camp/z.yaml", resolve).value() == commented);
   auto bad = resolve_model_files("matrix:\n  model: torchscript:missing.pt\n", "/camp/y.yaml", resolve);
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "/camp/y.yaml:2:22: no such file");

@@ -82,6 +82,14 @@ TEST_CASE("model_chunk: data that is not base64 is refused by name") {
   auto bad = decode(R"({"type":"model_chunk","version":1,"id":0,"sha256":"x","index":0,"chunks":1,"bytes":3,"data":"YW*j"})");
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "message 'model_chunk' field 'data': is not base64");
+  // Text that is not whole 4-character groups (here 23 characters) is refused before it is decoded: Beast's decoder
+  // would write a whole group for the partial one, past the buffer sized for the text.
+  for (const std::string data : {std::string(23, 'A'), std::string("AAAAA"), std::string("AA=A"), std::string("A===")}) {
+    auto refused = decode(R"({"type":"model_chunk","version":1,"id":0,"sha256":"x","index":0,"chunks":1,"bytes":3,"data":")" +
+                          data + "\"}");
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.status().message() == "message 'model_chunk' field 'data': is not base64");
+  }
   CHECK_FALSE(needs_ack(FetchModel{}));   // a request on the connection, not a journaled result
 }
 

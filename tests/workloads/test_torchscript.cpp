@@ -159,7 +159,13 @@ TEST_CASE("each error a user will hit with an own model is a clear message") {
   s = load_error(at("vector_loss.pt"));
   CHECK(contains(s, "training_loss returns a tensor of shape [2]"));
   CHECK(contains(s, "not a scalar loss"));
-  for (const auto& e : {s}) CHECK(e.code() == Code::kInvalidArgument);
+  CHECK(s.code() == Code::kInvalidArgument);
+  // What the model's own code raises (torch::jit::JITException, not a c10::Error) comes back as a Status too.
+  auto raising = models::make_workload("torchscript:" + std::string(64, 'a'), at("raises_on_one.pt"), kFashion);
+  REQUIRE(raising.is_ok());
+  auto measured = models::measure_workload(*raising.value(), kFashion);
+  REQUIRE_FALSE(measured.is_ok());
+  CHECK(contains(measured.status(), "this model refuses single samples"));
 
   // A loss that turns NaN fails the run, naming the epoch and the first such minibatch.
   auto data = open_training_set("fashion-mnist", default_data_path("fashion-mnist"));

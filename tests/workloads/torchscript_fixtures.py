@@ -69,8 +69,21 @@ class NanFromFourthStep(nn.Module):
         return loss
 
 
+class RaisesOnOneSample(nn.Module):
+    """Passes the two-sample contract probe, then raises (a script's own exception) on a one-sample input."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(28 * 28, 10)
+
+    def forward(self, x):
+        if x.size(0) == 1:
+            raise ValueError("this model refuses single samples")
+        return self.fc(x.flatten(1))
+
+
 torch.manual_seed(1)
-for name, module in [("cifar_only", Cifar()), ("five_classes", FiveClasses()), ("vector_loss", VectorLoss()),
+for name, module in [("raises_on_one", RaisesOnOneSample()), ("cifar_only", Cifar()), ("five_classes", FiveClasses()), ("vector_loss", VectorLoss()),
                      ("nan_loss", NanFromFourthStep())]:
     torch.jit.save(torch.jit.script(module), f"{out}/{name}.pt")
 torch.save(FiveClasses().state_dict(), f"{out}/state_dict.pt")
