@@ -3,7 +3,6 @@
 #include <openssl/evp.h>
 
 #include <fstream>
-#include <memory>
 #include <vector>
 
 namespace jetsweep {
@@ -31,23 +30,15 @@ std::string Sha256::hex_digest() {
 Result<std::string> sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kIoError, "cannot open '" + path + "' to hash it");
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return internal_error("OpenSSL: SHA-256 unavailable");
+  Sha256 hash;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+    if (in.gcount() > 0) hash.update(buf.data(), static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) return Status(Code::kIoError, "reading '" + path + "' failed");
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &n);
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < n; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
+  std::string hex = hash.hex_digest();
+  if (hex.empty()) return internal_error("OpenSSL: SHA-256 unavailable");
   return hex;
 }
 
