@@ -172,11 +172,19 @@ ExecutorOptions host_options(std::string root) {
 }
 }  // namespace
 
+namespace {
+std::string fingerprint_cache_file(const ExecutorOptions& options) {
+  return options.model_dir.empty() ? std::string() : options.model_dir + "/dataset-hashes.tsv";
+}
+}  // namespace
+
 RunExecutor::RunExecutor(std::string root)
-    : options_(host_options(std::move(root))), backend_(std::make_unique<HostBackend>(options_.root)) {}
+    : options_(host_options(std::move(root))),
+      backend_(std::make_unique<HostBackend>(options_.root)),
+      fingerprinter_(fingerprint_cache_file(options_)) {}
 
 RunExecutor::RunExecutor(ExecutorOptions options, std::unique_ptr<Backend> backend)
-    : options_(std::move(options)), backend_(std::move(backend)) {}
+    : options_(std::move(options)), backend_(std::move(backend)), fingerprinter_(fingerprint_cache_file(options_)) {}
 
 RunExecutor::~RunExecutor() = default;
 
@@ -242,6 +250,32 @@ Result<std::string> RunExecutor::model_file_for(const RunConfig& config, const s
   return path;
 }
 
+Result<proto::WorkloadFacts> RunExecutor::workload_facts(const RunConfig& config, const Dataset& data,
+                                                         const std::string& data_path, const std::string& model_file) {
+  proto::WorkloadFacts facts;
+  facts.model_sha256 = torchscript_sha256(config.model);
+  const models::InputSpec spec = input_spec_for(data.shape());
+  const std::string key = config.model + "|" + spec.to_string();
+  auto known = figures_.find(key);
+  if (known == figures_.end()) {
+    auto measured = model_file.empty() ? models::measure_model(config.model, spec)
+                                       : models::measure_torchscript(config.model, model_file, spec);
+    // A TorchScript model that does not load or run on these samples fails here, before the board is touched. A
+    // built-in model that cannot be built for them fails in train() with the message users know.
+    if (!measured && !model_file.empty()) return measured.status();
+    if (measured) known = figures_.emplace(key, measured.value()).first;
+  }
+  if (known != figures_.end()) {
+    facts.parameters = known->second.parameters;
+    facts.forward_macs = known->second.forward_macs;
+  }
+  JS_ASSIGN_OR_RETURN(DatasetFingerprint fingerprint, fingerprinter_.fingerprint(data_path));
+  facts.dataset_fingerprint = fingerprint.sha256;
+  facts.dataset_files = fingerprint.files;
+  facts.dataset_bytes = fingerprint.bytes;
+  return facts;
+}
+
 proto::RunFinished RunExecutor::execute(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                         const std::atomic<bool>& cancel) {
   try {
@@ -288,6 +322,9 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   std::string data_path;
   auto data = dataset_for(run_id, config, data_path, started.storage_medium);
   if (!data) return finish(data.status());
+  auto workload = workload_facts(config, *data.value(), data_path, model_file.value());
+  if (!workload) return finish(workload.status());
+  started.workload = workload.value();
   Status prepared = backend_->prepare(run_id, config, started);
   if (!prepared.is_ok()) return finish(prepared);
   HostProbe probe(options_.root, backend_->power_source(run_id));

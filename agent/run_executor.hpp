@@ -9,12 +9,15 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "agent/backend.hpp"
 #include "agent/datasets/dataset.hpp"
+#include "agent/datasets/fingerprint.hpp"
 #include "agent/model_cache.hpp"
+#include "agent/models/registry.hpp"
 #include "agent/storage/storage_map.hpp"
 #include "common/protocol.hpp"
 
@@ -62,6 +65,10 @@ class RunExecutor {
   // source when it is missing; without a source, kNotFound naming the cache.
   Result<std::string> model_file_for(const RunConfig& config, const std::atomic<bool>& cancel) const;
   Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
+  // What the run trains, measured before the board is touched: the model's size as built for the data's samples
+  // (measured once per model and sample shape) and the fingerprint of the bytes under `data_path`.
+  Result<proto::WorkloadFacts> workload_facts(const RunConfig& config, const Dataset& data, const std::string& data_path,
+                                              const std::string& model_file);
   // Trains the run on a training backend (host, jetson).
   proto::RunFinished train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                const std::atomic<bool>& cancel);
@@ -71,6 +78,8 @@ class RunExecutor {
   std::shared_ptr<ModelSource> model_source_;
   std::unique_ptr<Dataset> cached_;        // last dataset opened, reused by the next run with the same data
   std::string cached_key_;
+  DatasetFingerprinter fingerprinter_;   // content hashes kept in MODEL_DIR/dataset-hashes.tsv
+  std::map<std::string, models::ModelFigures> figures_;   // by "model|sample shape"
 };
 
 // Writes the messages of a standalone run as JSON lines (`jetsweep-agent run --out`).

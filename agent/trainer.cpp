@@ -14,14 +14,14 @@ namespace jetsweep::agent {
 
 std::string torch_version() { return TORCH_VERSION; }
 
-namespace {
-
-using clock = std::chrono::steady_clock;
-
-models::InputSpec input_spec(const SampleShape& s) {
+models::InputSpec input_spec_for(const SampleShape& s) {
   if (s.kind == SampleShape::Kind::kTokens) return models::InputSpec::tokens(s.seq_len, s.classes);
   return models::InputSpec::image(s.channels, s.height, s.width, s.classes);
 }
+
+namespace {
+
+using clock = std::chrono::steady_clock;
 
 // Checks each minibatch's loss: a scalar, and, for a model whose non-finite loss fails its run, finite. On a GPU the
 // first non-finite minibatch of an epoch is kept on the device (no per-minibatch host synchronisation) and read at
@@ -75,7 +75,7 @@ Status train(const RunConfig& config, const Dataset& data, TrainingObserver& obs
   try {
     torch::manual_seed(static_cast<uint64_t>(config.seed));
     torch::set_num_threads(static_cast<int>(config.threads));
-    auto built = models::make_workload(config.model, model_file, input_spec(shape));
+    auto built = models::make_workload(config.model, model_file, input_spec_for(shape));
     if (!built)   // a TorchScript model's errors name the model, the file and the sample shape themselves
       return is_torchscript_model(config.model) ? built.status() : built.status().with_context("dataset '" + data.name() + "'");
     models::Workload& model = *built.value();

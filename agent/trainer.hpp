@@ -10,6 +10,7 @@
 
 #include "agent/compute_timing.hpp"
 #include "agent/datasets/dataset.hpp"
+#include "agent/models/registry.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -50,6 +51,10 @@ std::string cuda_unavailable_reason();
 // The device a run with `accelerator` (auto | cuda | cpu; "" = auto) trains on: "cpu" or "cuda:0 (NAME)".
 // kInvalidArgument naming CUDA and why it is missing when the run asks for cuda: never a silent CPU fallback.
 Result<std::string> compute_device_for(const std::string& accelerator);
+
+// What a model is built for when it trains on samples of `shape` (images: channels, side, classes; tokens:
+// sequence length, vocabulary).
+models::InputSpec input_spec_for(const SampleShape& shape);
 
 // Trains `config.model` (or an alias) on `data` on the device compute_device_for(config.accelerator) gives,
 // timed as config.timing says (compute_timing.hpp), for config.epochs epochs (SGD lr 0.01 momentum 0.9,

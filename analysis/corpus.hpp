@@ -111,6 +111,7 @@ struct EpochSample {
   std::string storage_device;
   std::optional<double> copy_s;                // host-to-device copies of the epoch (GPU runs)
   std::string compute_device;            // what the run trained on: "cpu", "cuda:0 (NAME)", "simulated"
+  std::string dataset_fingerprint;       // the bytes the run read (runs.workload; "" = not recorded)
   std::optional<bool> page_cache_dropped;
   std::optional<bool> reference_state;   // the run named no power mode (the class's reference state)
   std::string where;

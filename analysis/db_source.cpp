@@ -194,7 +194,8 @@ EpochSample run_template(const NamedRow& r) {
       r, e, {{"page_cache_dropped", &EpochSample::page_cache_dropped}, {"reference_state", &EpochSample::reference_state}});
   read_text(r, e,
             {{"dataset", &EpochSample::dataset}, {"storage_device", &EpochSample::storage_device},
-             {"compute_device", &EpochSample::compute_device}});
+             {"compute_device", &EpochSample::compute_device},
+             {"dataset_fingerprint", &EpochSample::dataset_fingerprint}});
   return e;
 }
 
@@ -261,7 +262,8 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
     std::unordered_map<int64_t, EpochSample> runs;
     for_each_row(tx.exec(std::string("SELECT ") + kConfigColumns +
                          ", run_id, software::text AS software, repetition, dataset, storage_device, "
-                         "page_cache_dropped, reference_state, compute_device FROM analysis_runs WHERE " + where),
+                         "page_cache_dropped, reference_state, compute_device, dataset_fingerprint FROM analysis_runs WHERE " +
+                             where),
                  [&](const NamedRow& r) {
                    auto run = run_template(r);
                    runs.emplace(run.run_id, std::move(run));

@@ -94,6 +94,8 @@ bj::object report_json(const VariabilityCommandReport& r) {
   bj::array classes;
   for (const auto& c : rep.classes) classes.push_back(class_json(c));
   o["classes"] = std::move(classes);
+  o["data_fingerprints"] = rep.data_fingerprints;
+  o["data_warnings"] = bj::value_from(rep.data_warnings);
   return o;
 }
 
@@ -154,6 +156,11 @@ void print_text(std::ostream& out, const VariabilityCommandReport& r) {
   for (const auto& g : rep.groups) print_group(out, g, r.context.labels);
   out << "\nSoftware per board class (kernel, torch_version, compiler, git_sha, l4t, jetpack; real instances only):\n";
   for (const auto& c : rep.classes) print_class(out, c);
+  out << "\nData (the fingerprint of the bytes each run read):";
+  if (!rep.data_fingerprints) out << " not recorded (simulated boards, or agents older than the fingerprint)\n";
+  else if (rep.data_warnings.empty()) out << " every run of each dataset read the same bytes\n";
+  else out << "\n";
+  for (const auto& w : rep.data_warnings) out << "  DATA DIFFERS: " << w << "\n";
 }
 
 // Violins: one per (instance, configuration), in one panel per board class.

@@ -39,9 +39,13 @@ VariabilityReport compute_variability(const Corpus& corpus, const std::string& w
     bool simulated = false;
   };
   std::map<std::string, std::map<std::string, InstanceInfo>> software;
+  std::map<int64_t, DataSeen> data;   // per run (run 0: rows without one, e.g. a CSV without run ids: per instance)
   for (const auto& e : corpus.epochs) {
     if (!workload.empty() && e.workload != workload) continue;
     const std::string inst = e.instance.empty() ? "(unnamed)" : e.instance;
+    if (e.run_id != 0 || !e.dataset_fingerprint.empty())
+      data.emplace(e.run_id, DataSeen{e.dataset.empty() ? e.workload : e.dataset, e.dataset_fingerprint, inst});
+    rep.data_fingerprints = rep.data_fingerprints || !e.dataset_fingerprint.empty();
     auto& info = software[e.device][inst];
     if (!e.software.empty()) info.software = e.software;
     info.simulated = info.simulated || e.simulated;
@@ -58,6 +62,9 @@ VariabilityReport compute_variability(const Corpus& corpus, const std::string& w
     if (e.energy) iv.energy_values.push_back(*e.energy);
     if (!e.software.empty()) iv.software = e.software;
   }
+  std::vector<DataSeen> seen;
+  for (auto& [run, s] : data) seen.push_back(std::move(s));
+  rep.data_warnings = dataset_fingerprint_warnings(seen);
   for (auto& [key, insts] : groups) {
     VariabilityGroup g;
     std::tie(g.device, g.workload, g.simulated, g.config) = key;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/corpus.hpp"
+#include "common/data_fingerprint.hpp"
 
 namespace jetsweep::analysis {
 
@@ -63,6 +64,10 @@ struct VariabilityReport {
   std::vector<VariabilityGroup> groups;
   std::vector<ClassSoftware> classes;
   int warmup_epochs_excluded = 0;
+  // A dataset whose runs trained on different data, or not all with a recorded fingerprint
+  // (common/data_fingerprint.hpp): a variability study must show the boards read the same bytes.
+  std::vector<std::string> data_warnings;
+  bool data_fingerprints = false;   // some run recorded a fingerprint (else nothing was compared)
 };
 
 // `workload` filters when non-empty.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "common/compare.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep::cli {
@@ -249,6 +250,7 @@ std::string format_report(const api::CampaignReport& report) {
     report_row(out, r, row, labels[i], width);
   }
   report_footer(out, report, devices, throttled_epochs);
+  for (const auto& w : dataset_fingerprint_warnings(api::data_seen(report.runs))) out << "DATA: " << w << "\n";
   return out.str();
 }
 

@@ -141,6 +141,7 @@ std::string format_comparison(const api::CampaignComparison& c) {
                fixed(m.a.energy_per_epoch_j, 1), fixed(m.b.energy_per_epoch_j, 1),
                signed_fixed(m.energy_per_epoch_j.pct, 1, "%")});
   out << (c.configurations.empty() ? std::string("no configuration is in both campaigns\n") : t.render());
+  for (const auto& w : c.data_warnings) out << "DATA: " << w << "\n";
   auto unmatched = [&](const char* where, const std::vector<api::UnmatchedConfig>& list) {
     if (list.empty()) return;
     out << "\nonly in " << where << " (" << list.size() << "):\n";

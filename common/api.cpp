@@ -493,6 +493,7 @@ bj::object to_json(const ReportRun& v) {
   o["storage_device"] = value_or_null(v.storage_device);
   o["page_cache_dropped"] = value_or_null(v.page_cache_dropped);
   o["compute_device"] = value_or_null(v.compute_device);
+  o["workload"] = value_or_null(v.workload);
   o["simulated"] = v.simulated;
   o["epochs"] = to_json(v.epochs);
   o["summary"] = to_json(v.summary);
@@ -516,6 +517,7 @@ Status from_json(const bj::value& v, const std::string& where, ReportRun& out) {
   out.storage_device = r->opt_string("storage_device");
   out.page_cache_dropped = r->opt_boolean("page_cache_dropped");
   out.compute_device = r->opt_string("compute_device");
+  out.workload = opt_document(r.fields(), v, "workload");   // absent from older controllers
   out.simulated = r->boolean("simulated");
   Status nested_status;
   nested(v, "epochs", where, out.epochs, nested_status);

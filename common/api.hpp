@@ -276,6 +276,9 @@ struct ReportRun {
   std::optional<std::string> storage_device;
   std::optional<bool> page_cache_dropped;
   std::optional<std::string> compute_device;   // "cpu", "cuda:0 (NAME)", "simulated"
+  // What its agent measured it trained (proto::WorkloadFacts as JSON: model hash, parameters, forward MACs, dataset
+  // fingerprint); null until it started, or from agents older than the field.
+  std::optional<boost::json::object> workload;
   bool simulated = false;                      // its facts say backend "sim"
   std::vector<ReportEpoch> epochs;             // empty in a report asked for without them (?epochs=none)
   RunEpochSummary summary;

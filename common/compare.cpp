@@ -194,6 +194,22 @@ CampaignComparison compare_campaigns(const CampaignReport& a, const CampaignRepo
       const auto& [config, acc] = gb.groups.at(key);
       out.only_b.push_back({key, label_of(config, varying), config, acc.finish()});
     }
+  std::vector<DataSeen> seen = data_seen(a.runs, "A: ");
+  for (auto& s : data_seen(b.runs, "B: ")) seen.push_back(std::move(s));
+  out.data_warnings = dataset_fingerprint_warnings(seen);
+  return out;
+}
+
+std::vector<DataSeen> data_seen(const std::vector<ReportRun>& runs, const std::string& board_prefix) {
+  std::vector<DataSeen> out;
+  for (const auto& r : runs) {
+    if (!r.workload) continue;   // not started (or an agent older than the field: nothing to compare)
+    DataSeen s;
+    if (const auto* d = r.config.if_contains("dataset"); d && d->is_string()) s.dataset = d->get_string();
+    if (const auto* f = r.workload->if_contains("dataset_fingerprint"); f && f->is_string()) s.fingerprint = f->get_string();
+    s.board = board_prefix + r.agent.value_or("");
+    out.push_back(std::move(s));
+  }
   return out;
 }
 
@@ -297,7 +313,8 @@ bj::object to_json(const CampaignComparison& v) {
           {"match_keys_added", bj::array{kCompareBoardClassKey}},
           {"configurations", to_json(v.configurations)},
           {"only_a", to_json(v.only_a)},
-          {"only_b", to_json(v.only_b)}};
+          {"only_b", to_json(v.only_b)},
+          {"data_warnings", bj::value_from(v.data_warnings)}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, CampaignComparison& out) {
@@ -310,6 +327,8 @@ Status from_json(const bj::value& v, const std::string& where, CampaignCompariso
   JS_RETURN_IF_ERROR(nested(o, "b", where, out.b));
   JS_RETURN_IF_ERROR(nested(o, "configurations", where, out.configurations));
   JS_RETURN_IF_ERROR(nested(o, "only_a", where, out.only_a));
+  out.data_warnings = r.opt_string_array("data_warnings");
+  JS_RETURN_IF_ERROR(r.status());
   return nested(o, "only_b", where, out.only_b);
 }
 

@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "common/data_fingerprint.hpp"
 #include "common/api.hpp"
 #include "common/status.hpp"
 
@@ -94,11 +95,18 @@ struct CampaignComparison {
   int64_t warmup_epochs_excluded = 1;
   std::vector<ComparedConfig> configurations;
   std::vector<UnmatchedConfig> only_a, only_b;
+  // A dataset whose runs (in either campaign) trained on different data, or not all with a recorded fingerprint
+  // (common/data_fingerprint.hpp); empty when they agree. Absent from older controllers.
+  std::vector<std::string> data_warnings;
 };
 
 // The run-config keys left out of the matching key, and the one added (see the header comment).
 inline const char* const kCompareExcludedKeys[] = {"repetition", "device"};
 inline constexpr const char* kCompareBoardClassKey = "board_class";
+
+// The data each started run of `runs` recorded (its workload's dataset_fingerprint), its board named
+// `board_prefix` + the agent's name.
+std::vector<DataSeen> data_seen(const std::vector<ReportRun>& runs, const std::string& board_prefix = {});
 
 // Matches the configurations of `a` and `b` and computes their figures and deltas.
 CampaignComparison compare_campaigns(const CampaignReport& a, const CampaignReport& b);

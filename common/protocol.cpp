@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep::proto {
@@ -148,6 +149,7 @@ void fill(bj::object& o, const RunStarted& m) {
   o["page_cache_dropped"] = m.page_cache_dropped;
   o["compute_device"] = m.compute_device;
   o["t0_unix_s"] = m.t0_unix_s;
+  if (m.workload) o["workload"] = to_json(*m.workload);
 }
 void fill(bj::object& o, const SampleChunk& m) {
   o["run_id"] = m.run_id;
@@ -450,6 +452,14 @@ Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
       ar.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
     if (!ar.ok()) return ar.status();
     m.applied = b;
+  }
+  if (const auto* w = o_has(o, "workload") ? r.object("workload") : nullptr) {
+    FieldReader wr(*w, r.where() + " field 'workload',");
+    WorkloadFacts facts;
+    json::read_described(wr, facts);
+    check_workload_facts(facts, wr);
+    if (!wr.ok()) return wr.status();
+    m.workload = facts;
   }
   return r.status();
 }

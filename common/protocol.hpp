@@ -11,9 +11,11 @@
 
 // operator== of these plain structs: boost::pfr::eq_fields compares every field, found by reflection, so a field
 // added later is compared too (C++17; the agent must build with GCC 9, which lacks C++20's defaulted ==).
+#include <boost/describe/class.hpp>
 #include <boost/pfr/ops_fields.hpp>
 
 #include "common/board_tables.hpp"
+#include "common/json_fields.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
 
@@ -143,6 +145,26 @@ struct BoardState {
   bool operator==(const BoardState& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
+// What a run trained, as its agent measured it before the first epoch (issue 31): the model (its file's hash, its
+// size as built for the dataset) and the data (the fingerprint of the bytes read). Described once: its JSON on the
+// wire and in runs.workload derive from the member list below (common/described_json.hpp).
+struct WorkloadFacts {
+  std::string model_sha256;          // SHA-256 of the TorchScript file trained, verified on the board; "" = built-in
+  std::optional<int64_t> parameters;     // the model's parameter count as built for the dataset's samples
+  std::optional<int64_t> forward_macs;   // multiply-accumulates of one forward pass of one sample (unset: not
+                                         // measured, e.g. a built-in model on a simulated board)
+  std::string dataset_fingerprint;   // SHA-256 over the dataset's files (agent/datasets/fingerprint.hpp); "" = no
+                                     // data was read (a simulated board)
+  int64_t dataset_files = 0;
+  int64_t dataset_bytes = 0;
+  bool operator==(const WorkloadFacts& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+BOOST_DESCRIBE_STRUCT(WorkloadFacts, (),
+                      (model_sha256, parameters, forward_macs, dataset_fingerprint, dataset_files, dataset_bytes))
+boost::json::object to_json(const WorkloadFacts& facts);
+// The bounds of a decoded WorkloadFacts (counts >= 0, hashes "" or 64 lowercase hex digits), failing in `reader`.
+void check_workload_facts(const WorkloadFacts& facts, json::FieldReader& reader);
+
 // agent -> controller, before the first epoch: the state the run executes in, as applied and read back.
 struct RunStarted {
   int64_t run_id = 0;
@@ -153,6 +175,7 @@ struct RunStarted {
   bool page_cache_dropped = false;
   std::string compute_device;           // what trains: "cpu", "cuda:0 (NAME)", or "simulated" on a sim board
   double t0_unix_s = 0;                 // the agent's wall clock at t_s = 0 of the run's samples and epochs
+  std::optional<WorkloadFacts> workload;   // absent from agents older than the field
   bool operator==(const RunStarted& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 

@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "common/described_json.hpp"
 #include "common/protocol.hpp"
 
 namespace jetsweep::proto {
@@ -66,6 +67,21 @@ bj::object to_json(const BoardState& b) {
   put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
   put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
   return o;
+}
+
+bj::object to_json(const WorkloadFacts& facts) { return json::described_to_json(facts); }
+
+void check_workload_facts(const WorkloadFacts& f, json::FieldReader& r) {
+  auto hash = [&](const char* key, const std::string& v) {
+    if (!v.empty() && !is_sha256_hex(v)) r.fail(key, "expected \"\" or 64 lowercase hex digits (a SHA-256)");
+  };
+  hash("model_sha256", f.model_sha256);
+  hash("dataset_fingerprint", f.dataset_fingerprint);
+  const std::pair<const char*, int64_t> counts[] = {{"parameters", f.parameters.value_or(0)},
+                                                    {"forward_macs", f.forward_macs.value_or(0)},
+                                                    {"dataset_files", f.dataset_files}, {"dataset_bytes", f.dataset_bytes}};
+  for (const auto& [key, v] : counts)
+    if (r.ok() && v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
 }
 
 }  // namespace jetsweep::proto

@@ -309,6 +309,7 @@ Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const
   run.applied.reset();
   run.reference_state = run.page_cache_dropped = std::nullopt;
   run.storage_device = run.compute_device = std::nullopt;
+  run.workload.reset();
   run.facts = facts_json(*me);
   drop_results(run.id);   // a re-executed run starts clean
   auto cfg = run_config_from_json(run.config, "run " + std::to_string(run.id) + " config");

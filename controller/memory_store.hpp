@@ -61,6 +61,7 @@ class MemoryStore final : public Store {
     std::optional<proto::BoardState> applied;
     std::optional<bool> reference_state, page_cache_dropped;
     std::optional<std::string> storage_device, compute_device;
+    std::optional<proto::WorkloadFacts> workload;
   };
   struct MinibatchRow {
     double stall_s = 0, compute_s = 0;

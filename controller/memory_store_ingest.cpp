@@ -45,13 +45,15 @@ Result<IngestOutcome> MemoryStore::start_run(int64_t agent_id, const proto::RunS
   if (!holds(*run, agent_id)) return not_held(agent_id, *run, run->agent_t0_unix_s.has_value(), m);
   const bool same = run->applied == m.applied && run->reference_state == m.reference_state &&
                     run->storage_device == m.storage_device && run->page_cache_dropped == m.page_cache_dropped &&
-                    run->agent_t0_unix_s == m.t0_unix_s && run->compute_device == m.compute_device;
+                    run->agent_t0_unix_s == m.t0_unix_s && run->compute_device == m.compute_device &&
+                    run->workload == m.workload;
   run->applied = m.applied;
   run->reference_state = m.reference_state;
   run->storage_device = m.storage_device;
   run->page_cache_dropped = m.page_cache_dropped;
   run->agent_t0_unix_s = m.t0_unix_s;
   run->compute_device = m.compute_device;
+  run->workload = m.workload;
   mark_running(m.run_id, agent_id);
   return same ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }

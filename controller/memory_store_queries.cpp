@@ -271,6 +271,7 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   o.storage_device = run.storage_device;
   o.page_cache_dropped = run.page_cache_dropped;
   o.compute_device = run.compute_device;
+  if (run.workload) o.workload = proto::to_json(*run.workload);
   o.simulated = api::simulated_backend(o.facts);
   for (auto it = epochs_.lower_bound({run.id, kFirstEpoch}); it != epochs_.end() && it->first.first == run.id; ++it)
     o.epochs.push_back(report_epoch(run, it->second));

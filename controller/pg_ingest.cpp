@@ -227,15 +227,16 @@ Result<IngestOutcome> write_run_started(pqxx::transaction_base& w, int64_t agent
   if (!access) return no_such_run(agent_id, m.run_id, "run_started");
   if (!access->holds) return not_held(w, agent_id, m.run_id, *access, !access->t0_missing, m);
   auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
+  auto workload = m.workload ? std::optional<std::string>(bj::serialize(proto::to_json(*m.workload))) : std::nullopt;
   // A resend changes nothing: no row updated.
   auto changed = w.exec_params(
       "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
-      "  agent_t0_unix_s = $7, compute_device = $8 "
+      "  agent_t0_unix_s = $7, compute_device = $8, workload = $9::jsonb "
       "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (applied, reference_state, "
-      "  storage_device, page_cache_dropped, agent_t0_unix_s, compute_device) IS DISTINCT FROM "
-      "  ($3::jsonb, $4::boolean, $5::text, $6::boolean, $7::double precision, $8::text) RETURNING 1",
+      "  storage_device, page_cache_dropped, agent_t0_unix_s, compute_device, workload) IS DISTINCT FROM "
+      "  ($3::jsonb, $4::boolean, $5::text, $6::boolean, $7::double precision, $8::text, $9::jsonb) RETURNING 1",
       m.run_id, agent_id, applied ? applied->c_str() : nullptr, m.reference_state, m.storage_device,
-      m.page_cache_dropped, m.t0_unix_s, m.compute_device);
+      m.page_cache_dropped, m.t0_unix_s, m.compute_device, workload ? workload->c_str() : nullptr);
   mark_running(w, m.run_id, agent_id, *access);
   return changed.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }

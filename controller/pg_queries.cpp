@@ -154,7 +154,7 @@ namespace {
 const std::string kReportRunsSelect =
     "SELECT r.id, r.status, a.name, r.config::text, r.error, r.attempts, r.wall_s, r.facts::text, r.applied::text, "
     "  r.reference_state, r.storage, r.storage_device, r.page_cache_dropped, r.compute_device, "
-    "  (SELECT count(*) FROM board_reboots b WHERE b.run_id = r.id) "
+    "  (SELECT count(*) FROM board_reboots b WHERE b.run_id = r.id), r.workload::text "
     "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id ";
 const std::string kReportRunsSql = kReportRunsSelect + "WHERE r.campaign_id = $1 ORDER BY r.ordinal";
 
@@ -228,6 +228,7 @@ api::ReportRun report_run(const pqxx::row& row) {
   o.storage_device = pg::opt_text(row[11]);
   o.page_cache_dropped = pg::opt_bool(row[12]);
   o.compute_device = pg::opt_text(row[13]);   // what it trained on: "cpu", "cuda:0 (NAME)", "simulated"
+  o.workload = pg::opt_object(row[15]);       // what the agent measured it trained (proto::WorkloadFacts)
   o.simulated = api::simulated_backend(o.facts);   // results from simulated boards are marked in every report
   return o;
 }

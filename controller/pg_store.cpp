@@ -146,12 +146,27 @@ Status PgStore::migrate() {
                         newer[0][0].as<std::string>() + "), newer than this controller knows (up to version " +
                         std::to_string(known) + "): run the newer controller, or restore the backup taken before "
                         "upgrading (docs/OPERATIONS.md)");
+    bool migrated = false;
     for (size_t i = 0; i < count; ++i) {
       auto r = w.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", all[i].version);
       if (!r.empty()) continue;
       JS_LOG_INFO << "applying migration " << all[i].name;
       w.exec(all[i].sql);
       w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", all[i].version, all[i].name);
+      migrated = true;
+    }
+    // The analysis views (sql/views.sql), re-created in the same transaction when their definition changed or a
+    // migration ran; otherwise left alone (re-creating them takes locks that would wait on a running analysis).
+    w.exec("CREATE TABLE IF NOT EXISTS schema_views (name text PRIMARY KEY, definition text NOT NULL, "
+           "applied_at timestamptz NOT NULL DEFAULT now())");
+    const std::string views = analysis_views_sql();
+    auto applied = w.exec("SELECT definition FROM schema_views WHERE name = 'analysis'");
+    if (migrated || applied.empty() || applied[0][0].as<std::string>() != views) {
+      JS_LOG_INFO << "applying the analysis views (sql/views.sql)";
+      w.exec(views);
+      w.exec_params("INSERT INTO schema_views (name, definition) VALUES ('analysis', $1) ON CONFLICT (name) DO UPDATE "
+                    "SET definition = EXCLUDED.definition, applied_at = now()",
+                    views);
     }
     w.commit();
     return Status::ok();

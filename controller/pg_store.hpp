@@ -90,5 +90,7 @@ struct Migration {
   const char* sql;
 };
 const Migration* migrations(size_t& count);
+// sql/views.sql: the analysis views, applied after the migrations when its text changed or a migration ran.
+const char* analysis_views_sql();
 
 }  // namespace jetsweep::controller

@@ -126,6 +126,14 @@ Status InMemoryImageDataset::fetch(int64_t id, uint64_t augment_seed, Batch& out
   return Status::ok();
 }
 
+std::optional<SampleShape> standard_shape(const std::string& dataset) {
+  using Kind = SampleShape::Kind;
+  if (dataset == "mnist" || dataset == "fashion-mnist") return SampleShape{Kind::kImage, 1, 28, 28, 0, 10};
+  if (dataset == "cifar10") return SampleShape{Kind::kImage, 3, 32, 32, 0, 10};
+  if (dataset == "gld23k") return SampleShape{Kind::kImage, 3, 224, 224, 0, 203};
+  return std::nullopt;
+}
+
 Result<std::unique_ptr<Dataset>> open_training_set(const std::string& dataset, const std::string& root) {
   if (dataset == "mnist" || dataset == "fashion-mnist") {
     // The harness: ToTensor + Normalize, no augmentation.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -110,6 +111,11 @@ class Dataset {
   // (seed, epoch, sample) and never on which loader thread runs it.
   virtual Status fetch(int64_t id, uint64_t augment_seed, Batch& out, int64_t slot) const = 0;
 };
+
+// The sample shape of a dataset whose shape does not depend on its files, as its reader produces it: mnist and
+// fashion-mnist 1x28x28 (10 classes), cifar10 3x32x32 (10), gld23k 3x224x224 (the GLD-23k's 203 classes). Nothing
+// for imagefolder and text: their classes and vocabulary come from the data.
+std::optional<SampleShape> standard_shape(const std::string& dataset);
 
 // Opens the training split of a dataset by name (see known_datasets()) from its root directory.
 Result<std::unique_ptr<Dataset>> open_training_set(const std::string& dataset, const std::string& root);

@@ -7,6 +7,7 @@
 
 #include "agent/models/registry.hpp"
 #include "agent/telemetry.hpp"
+#include "agent/trainer.hpp"
 #include "common/perf/calibration.hpp"
 #include "common/log.hpp"
 
@@ -294,9 +295,7 @@ namespace {
 
 // A model's input on a dataset simulated boards model (the shapes the agent's readers produce).
 Result<models::InputSpec> simulated_input(const std::string& dataset) {
-  if (dataset == "mnist" || dataset == "fashion-mnist") return models::InputSpec::image(1, 28, 28, 10);
-  if (dataset == "cifar10") return models::InputSpec::image(3, 32, 32, 10);
-  if (dataset == "gld23k") return models::InputSpec::image(3, 224, 224, 203);
+  if (auto shape = standard_shape(dataset)) return input_spec_for(*shape);
   return invalid_argument("simulated boards model TorchScript models on mnist, fashion-mnist, cifar10 and gld23k, not '" +
                           dataset + "'");
 }
@@ -308,6 +307,7 @@ struct ScaledWorkload {
   RunConfig config;          // the run as the calibrated model
   double compute_scale = 1;  // the TorchScript model's MACs / the calibrated model's
   std::string note;          // what the run's compute device says
+  models::ModelFigures figures;   // the TorchScript model's own
 };
 
 Result<ScaledWorkload> scale_torchscript(const RunConfig& config, const Backend::ModelFileLookup& model_file) {
@@ -328,6 +328,7 @@ Result<ScaledWorkload> scale_torchscript(const RunConfig& config, const Backend:
   s.config = config;
   s.config.model = reference;
   s.compute_scale = static_cast<double>(own.forward_macs) / static_cast<double>(ref.forward_macs);
+  s.figures = own;
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.3g", s.compute_scale);
   s.note = "simulated: TorchScript model of " + std::to_string(own.parameters) + " parameters and " +
@@ -359,18 +360,27 @@ proto::RunFinished SimExecutor::execute(int64_t run_id, const RunConfig& config_
   double medium_mb_s = 0;
   Settings mode;
   bool cold = false;
-  ScaledWorkload scaled{config_in, 1, ""};
+  ScaledWorkload scaled{config_in, 1, "", {}};
   if (is_torchscript_model(config_in.model)) {
     const std::string key = config_in.model + "|" + config_in.dataset;
     if (!torchscript_scales_.count(key)) {
       auto s = scale_torchscript(config_in, model_file);
       if (!s) return finish(s.status());
-      torchscript_scales_[key] = Scale{s->config.model, s->compute_scale, s->note};
+      torchscript_scales_[key] = Scale{s->config.model, s->compute_scale, s->note, s->figures};
     }
     const Scale& known = torchscript_scales_.at(key);
     scaled.config.model = known.reference;
     scaled.compute_scale = known.compute_scale;
     scaled.note = known.note;
+    // No data is read on a simulated board: no fingerprint. A built-in model's size is not measured here (a
+    // simulated fleet at time scale 0 would spend its start building every model); a TorchScript model's is.
+    proto::WorkloadFacts facts;
+    facts.model_sha256 = torchscript_sha256(config_in.model);
+    facts.parameters = known.figures.parameters;
+    facts.forward_macs = known.figures.forward_macs;
+    started.workload = facts;
+  } else {
+    started.workload = proto::WorkloadFacts{};
   }
   const RunConfig& config = scaled.config;
   Status begun = start_run(config, started, medium_mb_s, mode, cold);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "agent/backend.hpp"
+#include "agent/models/registry.hpp"
 #include "common/perf/sim_board.hpp"
 #include "common/perf/board_model.hpp"
 
@@ -96,6 +97,7 @@ class SimExecutor final : public Backend {
     std::string reference;
     double compute_scale = 1;
     std::string note;
+    models::ModelFigures figures;   // the TorchScript model's own, as measured
   };
   std::map<std::string, Scale> torchscript_scales_;
 };

@@ -4,6 +4,19 @@
   const J = window.jetsweep;
   const { state, page, el, raw, isNum, fmt, num, td, duration, eta, mean, median, showError, AuthError, api, laterEpochs, meanOf, runFigures, modeOf, classOf, destroyCharts, chartBox, chart, colors, sparkline, snapshotPart, pages } = J;
 
+  // What the agent measured the run trained (runs.workload, proto::WorkloadFacts); "—" until it started.
+  function workloadSize(w) {
+    if (!w || w.parameters === null || w.parameters === undefined) return "—";
+    const macs = isNum(w.forward_macs) ? ", " + w.forward_macs.toLocaleString("en") + " forward MACs per sample" : "";
+    return w.parameters.toLocaleString("en") + " parameters" + macs +
+      (w.model_sha256 ? " (TorchScript " + w.model_sha256.slice(0, 12) + ")" : "");
+  }
+  function dataFingerprint(w) {
+    if (!w) return "—";
+    if (!w.dataset_fingerprint) return "none (no data read: a simulated board)";
+    return w.dataset_fingerprint.slice(0, 12) + " (" + w.dataset_files + " files, " + (w.dataset_bytes / 1e6).toFixed(1) + " MB)";
+  }
+
   // ---- Fleet ----
 
   // The applied board state in short ("4c 1037MHz gpu 1300MHz") when it has no mode name.
@@ -230,6 +243,8 @@
         ["Agent", el("span", { testid: "run-agent", text: run.agent || "—" })],
         ["Power mode", el("span", { text: modeOf(run) || "—" })],
         ["Compute device", el("span", { testid: "run-compute-device", text: run.compute_device || "—" })],
+        ["Model size", el("span", { testid: "run-model-size", text: workloadSize(run.workload) })],
+        ["Data fingerprint", el("span", { testid: "run-data-fingerprint", text: dataFingerprint(run.workload) })],
         ["Wall time", num("run-wall-s", run.wall_s, 1, "s")],
         ["Attempts", num("run-attempts", run.attempts, 0)],
         ["Storage", el("span", { text: (run.storage_medium || "—") + (run.storage_device ? " (" + run.storage_device + ")" : "") +

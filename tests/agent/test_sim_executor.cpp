@@ -462,6 +462,17 @@ TEST_CASE("a TorchScript model on a simulated board: modelled as the calibrated 
   const auto own_started = own_sink.all<proto::RunStarted>().at(0);
   CHECK(own_started.compute_device ==
         "simulated: TorchScript model of 61706 parameters and 416520 forward MACs per sample, modelled as lenet5 x 1");
+  // What it reports it trained: the file's hash and its measured size; no data is read on a simulated board.
+  REQUIRE(own_started.workload.has_value());
+  CHECK(own_started.workload->model_sha256 == torchscript_sha256(own.model));
+  CHECK(own_started.workload->parameters == 61706);
+  CHECK(own_started.workload->forward_macs == 416520);
+  CHECK(own_started.workload->dataset_fingerprint.empty());
+  // A built-in model on a simulated board: nothing measured (unset, not 0), no fingerprint.
+  const auto builtin_started = builtin_sink.all<proto::RunStarted>().at(0);
+  REQUIRE(builtin_started.workload.has_value());
+  CHECK_FALSE(builtin_started.workload->parameters.has_value());
+  CHECK(builtin_started.workload->dataset_fingerprint.empty());
   for (size_t e = 0; e < 2; ++e) {
     CHECK(own_sink.epochs()[e].e2e_s == builtin_sink.epochs()[e].e2e_s);
     CHECK(own_sink.epochs()[e].energy_j == builtin_sink.epochs()[e].energy_j);

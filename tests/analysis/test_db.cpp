@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include <filesystem>
+#include <pqxx/pqxx>
 
 #include "analysis/csv_corpus.hpp"
 #include "analysis/db_source.hpp"
@@ -115,4 +116,33 @@ TEST_CASE_FIXTURE(SweepCampaign, "db: the exported corpus and per-epoch rows rea
   const bj::object from_db = json_of(analyze({"pareto", "--db", dsn(), "--workload", "resnet18", "--json"}));
   const bj::object from_csv = json_of(analyze({"pareto", "--csv", sweep_csv, "--workload", "resnet18", "--json"}));
   CHECK(from_csv.at("front") == from_db.at("front"));
+}
+
+TEST_CASE_FIXTURE(SweepCampaign, "db: variability flags boards whose runs read different bytes, from the db and its export") {
+  const bj::object before = json_of(analyze({"variability", "--db", dsn(), "--json"}));
+  CHECK_FALSE(before.at("data_fingerprints").as_bool());   // no run recorded one
+  CHECK(before.at("data_warnings").as_array().empty());
+  {
+    // What agents record in run_started (runs.workload): one board read other bytes than the rest.
+    pqxx::connection c(dsn());
+    pqxx::work w(c);
+    w.exec("UPDATE runs r SET workload = jsonb_build_object('parameters', 11689512, 'dataset_fingerprint', "
+           "  CASE WHEN a.name = (SELECT min(name) FROM agents) THEN repeat('a', 64) ELSE repeat('b', 64) END) "
+           "FROM agents a WHERE a.id = r.agent_id");
+    w.commit();
+  }
+  const bj::object vo = json_of(analyze({"variability", "--db", dsn(), "--json"}));
+  CHECK(vo.at("data_fingerprints").as_bool());
+  bool flagged = false;
+  for (const auto& line : vo.at("data_warnings").as_array())
+    flagged = flagged || std::string(line.as_string()).find("its runs trained on different data (2 fingerprints)") !=
+                             std::string::npos;
+  CHECK(flagged);
+  CHECK(analyze({"variability", "--db", dsn()}).out.find("DATA DIFFERS: dataset '") != std::string::npos);
+  // The per-epoch export carries each run's fingerprint: the CSV gives the same verdict.
+  const TempDir dir;
+  const std::string epochs_csv = dir.str() + "/epochs.csv";
+  REQUIRE(export_corpus({"--db", dsn(), "--per-epoch", "--out", epochs_csv}).rc == 0);
+  const bj::object from_csv = json_of(analyze({"variability", "--csv", epochs_csv, "--json"}));
+  CHECK(from_csv.at("data_warnings") == vo.at("data_warnings"));
 }

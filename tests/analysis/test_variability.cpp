@@ -127,3 +127,35 @@ TEST_CASE("variability: one group per full configuration; simulated instances ne
   // The simulated rows are a group of their own.
   CHECK(mrep.groups.size() == 2);
 }
+
+TEST_CASE("variability: boards that read different bytes are flagged; the same bytes, or none recorded, are not") {
+  Corpus c;
+  c.epoch_times = true;
+  auto add = [&](const std::string& inst, int64_t run, const std::string& fingerprint) {
+    for (int e = 0; e < 3; ++e) {
+      EpochSample s = sample("xavier-nx", inst, e, 100 + e, 1000, "5.10.104");
+      s.run_id = run;
+      s.dataset = "mnist";
+      s.dataset_fingerprint = fingerprint;
+      c.epochs.push_back(s);
+    }
+  };
+  add("nx-1", 1, "");
+  add("nx-2", 2, "");
+  auto none = compute_variability(c, "");
+  CHECK_FALSE(none.data_fingerprints);
+  CHECK(none.data_warnings.empty());
+  c.epochs.clear();
+  add("nx-1", 1, std::string(64, 'a'));
+  add("nx-2", 2, std::string(64, 'a'));
+  auto same = compute_variability(c, "");
+  CHECK(same.data_fingerprints);
+  CHECK(same.data_warnings.empty());
+  add("nx-3", 3, std::string(64, 'f'));
+  auto differs = compute_variability(c, "");
+  REQUIRE(differs.data_warnings.size() == 1);   // one line per dataset, each run counted once (not per epoch)
+  CHECK(differs.data_warnings[0] == "dataset 'mnist': its runs trained on different data (2 fingerprints): "
+                                    "aaaaaaaaaaaa on nx-1, nx-2 (2 runs); ffffffffffff on nx-3 (1 run)");
+  // A workload filter leaves other workloads' data out.
+  CHECK(compute_variability(c, "resnet18/cifar10").data_warnings.empty());
+}

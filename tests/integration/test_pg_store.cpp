@@ -148,6 +148,36 @@ TEST_CASE("a database migrated by a newer controller is refused, naming the migr
                          "controller knows") != std::string::npos);
 }
 
+TEST_CASE("the analysis views come from sql/views.sql: applied once, re-applied when their definition changed") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  CHECK(db.count("SELECT count(*) FROM schema_views WHERE name = 'analysis'") == 1);
+  // The columns only views.sql defines are there (the fingerprint of the data each run read, issue 31).
+  CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'analysis_runs' AND "
+                 "column_name IN ('dataset_fingerprint', 'parameters', 'forward_macs')") == 3);
+  const auto applied_at = [&] {
+    pqxx::connection c(db.dsn());
+    pqxx::work w(c);
+    return w.exec1("SELECT applied_at::text FROM schema_views WHERE name = 'analysis'")[0].as<std::string>();
+  };
+  const std::string first = applied_at();
+  REQUIRE(store.migrate().is_ok());
+  CHECK(applied_at() == first);   // unchanged: not re-created (that would wait on running analyses)
+  {
+    // A database whose views an older controller made: dropped, and the stored definition differs.
+    pqxx::connection c(db.dsn());
+    pqxx::work w(c);
+    w.exec("DROP VIEW analysis_mode_profile; DROP VIEW analysis_run_profile; DROP VIEW analysis_epochs; "
+           "DROP VIEW analysis_runs; UPDATE schema_views SET definition = 'older'");
+    w.commit();
+  }
+  REQUIRE(store.migrate().is_ok());
+  CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'analysis_runs' AND "
+                 "column_name = 'dataset_fingerprint'") == 1);
+  CHECK(db.count("SELECT count(*) FROM schema_views WHERE definition = 'older'") == 0);
+}
+
 TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {
   TestDatabase db;
   controller::PgStore store{db.dsn()};

@@ -84,8 +84,18 @@ inline int64_t check_outcomes_of_one_run(OutcomeFixture& f, controller::Store& s
   started.run_id = run1;
   started.compute_device = "cpu";
   started.t0_unix_s = 1000.0;
+  proto::WorkloadFacts workload;
+  workload.parameters = 61706;
+  workload.forward_macs = 416520;
+  workload.dataset_fingerprint = std::string(64, 'e');
+  workload.dataset_files = 2;
+  workload.dataset_bytes = 47040024;
+  started.workload = workload;
   CHECK(outcome(store.start_run(a, started)) == "stored");
   CHECK(outcome(store.start_run(a, started)) == "duplicate");
+  // What the agent measured it trained is kept as sent (proto::WorkloadFacts JSON) and reported.
+  REQUIRE(f.run_state(run1).workload.has_value());
+  CHECK(*f.run_state(run1).workload == proto::to_json(workload));
   CHECK(outcome(store.ingest_epoch(a, epoch(run1, 0, 2.0))) == "stored");
   CHECK(outcome(store.ingest_epoch(a, epoch(run1, 0, 2.0))) == "duplicate");
   CHECK(outcome(store.ingest_minibatches(a, {run1, 0, 0, {0.1, 0.2}, {1, 1}, {}})) == "stored");
@@ -127,12 +137,20 @@ inline void check_ingest_outcomes(controller::Store& store) {
   // A run taken from its agent (requeued while it was away) and given to another: the first agent's results for
   // it are set aside, the new agent's stored.
   const int64_t run2 = f.claim(a);
+  proto::RunStarted started2;
+  started2.run_id = run2;
+  started2.t0_unix_s = 1000.0;
+  started2.workload = proto::WorkloadFacts{};
+  started2.workload->dataset_fingerprint = std::string(64, 'f');
+  CHECK(outcome(store.start_run(a, started2)) == "stored");
+  REQUIRE(f.run_state(run2).workload.has_value());
   CHECK(outcome(store.ingest_epoch(a, epoch(run2, 0, 2.0))) == "stored");
   auto requeued = store.requeue_agent_runs(a, {}, "agent gone past its lease");
   REQUIRE(requeued.is_ok());
   CHECK(*requeued == 1);
   CHECK(outcome(store.ingest_epoch(a, epoch(run2, 1, 2.0))) == "set_aside");
   CHECK(f.claim(b) == run2);
+  CHECK_FALSE(f.run_state(run2).workload.has_value());   // a re-executed run starts clean
   CHECK(outcome(store.ingest_epoch(b, epoch(run2, 0, 2.2))) == "stored");
   CHECK(outcome(store.ingest_epoch(a, epoch(run2, 0, 2.0))) == "set_aside");
   CHECK(outcome(store.finish_run(a, {run2, "done", "", 3.0})) == "set_aside");

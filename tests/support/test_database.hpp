@@ -77,8 +77,8 @@ class TestDatabase {
     w.commit();
   }
 
-  // Every migration sql_dir/NNN_name.sql up to `up_to` (all by default), in numeric order, in one transaction
-  // (as PgStore::migrate, without its schema_migrations rows); returns how many were applied.
+  // Every migration sql_dir/NNN_name.sql up to `up_to` (all by default, then sql_dir/views.sql), in numeric order,
+  // in one transaction (as PgStore::migrate, without its schema_migrations rows); returns how many were applied.
   size_t apply_migrations(const std::string& sql_dir, int up_to = 999) const {
     std::vector<std::pair<int, std::string>> files;
     for (const auto& entry : std::filesystem::directory_iterator(sql_dir)) {
@@ -99,6 +99,14 @@ class TestDatabase {
       REQUIRE_MESSAGE(f.good(), "cannot read " << path);
       std::stringstream sql;
       sql << f.rdbuf();
+      w.exec(sql.str());
+    }
+    // The analysis views (sql/views.sql) after the whole schema, as PgStore::migrate applies them.
+    if (up_to >= 999) {
+      std::ifstream views(sql_dir + "/views.sql");
+      REQUIRE_MESSAGE(views.good(), "cannot read " << sql_dir << "/views.sql");
+      std::stringstream sql;
+      sql << views.rdbuf();
       w.exec(sql.str());
     }
     w.commit();

@@ -94,6 +94,15 @@ TEST_CASE("report text: epoch 0 apart from the mean of epochs 1+, no invented en
   auto sim_text = cli::format_report(report);
   CHECK(sim_text.find("SIMULATED: 1 runs come from simulated boards") != std::string::npos);
   CHECK(sim_text.find("done*") != std::string::npos);
+  // Boards that trained on different bytes are flagged (the fingerprints their agents recorded).
+  CHECK(sim_text.find("DATA:") == std::string::npos);   // no run recorded any
+  report.runs[0].workload = boost::json::object{{"dataset_fingerprint", std::string(64, 'a')}};
+  report.runs.push_back(report.runs[0]);
+  report.runs[1].agent = "a2";
+  report.runs[1].workload = boost::json::object{{"dataset_fingerprint", std::string(64, 'b')}};
+  const auto differs = cli::format_report(report);
+  CHECK(differs.find("DATA: dataset 'mnist': its runs trained on different data (2 fingerprints): aaaaaaaaaaaa on a1 "
+                     "(1 run); bbbbbbbbbbbb on a2 (1 run)\n") != std::string::npos);
 }
 
 TEST_CASE("status line with a progress bar") {

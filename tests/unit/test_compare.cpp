@@ -131,3 +131,45 @@ TEST_CASE("compare: the JSON round-trips with its field names and nulls; bad JSO
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "comparison field 'configurations'[0] field 'b' field 'runs': missing");
 }
+
+TEST_CASE("data fingerprints: runs of one dataset on different bytes are flagged by name, boards and counts") {
+  const std::string f1(64, '1'), f2(64, '2');
+  // Agreement, and nothing recorded at all (a simulated fleet), say nothing.
+  CHECK(dataset_fingerprint_warnings({{"mnist", f1, "orin-1"}, {"mnist", f1, "orin-2"}}).empty());
+  CHECK(dataset_fingerprint_warnings({{"mnist", "", "sim-1"}, {"mnist", "", "sim-2"}}).empty());
+  // Two datasets with their own fingerprints are not a mismatch.
+  CHECK(dataset_fingerprint_warnings({{"mnist", f1, "orin-1"}, {"cifar10", f2, "orin-1"}}).empty());
+  const auto w = dataset_fingerprint_warnings(
+      {{"mnist", f1, "orin-1"}, {"mnist", f1, "orin-1"}, {"mnist", f1, "orin-2"}, {"mnist", f2, "orin-3"}});
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "dataset 'mnist': its runs trained on different data (2 fingerprints): 111111111111 on orin-1, "
+                "orin-2 (3 runs); 222222222222 on orin-3 (1 run)");
+  const auto unproven = dataset_fingerprint_warnings({{"mnist", f1, "orin-1"}, {"mnist", "", "old-agent"}});
+  REQUIRE(unproven.size() == 1);
+  CHECK(unproven[0] == "dataset 'mnist': 1 of 2 runs recorded no fingerprint (on old-agent: simulated boards or older "
+                       "agents), so the same data is not proven");
+  // Many boards: five named, the rest counted.
+  std::vector<DataSeen> many{{"mnist", f2, "odd"}};
+  for (int i = 0; i < 8; ++i) many.push_back({"mnist", f1, "b" + std::to_string(i)});
+  CHECK(dataset_fingerprint_warnings(many).at(0).find("on b0, b1, b2, b3, b4 and 3 more (8 runs)") != std::string::npos);
+}
+
+TEST_CASE("compare: boards that trained on different data are flagged across both campaigns, and the flag travels") {
+  auto with_data = [](api::ReportRun r, const std::string& agent, const std::string& fingerprint) {
+    r.agent = agent;
+    r.workload = bj::object{{"dataset_fingerprint", fingerprint}, {"parameters", 61706}};
+    return r;
+  };
+  const std::string f1(64, 'a'), f2(64, 'b');
+  const auto a = report(1, {with_data(run(1, "agx-orin", 16, 0, {epoch(1, 10, 10, 100)}), "orin-1", f1)});
+  const auto same = report(2, {with_data(run(2, "agx-orin", 16, 0, {epoch(1, 11, 10, 110)}), "orin-2", f1)});
+  CHECK(api::compare_campaigns(a, same).data_warnings.empty());
+  const auto other = report(3, {with_data(run(3, "agx-orin", 16, 0, {epoch(1, 11, 10, 110)}), "orin-2", f2)});
+  const api::CampaignComparison c = api::compare_campaigns(a, other);
+  REQUIRE(c.data_warnings.size() == 1);
+  CHECK(c.data_warnings[0] == "dataset 'mnist': its runs trained on different data (2 fingerprints): aaaaaaaaaaaa on "
+                              "A: orin-1 (1 run); bbbbbbbbbbbb on B: orin-2 (1 run)");
+  api::CampaignComparison back;
+  REQUIRE(api::from_json(bj::value(api::to_json(c)), "comparison", back).is_ok());
+  CHECK(back.data_warnings == c.data_warnings);
+}

@@ -288,3 +288,51 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
   CHECK(refusal(TimeSyncReply{1763770000.25, 0, kMaxUnixSeconds}) == "");
   CHECK(refusal(TimeSync{-1}) == "message 'time_sync' field 't0': -1 is out of bounds: must be between 0 and 1e+10");
 }
+
+TEST_CASE("run_started: the workload facts round-trip, absent stays absent, and their bounds are checked by name") {
+  RunStarted started;
+  started.run_id = 9;
+  started.t0_unix_s = 1763770000.5;
+  round_trip(started);   // an older agent's: no workload
+  WorkloadFacts w;
+  w.model_sha256 = std::string(64, 'c');
+  w.parameters = 61706;
+  w.forward_macs = 416520;
+  w.dataset_fingerprint = std::string(64, '7');
+  w.dataset_files = 4;
+  w.dataset_bytes = 30000000;
+  started.workload = w;
+  round_trip(started);
+  // The JSON derives from the described member list: every member under its own name.
+  const auto json = to_json(w);
+  CHECK(json.size() == 6);
+  CHECK(json.at("parameters").as_int64() == 61706);
+  CHECK(json.at("dataset_fingerprint").as_string() == std::string(64, '7'));
+  started.workload->parameters.reset();   // a built-in model on a simulated board: not measured
+  started.workload->forward_macs.reset();
+  round_trip(started);
+  CHECK(to_json(*started.workload).at("parameters").is_null());
+
+  auto refused = [&](WorkloadFacts bad) {
+    RunStarted s = started;
+    s.workload = bad;
+    return refusal(s);
+  };
+  WorkloadFacts bad = w;
+  bad.parameters = -1;
+  CHECK(refused(bad) == "message 'run_started' field 'workload', field 'parameters': must be >= 0, got -1");
+  bad = w;
+  bad.dataset_fingerprint = "not-a-hash";
+  CHECK(refused(bad) == "message 'run_started' field 'workload', field 'dataset_fingerprint': expected \"\" or 64 "
+                        "lowercase hex digits (a SHA-256)");
+  bad = w;
+  bad.model_sha256 = std::string(64, 'C');
+  CHECK(refused(bad).find("field 'model_sha256'") != std::string::npos);
+  // A field of the wrong type is named too (the decoder derived from the description reads through FieldReader).
+  std::string frame = encode(Envelope{1, started});
+  frame.replace(frame.find("\"dataset_files\":4"), 17, "\"dataset_files\":\"4\"");
+  auto r = decode(frame);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() ==
+        "message 'run_started' field 'workload', field 'dataset_files': expected an integer, got string");
+}
