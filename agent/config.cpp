@@ -131,6 +131,11 @@ std::unique_ptr<CLI::App> make_app(Mode mode, AgentConfig& c, RawFlags& raw) {
     case Mode::kModels:
       app->add_flag("--json", c.json, "JSON instead of a table");
       text_option(*app, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
+      text_option(*app, "--check", c.check_model,
+                  "load a TorchScript file and check it against the model contract on --dataset's samples (exit 1 "
+                  "when it fails; prints its size as JSON)", "FILE");
+      text_option(*app, "--dataset", c.check_dataset, "with --check: the dataset whose sample shape to probe (mnist, "
+                  "fashion-mnist, cifar10, gld23k; others: the file is only loaded)", "NAME");
       text_option(*app, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/model-files)", "DIR");
       break;
     case Mode::kMakeData:
@@ -359,6 +364,11 @@ std::string agent_usage() {
     if (cmd.mode == Mode::kModels) {
       sub->add_flag("--json", c.json, "JSON instead of a table");
       text_option(*sub, "--add", c.add_model, "copy a TorchScript file into the model cache; prints its model name", "FILE");
+      text_option(*sub, "--check", c.check_model,
+                  "load a TorchScript file and check it against the model contract on --dataset's samples (exit 1 "
+                  "when it fails; prints its size as JSON)", "FILE");
+      text_option(*sub, "--dataset", c.check_dataset, "with --check: the dataset whose sample shape to probe (mnist, "
+                  "fashion-mnist, cifar10, gld23k; others: the file is only loaded)", "NAME");
       text_option(*sub, "--model-dir", c.model_dir, "the model cache (default ~/.cache/jetsweep/model-files)", "DIR");
     }
     else if (cmd.mode == Mode::kMakeData) add_make_data_options(*sub, c, raw);

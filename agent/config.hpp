@@ -46,6 +46,9 @@ struct AgentConfig {
   // models: --json; --add FILE copies a TorchScript file into the model cache and prints its model name
   bool json = false;
   std::string add_model;
+  // models --check FILE [--dataset NAME]: loads FILE and checks the contract on NAME's samples (the CLI's helper)
+  std::string check_model;
+  std::string check_dataset;
   // serve, run, profile, models --add: --model-dir DIR, the TorchScript model cache (default: default_model_dir())
   std::string model_dir;
   // make-data: --format F --out DIR --samples N [--seed S] [--classes K] [--image-size WxH]

@@ -24,6 +24,7 @@
 #include "agent/reboot.hpp"
 #include "agent/models/registry.hpp"
 #include "agent/run_executor.hpp"
+#include "agent/trainer.hpp"
 #include "common/campaign.hpp"
 #include "common/model_files.hpp"
 #include "common/log.hpp"
@@ -102,9 +103,36 @@ int add_model(const agent::AgentConfig& cfg) {
   return 0;
 }
 
+// `jetsweep-agent models --check FILE [--dataset NAME]`: FILE loaded with this agent's LibTorch and checked against
+// the model contract on a probe minibatch of NAME's sample shape, as a board checks it before a run (the CLI runs this
+// in a helper process: docs/WORKLOADS.md). Prints {"sha256", "input", "parameters", "forward_macs"}; exit 1 with the
+// agent's message when it fails.
+int check_model(const agent::AgentConfig& cfg) {
+  auto sha = sha256_file(cfg.check_model);
+  if (!sha) return fail(sha.status().message(), 1);
+  const std::string model = kTorchScriptPrefix + sha.value();
+  boost::json::object o{{"sha256", sha.value()}};
+  if (cfg.check_dataset.empty() || !agent::standard_shape(cfg.check_dataset)) {
+    // No sample shape to probe (the dataset's comes from its files): loaded only.
+    auto loaded = agent::models::load_torchscript(model, cfg.check_model);
+    if (!loaded.is_ok()) return fail(loaded.message(), 1);
+    o["input"] = nullptr;
+  } else {
+    const auto spec = agent::input_spec_for(*agent::standard_shape(cfg.check_dataset));
+    auto figures = agent::models::measure_torchscript(model, cfg.check_model, spec);
+    if (!figures) return fail(figures.status().message(), 1);
+    o["input"] = spec.to_string();
+    o["parameters"] = figures->parameters;
+    o["forward_macs"] = figures->forward_macs;
+  }
+  std::cout << boost::json::serialize(o) << "\n";
+  return 0;
+}
+
 // `jetsweep-agent models [--json]`: every model at its reference configuration.
 int list_models(const agent::AgentConfig& cfg) {
   if (!cfg.add_model.empty()) return add_model(cfg);
+  if (!cfg.check_model.empty()) return check_model(cfg);
   boost::json::array rows;
   for (const auto& m : agent::models::model_catalog()) {
     auto f = agent::models::measure_model(m.name, m.reference);

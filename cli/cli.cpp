@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "cli/client.hpp"
+#include "cli/model_check.hpp"
 #include "cli/model_upload.hpp"
 #include "cli/validate.hpp"
 #include "cli/watch.hpp"
@@ -189,12 +190,23 @@ class Commands {
   // The campaign file, read and expanded here against the papers' BSP tables (errors point at FILE:LINE:COL
   // without a round trip). Where the controller expands it too (submit, validate --estimate) its verdict stands:
   // it expands against the enrolled boards' own tables, so a grid on a board by name expands only there.
-  // Model files named as torchscript:FILE are hashed (and, `upload`, sent to the controller unless it has them) and
-  // named by their SHA-256 in the text the campaign is parsed from and submitted as.
+  // Model files named as torchscript:FILE are hashed and named by their SHA-256 in the text the campaign is parsed
+  // from and submitted as, checked by the agent's LibTorch in a helper process on each dataset the campaign trains
+  // them on (cli/model_check.hpp), and, `upload`, sent to the controller unless it has them.
+  // campaign_text_ is set only when everything but the offline expansion succeeded (read_but_not_expanded).
   Result<Campaign> load_campaign(bool upload = false) {
+    campaign_text_.clear();
     JS_ASSIGN_OR_RETURN(std::string text, read_text_file(arg()));
-    JS_ASSIGN_OR_RETURN(campaign_text_, resolve_model_files(text, arg(), upload ? &client_ : nullptr, err_));
-    return parse_campaign(campaign_text_, arg());
+    std::vector<ModelFileRef> files;
+    JS_ASSIGN_OR_RETURN(std::string resolved, resolve_model_files(text, arg(), files));
+    auto campaign = parse_campaign(resolved, arg());
+    if (!files.empty()) {   // expanded offline: each file on its datasets; else (the controller expands it) loaded
+      JS_ASSIGN_OR_RETURN(ModelCheckOptions check, model_check_options());
+      JS_RETURN_IF_ERROR(check_model_files(files, campaign ? &campaign->runs : nullptr, check, err_));
+      if (upload) JS_RETURN_IF_ERROR(upload_model_files(client_, files, err_));
+    }
+    campaign_text_ = std::move(resolved);
+    return campaign;
   }
   bool read_but_not_expanded(const Result<Campaign>& c) const { return !c && !campaign_text_.empty(); }
   template <class T>

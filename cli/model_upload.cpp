@@ -42,8 +42,8 @@ Status upload(ApiClient& client, const std::string& file, const std::string& sha
 
 }  // namespace
 
-Result<std::string> resolve_model_files(const std::string& yaml, const std::string& yaml_path, ApiClient* client,
-                                        std::ostream& log, int64_t max_bytes) {
+Result<std::string> resolve_model_files(const std::string& yaml, const std::string& yaml_path,
+                                        std::vector<ModelFileRef>& files, int64_t max_bytes) {
   return jetsweep::resolve_model_files(yaml, yaml_path, [&](const std::string& file, const std::string& where) -> Result<std::string> {
     std::error_code ec;
     const auto bytes = static_cast<int64_t>(fs::file_size(file, ec));
@@ -53,9 +53,14 @@ Result<std::string> resolve_model_files(const std::string& yaml, const std::stri
                               " bytes; model files are 1 to " + std::to_string(max_bytes) + " bytes");
     auto sha = sha256_file(file);
     if (!sha) return invalid_argument(where + ": " + sha.status().message());
-    if (client) JS_RETURN_IF_ERROR(upload(*client, file, sha.value(), bytes, log));
+    files.push_back({file, sha.value(), bytes, where});
     return sha;
   });
+}
+
+Status upload_model_files(ApiClient& client, const std::vector<ModelFileRef>& files, std::ostream& log) {
+  for (const auto& f : files) JS_RETURN_IF_ERROR(upload(client, f.path, f.sha256, f.bytes, log));
+  return Status::ok();
 }
 
 }  // namespace jetsweep::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process.hpp"
 #include "common/status.hpp"
 
 namespace jetsweep::device {
@@ -49,22 +50,9 @@ class SystemctlServiceControl : public ServiceControl {
   double timeout_s_;
 };
 
-// What one finished child process left: its exit code (128 + N when killed by signal N), stdout, stderr.
-struct ProcessResult {
-  int exit_code = 0;
-  bool signaled = false;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv[0] (looked up in PATH when it has no '/') with argv, no shell, stdin from /dev/null (or reading
-// `stdin_text`, at most 4 KiB, when given), capturing stdout and stderr (the first 64 KiB of each).
-// kUnavailable, naming the command line, when it cannot be started or runs longer than timeout_s (it is then
-// killed). Any thread.
-Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s,
-                                  const std::string& stdin_text = {});
-
-// argv joined with spaces, for messages: "systemctl stop nvfancontrol".
-std::string command_line(const std::vector<std::string>& argv);
+// run_process, ProcessResult and command_line: common/process.hpp.
+using jetsweep::command_line;
+using jetsweep::ProcessResult;
+using jetsweep::run_process;
 
 }  // namespace jetsweep::device

@@ -53,6 +53,9 @@ struct ModelFigures {
 Result<ModelFigures> measure_model(const std::string& name, const InputSpec& spec);
 // The same for the TorchScript model `name` (torchscript:<sha256>) in `file`, loaded and checked as for training.
 Result<ModelFigures> measure_torchscript(const std::string& name, const std::string& file, const InputSpec& spec);
+// Only loads the TorchScript file `file` (no probe: for a dataset whose sample shape comes from its files); the
+// errors of load_torchscript_workload (not TorchScript, a newer PyTorch's file). Defined in torchscript.cpp.
+Status load_torchscript(const std::string& name, const std::string& file);
 // Parameter count only (no forward pass).
 Result<int64_t> parameter_count(const std::string& name, const InputSpec& spec);
 

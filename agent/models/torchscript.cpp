@@ -155,4 +155,13 @@ Result<std::unique_ptr<Workload>> load_torchscript_workload(const std::string& n
   return std::unique_ptr<Workload>(std::move(w));
 }
 
+Status load_torchscript(const std::string& name, const std::string& file) {
+  try {
+    torch::jit::load(file, torch::kCPU);
+  } catch (const std::exception& e) {
+    return load_error(name, file, e);
+  }
+  return Status::ok();
+}
+
 }  // namespace jetsweep::agent::models

@@ -2,7 +2,9 @@
 // scripts/export-torchscript (Debian's python3-torch), named in campaigns as torchscript:FILE, uploaded by the real CLI
 // once, kept once by the controller in PostgreSQL, fetched once by a real agent over its connection into its model
 // cache, fetched again when the cached copy was tampered with, and trained with LibTorch on MNIST-format data; and the
-// errors on the way: a file the controller lacks, one over its size limit, a file that is not TorchScript.
+// errors on the way: a file the controller lacks, one over its size limit, a file that is not TorchScript, a forward
+// that does not fit a dataset's samples (the CLI's check in a helper process, and the agent's own check).
+#include <cstdlib>
 #include <fstream>
 
 #include "support/fleet.hpp"
@@ -14,14 +16,17 @@ namespace bj = boost::json;
 
 namespace {
 
-std::string export_lenet5(const TempDir& dir) {
+// Exports LeNet-5 with Debian's python3-torch: its SHA-256, and the parameter count Python gives (*parameters).
+std::string export_lenet5(const TempDir& dir, int64_t* parameters = nullptr) {
   const std::string file = (dir / "lenet5.pt").string();
   std::string out, err;
   const int rc = run_command("/usr/bin/python3", {std::string(JETSWEEP_SOURCE_DIR) + "/scripts/export-torchscript", "lenet5",
                                                   "--channels", "1", "--size", "28", "--classes", "10", "-o", file},
                              &out, &err);
   REQUIRE_MESSAGE(rc == 0, err);
-  return bj::parse(out).at("sha256").as_string().c_str();
+  const bj::value exported = bj::parse(out);
+  if (parameters) *parameters = exported.at("parameters").to_number<int64_t>();
+  return exported.at("sha256").as_string().c_str();
 }
 
 std::string own_campaign(const std::string& name, const std::string& model, const std::string& data) {
@@ -46,7 +51,8 @@ int submit_expecting_failure(Fleet& fleet, const std::filesystem::path& file, st
 TEST_CASE("an own TorchScript model: uploaded once for two campaigns, fetched once, fetched again when tampered with") {
   TestDatabase db;
   Fleet fleet(db);
-  const std::string sha = export_lenet5(fleet.dir());
+  int64_t python_parameters = 0;
+  const std::string sha = export_lenet5(fleet.dir(), &python_parameters);
   const std::string model = "torchscript:" + sha;
   const std::string data = (fleet.dir() / "data").string();
   write_idx_dataset(data, 200, true);
@@ -70,7 +76,20 @@ TEST_CASE("an own TorchScript model: uploaded once for two campaigns, fetched on
   // The campaign's stored source names the file by its hash: the bytes every board trained.
   CHECK(db.text("SELECT source_yaml FROM campaigns WHERE id = " + std::to_string(last)).find(model) != std::string::npos);
   auto report = bj::parse(fleet.cli({"report", "--json", std::to_string(last)})).as_object();
-  for (const auto& r : report.at("runs").as_array()) CHECK(r.at("config").at("model") == model.c_str());
+  for (const auto& r : report.at("runs").as_array()) {
+    CHECK(r.at("config").at("model") == model.c_str());
+    // What the agent reports it trained: the file's hash, the parameter count Python gives, the MACs of LeNet-5
+    // (416,520 per 28x28 sample), and the fingerprint of the data it read.
+    const auto& w = r.at("workload");
+    CHECK(w.at("model_sha256") == sha.c_str());
+    CHECK(w.at("parameters").to_number<int64_t>() == python_parameters);
+    CHECK(w.at("forward_macs").to_number<int64_t>() == 416520);
+    CHECK(w.at("dataset_fingerprint").as_string().size() == 64);
+    CHECK(w.at("dataset_files").to_number<int64_t>() == 2);
+  }
+  CHECK(db.count("SELECT count(DISTINCT workload->>'dataset_fingerprint') FROM runs") == 1);
+  CHECK(db.count("SELECT count(DISTINCT dataset_fingerprint) FROM analysis_runs") == 1);
+  CHECK(fleet.cli({"report", std::to_string(last)}).find("DATA:") == std::string::npos);   // the same bytes
 
   {   // A cached copy altered on the board is refused, deleted and fetched again.
     std::fstream f(cache + "/" + sha + ".pt", std::ios::in | std::ios::out | std::ios::binary);
@@ -101,16 +120,40 @@ TEST_CASE("own-model errors: a model the controller lacks, a file over its limit
   CHECK(submit_expecting_failure(fleet, fleet.dir() / "nowhere.yaml", &err) == 2);
   CHECK_MESSAGE(err.find("nowhere.yaml:3:22: model file '") != std::string::npos, err);
 
+  // A stand-in for the CLI's check that passes every file (the controller's limit is the point here, and below a
+  // workstation whose LibTorch accepts what a board's refuses).
+  write_file(fleet.dir() / "lenient-agent", "#!/bin/sh\necho '{\"sha256\":\"\",\"input\":null}'\n");
+  std::filesystem::permissions(fleet.dir() / "lenient-agent", std::filesystem::perms::owner_all);
   write_file(fleet.dir() / "big.pt", std::string((3 << 20) / 2, 'x'));   // 1.5 MiB > --max-model-mb 1
   write_file(fleet.dir() / "big.yaml", own_campaign("big", "torchscript:big.pt", data));
+  ::setenv("JETSWEEP_AGENT_BIN", (fleet.dir() / "lenient-agent").c_str(), 1);
   CHECK(submit_expecting_failure(fleet, fleet.dir() / "big.yaml", &err) != 0);
+  ::unsetenv("JETSWEEP_AGENT_BIN");
   CHECK_MESSAGE(err.find("--max-model-mb") != std::string::npos, err);
   CHECK(db.count("SELECT count(*) FROM model_files WHERE bytes IS NOT NULL") == 0);
 
-  // Not TorchScript: stored (it is only bytes to the controller), then the run fails on the agent, saying why.
+  // Not TorchScript: the CLI's check (the agent's LibTorch, in a helper process) refuses it before anything is sent.
   write_file(fleet.dir() / "notes.pt", "these are my notes, not a model\n");
   write_file(fleet.dir() / "notes.yaml", own_campaign("notes", "torchscript:notes.pt", data));
+  CHECK(submit_expecting_failure(fleet, fleet.dir() / "notes.yaml", &err) == 2);
+  CHECK_MESSAGE(err.find("notes.yaml:3:22: model file '") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("is not a TorchScript file") != std::string::npos, err);
+  CHECK(db.count("SELECT count(*) FROM model_files") == 1);   // only the refused big.pt's first chunks
+  // A model whose forward does not fit a dataset the campaign trains it on: refused naming the dataset and shape.
+  export_lenet5(fleet.dir());   // 1x28x28 inputs
+  write_file(fleet.dir() / "cifar.yaml", "campaign: cifar\nmatrix:\n  model: torchscript:lenet5.pt\n  dataset: [mnist, "
+                                         "cifar10]\n  batch_size: 16\n  epochs: 1\n");
+  std::string out;
+  CHECK(run_command(kBin + "/jetsweep", {"validate", (fleet.dir() / "cifar.yaml").string()}, &out, &err) == 2);
+  CHECK_MESSAGE(err.find("cifar.yaml:3:22: model file '") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("on dataset 'cifar10': model torchscript:") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("forward fails on the dataset's samples [2, 3, 32, 32]") != std::string::npos, err);
+
+  // A workstation whose check passes (the stand-in) while the board's LibTorch refuses the file: stored (it is only
+  // bytes to the controller), then the run fails on the agent, saying why.
+  ::setenv("JETSWEEP_AGENT_BIN", (fleet.dir() / "lenient-agent").c_str(), 1);
   const int64_t id = submit(fleet, fleet.dir() / "notes.yaml");
+  ::unsetenv("JETSWEEP_AGENT_BIN");
   fleet.add_agent("own-b", {"--model-dir", (fleet.dir() / "cache-b").string()});
   REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(id); }), fleet.logs());
   CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE '%is not a TorchScript file%'") == 2);
