@@ -100,6 +100,10 @@ Status refuse_active(const CampaignInfo& c, const std::string& what) {
 
 // ---- archive
 
+// The SHA-256 of every model file campaign %ID%'s runs name as torchscript:<sha256>.
+#define MODELS_OF_CAMPAIGN                                                                                        \
+  "(SELECT substr(config->>'model', 13) FROM runs WHERE campaign_id = %ID% AND config->>'model' LIKE 'torchscript:%')"
+
 // Which rows of each table belong to campaign %ID%, in file order.
 struct TableRows {
   const char* table;
@@ -113,7 +117,11 @@ const TableRows kTableRows[] = {
     {"epochs", "run_id IN (SELECT id FROM runs WHERE campaign_id = %ID%)", "run_id, epoch"},
     {"minibatch_chunks", "campaign_id = %ID%", "run_id, epoch, first_idx"},
     {"sample_chunks", "campaign_id = %ID%", "run_id, t_first"},
+    {"model_files", "bytes IS NOT NULL AND sha256 IN " MODELS_OF_CAMPAIGN, "sha256"},
+    {"model_file_chunks", "sha256 IN (SELECT sha256 FROM model_files WHERE bytes IS NOT NULL AND sha256 IN "
+                          MODELS_OF_CAMPAIGN ")", "sha256, idx"},
 };
+#undef MODELS_OF_CAMPAIGN
 
 std::string rows_where(const TableRows& t, int64_t campaign_id) {
   std::string where = t.where;
@@ -187,6 +195,8 @@ const std::map<std::string, std::vector<std::string>>& required_columns() {
       {"epochs", {"run_id"}},
       {"minibatch_chunks", {"campaign_id", "run_id"}},
       {"sample_chunks", {"campaign_id", "run_id"}},
+      {"model_files", {"sha256", "bytes", "chunks"}},
+      {"model_file_chunks", {"sha256", "idx", "data"}},
   };
   return req;
 }
@@ -226,6 +236,7 @@ class ImportVisitor : public archive_file::Visitor {
   }
 
   const std::vector<std::string>& columns(const std::string& table) const { return columns_.at(table); }
+  bool has(const std::string& table) const { return columns_.count(table) > 0; }
 
  private:
   pqxx::work& w_;
@@ -301,6 +312,48 @@ void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
     w.exec(insert_mapped(w, t, v.columns(t), {{"campaign_id", cid}, {"run_id", "m.new_id"}}, by_run));
 }
 
+// Each staged model file checked (chunks 0..n-1, their total size, the SHA-256 of their bytes), then stored unless
+// this database has it complete (the same hash is the same bytes); an incomplete upload of it here is replaced.
+Status import_models(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id, ImportSummary& s) {
+  if (v.has("model_files")) {
+    w.exec("CREATE INDEX ON archive_model_file_chunks (sha256, idx)");
+    for (const auto& f : w.exec("SELECT sha256, bytes, chunks FROM archive_model_files ORDER BY sha256")) {
+      const std::string sha = f[0].c_str();
+      if (f[1].is_null() || f[2].is_null()) return invalid_argument("model file " + sha + ": incomplete in the archive");
+      const int64_t bytes = f[1].as<int64_t>(), chunks = f[2].as<int64_t>();
+      Sha256 hash;
+      int64_t total = 0;
+      for (int64_t i = 0; i < chunks; ++i) {   // one chunk at a time: a 1 GB model is not held in memory
+        const pqxx::result c =
+            w.exec_params("SELECT data FROM archive_model_file_chunks WHERE sha256 = $1 AND idx = $2", sha, i);
+        if (c.empty()) return invalid_argument("model file " + sha + ": chunk " + std::to_string(i) + " is missing");
+        const pqxx::binarystring data(c[0][0]);
+        hash.update(data.data(), data.size());
+        total += static_cast<int64_t>(data.size());
+      }
+      const std::string got = hash.hex_digest();
+      if (total != bytes || got != sha)
+        return invalid_argument("model file " + sha + ": its " + std::to_string(chunks) + " chunks hold " +
+                                std::to_string(total) + " bytes hashing to " + got + " (" + std::to_string(bytes) +
+                                " bytes expected): the archive's model file is damaged");
+    }
+    w.exec("CREATE TEMP TABLE archive_model_new ON COMMIT DROP AS SELECT s.sha256 FROM archive_model_files s WHERE "
+           "NOT EXISTS (SELECT 1 FROM model_files f WHERE f.sha256 = s.sha256 AND f.bytes IS NOT NULL)");
+    w.exec("DELETE FROM model_files f USING archive_model_new n WHERE f.sha256 = n.sha256");   // incomplete uploads
+    const std::string new_only = "JOIN archive_model_new n ON n.sha256 = s.sha256";
+    s.model_files_imported = w.exec(insert_mapped(w, "model_files", v.columns("model_files"), {}, new_only)).affected_rows();
+    w.exec(insert_mapped(w, "model_file_chunks", v.columns("model_file_chunks"), {}, new_only));
+    s.model_files_present = w.exec1("SELECT count(*) FROM archive_model_files")[0].as<int64_t>() - s.model_files_imported;
+  }
+  for (const auto& r : w.exec_params(
+           "SELECT DISTINCT config->>'model' FROM runs r WHERE campaign_id = $1 AND config->>'model' LIKE "
+           "'torchscript:%' AND NOT EXISTS (SELECT 1 FROM model_files f WHERE f.sha256 = substr(r.config->>'model', "
+           "13) AND f.bytes IS NOT NULL) ORDER BY 1",
+           campaign_id))
+    s.models_missing.push_back(r[0].c_str());
+  return Status::ok();
+}
+
 // Every table holds as many of the campaign's rows as the header says.
 Status check_counts(pqxx::work& w, const ArchiveHeader& h, int64_t campaign_id) {
   const pqxx::row n = w.exec_params1(
@@ -310,8 +363,8 @@ Status check_counts(pqxx::work& w, const ArchiveHeader& h, int64_t campaign_id) 
       "(SELECT count(*) FROM minibatch_chunks WHERE campaign_id = $1), "
       "(SELECT count(*) FROM sample_chunks WHERE campaign_id = $1)",
       campaign_id);
-  for (size_t i = 0; i < archive_tables().size(); ++i) {
-    const std::string& t = archive_tables()[i];
+  for (size_t i = 0; i < archive_tables(1).size(); ++i) {   // the model files are checked by import_models
+    const std::string& t = archive_tables(1)[i];
     if (n[static_cast<int>(i)].as<int64_t>() != h.counts.at(t))
       return invalid_argument("table " + t + ": " + n[static_cast<int>(i)].c_str() + " rows imported, the archive has " +
                               std::to_string(h.counts.at(t)) + " (rows whose run or agent is not in the archive?)");
@@ -334,6 +387,7 @@ Result<ImportSummary> apply_import(pqxx::work& w, const ImportVisitor& v, const 
                       .as<int64_t>();
   import_agents(w, v, s);
   import_runs(w, v, s.campaign_id);
+  JS_RETURN_IF_ERROR(import_models(w, v, s.campaign_id, s));
   // Queued runs are not handed to this lab's boards until someone resumes the campaign.
   if (s.queued_runs > 0)
     w.exec_params("UPDATE campaigns SET state = 'paused' WHERE id = $1 AND state = 'active'", s.campaign_id);

@@ -118,13 +118,13 @@ std::string count_of(int64_t n, const std::string& noun) {
 
 bj::object counts_json(const ArchiveHeader& h) {
   bj::object o;
-  for (const auto& t : archive_tables()) o[t] = h.counts.at(t);
+  for (const auto& t : archive_tables(h.version)) o[t] = h.counts.at(t);
   return o;
 }
 
 // "1 campaign, 2 agents, 40 runs, ...".
 std::string counts_text(const ArchiveHeader& h) {
-  return join(archive_tables(), ", ", [&](const std::string& t) {
+  return join(archive_tables(h.version), ", ", [&](const std::string& t) {
     std::string noun = t.substr(0, t.size() - 1);  // every table's name is a plural in -s
     for (char& ch : noun)
       if (ch == '_') ch = ' ';
@@ -163,6 +163,9 @@ int run_import(const std::vector<std::string>& args, std::ostream& out, std::ost
     bj::array reused(s->agents_reused.begin(), s->agents_reused.end());
     bj::array created(s->agents_created.begin(), s->agents_created.end());
     o["agents"] = bj::object{{"reused", std::move(reused)}, {"created", std::move(created)}};
+    bj::array missing(s->models_missing.begin(), s->models_missing.end());
+    o["model_files"] = bj::object{{"imported", s->model_files_imported}, {"present", s->model_files_present},
+                                  {"missing", std::move(missing)}};
     out << bj::serialize(o) << "\n";
     return 0;
   }
@@ -171,6 +174,13 @@ int run_import(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (!s->agents_reused.empty()) out << "agents already here, reused: " << join(s->agents_reused) << "\n";
   if (!s->agents_created.empty())
     out << "agents added (disconnected, without credentials): " << join(s->agents_created) << "\n";
+  if (s->model_files_imported + s->model_files_present > 0)
+    out << "model files: " << s->model_files_imported << " stored, " << s->model_files_present
+        << " already here (checked by their SHA-256)\n";
+  if (!s->models_missing.empty())
+    out << "MODEL FILES MISSING: the runs name " << join(s->models_missing)
+        << ", which this database lacks (the archive does not carry them): upload each with `jetsweep submit` of a "
+           "campaign naming the file, or import an archive that has it, before its runs can execute here\n";
   if (s->queued_runs > 0)
     out << count_of(s->queued_runs, "run") << (s->queued_runs == 1 ? " is" : " are")
         << " queued: the campaign is paused (jetsweep resume " << s->campaign_id

@@ -1,6 +1,5 @@
 #include "analysis/archive_file.hpp"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -10,45 +9,20 @@
 
 namespace jetsweep::analysis {
 
-const std::vector<std::string>& archive_tables() {
-  static const std::vector<std::string> tables = {"campaigns", "agents", "runs", "epochs", "minibatch_chunks",
-                                                  "sample_chunks"};
-  return tables;
+const std::vector<std::string>& archive_tables(int version) {
+  static const std::vector<std::string> v1 = {"campaigns", "agents", "runs", "epochs", "minibatch_chunks",
+                                              "sample_chunks"};
+  static const std::vector<std::string> v2 = [] {
+    auto t = v1;
+    t.insert(t.end(), {"model_files", "model_file_chunks"});
+    return t;
+  }();
+  return version <= 1 ? v1 : v2;
 }
 
 namespace archive_file {
 
 namespace bj = boost::json;
-
-// ---- Sha256
-
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("SHA-256: OpenSSL could not initialise a digest");
-}
-
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
-
-void Sha256::update(std::string_view bytes) {
-  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) != 1)
-    throw std::runtime_error("SHA-256: OpenSSL digest update failed");
-}
-
-std::string Sha256::hex() const {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> copy(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (!copy || EVP_MD_CTX_copy_ex(copy.get(), static_cast<EVP_MD_CTX*>(ctx_)) != 1 ||
-      EVP_DigestFinal_ex(copy.get(), digest, &n) != 1)
-    throw std::runtime_error("SHA-256: OpenSSL digest final failed");
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
-  return out;
-}
 
 // ---- header
 
@@ -59,7 +33,7 @@ std::string header_line(const ArchiveHeader& h) {
   o["schema_version"] = h.schema_version;
   o["campaign"] = bj::object{{"id", h.campaign_id}, {"name", h.campaign_name}};
   bj::object counts;
-  for (const auto& table : archive_tables()) counts[table] = h.counts.count(table) ? h.counts.at(table) : 0;
+  for (const auto& table : archive_tables(h.version)) counts[table] = h.counts.count(table) ? h.counts.at(table) : 0;
   o["counts"] = std::move(counts);
   o["created_at"] = h.created_at;
   return bj::serialize(o);
@@ -92,9 +66,9 @@ Result<ArchiveHeader> parse_header(const std::string& line, const std::string& w
   const bj::object& o = v.get_object();
   ArchiveHeader h;
   JS_ASSIGN_OR_RETURN(const int64_t version, int_member(o, "version", where));
-  if (version != kVersion)
+  if (version < 1 || version > kVersion)
     return invalid_argument(where + ": archive format version " + std::to_string(version) +
-                            ", but this jetsweep reads version " + std::to_string(kVersion) + " only");
+                            ", but this jetsweep reads versions 1 to " + std::to_string(kVersion) + " only");
   h.version = static_cast<int>(version);
   JS_ASSIGN_OR_RETURN(const int64_t schema, int_member(o, "schema_version", where));
   h.schema_version = static_cast<int>(schema);
@@ -104,7 +78,7 @@ Result<ArchiveHeader> parse_header(const std::string& line, const std::string& w
     return invalid_argument(where + ": the header lacks its \"campaign\" or \"counts\" object");
   JS_ASSIGN_OR_RETURN(h.campaign_id, int_member(campaign->get_object(), "id", where));
   JS_ASSIGN_OR_RETURN(h.campaign_name, string_member(campaign->get_object(), "name", where));
-  for (const auto& table : archive_tables()) {
+  for (const auto& table : archive_tables(h.version)) {
     JS_ASSIGN_OR_RETURN(h.counts[table], int_member(counts->get_object(), table.c_str(), where));
     if (h.counts[table] < 0) return invalid_argument(where + ": negative count for table " + table);
   }
@@ -144,7 +118,7 @@ Status Writer::write(std::string_view text) {
 }
 
 Status Writer::finish() {
-  JS_RETURN_IF_ERROR(put("@end sha256=" + sha_.hex() + "\n"));
+  JS_RETURN_IF_ERROR(put("@end sha256=" + sha_.hex_so_far() + "\n"));
   finished_ = true;
   const int rc = gzclose(file_);  // a full disk shows here at the latest
   const std::string partial = path_ + ".partial";
@@ -181,7 +155,7 @@ class LineReader {
   Result<bool> next(std::string& line);
   std::string where() const { return path_ + ":" + std::to_string(line_no_); }
   int64_t line_no() const { return line_no_; }
-  std::string digest_before_current() const { return sha_.hex(); }
+  std::string digest_before_current() const { return sha_.hex_so_far(); }
 
  private:
   Status fill();
@@ -306,7 +280,7 @@ Status section_line(WalkState& st, Visitor& v, const std::string& line, const Li
 
 // The trailer: every table seen and the digest of everything before it matching; nothing after it.
 Status trailer_line(WalkState& st, const std::string& line, LineReader& r) {
-  const auto& tables = archive_tables();
+  const auto& tables = archive_tables(st.header.version);
   if (st.next_table < tables.size())
     return invalid_argument(r.where() + ": the trailer comes before table " + tables[st.next_table]);
   const std::string expected = "@end sha256=" + r.digest_before_current();
@@ -332,7 +306,7 @@ Result<ArchiveHeader> walk(const std::string& path, Visitor& visitor) {
   JS_ASSIGN_OR_RETURN(st.header, parse_header(line, r.where()));
   Status s = visitor.header(st.header);
   if (!s.is_ok()) return s.with_context(path);
-  const auto& tables = archive_tables();
+  const auto& tables = archive_tables(st.header.version);
   for (;;) {
     JS_ASSIGN_OR_RETURN(const bool more, r.next(line));
     if (!more) {

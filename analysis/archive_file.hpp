@@ -12,25 +12,12 @@
 #include <vector>
 
 #include "analysis/archive.hpp"
+#include "net/sha256.hpp"
 
 namespace jetsweep::analysis::archive_file {
 
 inline constexpr const char* kFormat = "jetsweep-archive";
-inline constexpr int kVersion = 1;
-
-// A running SHA-256 (OpenSSL EVP).
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void update(std::string_view bytes);
-  std::string hex() const;  // of everything so far; the digest goes on
-
- private:
-  void* ctx_;  // EVP_MD_CTX
-};
+inline constexpr int kVersion = kArchiveVersion;
 
 // The header line (JSON, no newline) and its parse; `where` names the file and line in errors.
 std::string header_line(const ArchiveHeader& h);

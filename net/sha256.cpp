@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <fstream>
+#include <memory>
 #include <vector>
 
 namespace jetsweep {
@@ -14,10 +15,11 @@ Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 void Sha256::update(const void* data, size_t size) {
   if (ctx_) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, size);
 }
-std::string Sha256::hex_digest() {
+namespace {
+std::string final_hex(EVP_MD_CTX* ctx) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  if (!ctx_ || EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &n) != 1) return "";
+  if (!ctx || EVP_DigestFinal_ex(ctx, digest, &n) != 1) return "";
   static const char* kHex = "0123456789abcdef";
   std::string hex;
   for (unsigned int i = 0; i < n; ++i) {
@@ -25,6 +27,15 @@ std::string Sha256::hex_digest() {
     hex += kHex[digest[i] & 15];
   }
   return hex;
+}
+}  // namespace
+
+std::string Sha256::hex_digest() { return final_hex(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+std::string Sha256::hex_so_far() const {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> copy(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!copy || !ctx_ || EVP_MD_CTX_copy_ex(copy.get(), static_cast<EVP_MD_CTX*>(ctx_)) != 1) return "";
+  return final_hex(copy.get());
 }
 
 Result<std::string> sha256_file(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "common/status.hpp"
 
@@ -17,8 +18,11 @@ class Sha256 {
   Sha256(const Sha256&) = delete;
   Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, size_t size);
+  void update(std::string_view bytes) { update(bytes.data(), bytes.size()); }
   // 64 lowercase hex digits of everything given; the object is spent after.
   std::string hex_digest();
+  // The same of everything given so far; the digest goes on. "" when OpenSSL fails.
+  std::string hex_so_far() const;
 
  private:
   void* ctx_;   // EVP_MD_CTX

@@ -82,6 +82,16 @@ void insert_agents(pqxx::work& w) {
 // Campaign alpha: three runs (done on orin-a, failed on nx-b, cancelled before it ran) with epochs (summary
 // columns filled), minibatch chunks (copy_s NULL and not, NULL elements, 4,096 minibatches, odd floats) and sample
 // chunks (NULL power and temperature, ragged per-core values, 2,048 samples x 12 cores: a 200 kB line).
+// A user's model file, 'hello model' in two chunks (its SHA-256 from Python's hashlib), which alpha's run 2 names;
+// and one nobody in alpha names (not archived with it).
+constexpr const char* kModelSha = "2b2eb6f423932d62cafb015658d50a64d33e96e66fc9ec182172df817971e6f4";
+void insert_model_files(pqxx::work& w) {
+  w.exec(std::string("INSERT INTO model_files (sha256, bytes, chunks, completed_at) VALUES ('") + kModelSha +
+         "', 11, 2, now()), (repeat('c', 64), 1, 1, now())");
+  w.exec(std::string("INSERT INTO model_file_chunks VALUES ('") + kModelSha + "', 0, 'hello '), ('" + kModelSha +
+         "', 1, 'model'), (repeat('c', 64), 0, 'x')");
+}
+
 int64_t insert_alpha(pqxx::work& w) {
   const int64_t c = one(w,
                         "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, state, "
@@ -100,7 +110,8 @@ int64_t insert_alpha(pqxx::work& w) {
          "(" + cid + ", 1, '{\"model\": \"lenet5\"}', 'xavier-nx', 2, 'failed', (SELECT id FROM agents WHERE "
          "name = 'nx-b'), NULL, 3, E'out of memory\\n\"quoted\"\\ttab', now(), now(), now(), now(), NULL, NULL, "
          "false, 0, NULL, '{}', NULL, NULL, NULL, NULL, NULL), "
-         "(" + cid + ", 2, '{\"model\": \"lenet5\"}', 'any', 2, 'cancelled', NULL, NULL, 0, '', now(), NULL, NULL, "
+         "(" + cid + ", 2, '{\"model\": \"torchscript:" + std::string(kModelSha) + "\"}', 'any', 2, 'cancelled', "
+         "NULL, NULL, 0, '', now(), NULL, NULL, "
          "now(), NULL, NULL, true, 0, NULL, '{}', NULL, NULL, NULL, NULL, NULL)");
   const std::string run0 = "(SELECT id FROM runs WHERE campaign_id = " + cid + " AND ordinal = 0)";
   const std::string run1 = "(SELECT id FROM runs WHERE campaign_id = " + cid + " AND ordinal = 1)";
@@ -158,6 +169,7 @@ Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
   w.exec("SET LOCAL TimeZone = 'UTC'");
   const std::string cid = std::to_string(campaign_id);
   const std::string by_run = " JOIN runs r ON r.id = t.run_id WHERE r.campaign_id = " + cid;
+  const std::string models = "(SELECT substr(config->>'model', 13) FROM runs WHERE campaign_id = " + cid + ")";
   const std::map<std::string, std::string> queries = {
       {"campaigns", "SELECT (to_jsonb(t) - 'id')::text FROM campaigns t WHERE id = " + cid},
       {"agents", "SELECT (to_jsonb(t) - 'id' - 'connected')::text FROM agents t WHERE id IN (SELECT agent_id FROM "
@@ -170,6 +182,9 @@ Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
                                by_run + " AND t.campaign_id = " + cid + " ORDER BY r.ordinal, t.epoch, t.first_idx"},
       {"sample_chunks", "SELECT r.ordinal || (to_jsonb(t) - 'run_id' - 'campaign_id')::text FROM sample_chunks t" +
                             by_run + " AND t.campaign_id = " + cid + " ORDER BY r.ordinal, t.t_first"},
+      {"model_files", "SELECT to_jsonb(t)::text FROM model_files t WHERE sha256 IN " + models + " ORDER BY sha256"},
+      {"model_file_chunks", "SELECT sha256 || ' ' || idx || ' ' || encode(data, 'escape') FROM model_file_chunks "
+                            "WHERE sha256 IN " + models + " ORDER BY sha256, idx"},
   };
   Snapshot out;
   for (const auto& [table, sql] : queries)
@@ -222,9 +237,9 @@ void gzip_to(const std::string& path, const std::string& text) {
 // `text` (an archive's) with a new trailer: the digest of what it now holds.
 std::string resealed(const std::string& text) {
   const std::string body = text.substr(0, text.rfind("@end "));
-  analysis::archive_file::Sha256 sha;
+  Sha256 sha;
   sha.update(body);
-  return body + "@end sha256=" + sha.hex() + "\n";
+  return body + "@end sha256=" + sha.hex_digest() + "\n";
 }
 
 // Source (alpha and beta) and target (a campaign of its own and an agent nx-b of its own, so ids differ).
@@ -239,6 +254,7 @@ struct TwoDatabases {
       pqxx::connection c(source.dsn());
       pqxx::work w(c);
       insert_agents(w);
+      insert_model_files(w);
       alpha = insert_alpha(w);
       beta = insert_beta(w);
       w.commit();
@@ -269,6 +285,8 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(counts.at("epochs").as_int64() == 4);
   CHECK(counts.at("minibatch_chunks").as_int64() == 3);
   CHECK(counts.at("sample_chunks").as_int64() == 2);
+  CHECK(counts.at("model_files").as_int64() == 1);   // the one its runs name, not the other
+  CHECK(counts.at("model_file_chunks").as_int64() == 2);
   CHECK(!std::filesystem::exists(path + ".partial"));
   std::string hash;
   for (int i = 0; i < 32; ++i) hash += "ab";
@@ -281,6 +299,8 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(imp.at("campaign").at("name").as_string() == "alpha ü");
   CHECK(imp.at("agents").at("reused").as_array() == bj::array{"nx-b"});
   CHECK(imp.at("agents").at("created").as_array() == bj::array{"orin-a"});
+  CHECK(imp.at("model_files").at("imported").as_int64() == 1);
+  CHECK(imp.at("model_files").at("missing").as_array().empty());
   const Snapshot want = snapshot(source.dsn(), alpha);
   check_same(want, snapshot(target.dsn(), imported));
   // The agent added is disconnected and has no credential; the one reused kept its own row.
@@ -298,6 +318,9 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   const int64_t second = again.at("campaign").at("id").as_int64();
   CHECK(second != imported);
   CHECK(again.at("agents").at("created").as_array().empty());
+  CHECK(again.at("model_files").at("imported").as_int64() == 0);   // content-addressed: stored once
+  CHECK(again.at("model_files").at("present").as_int64() == 1);
+  CHECK(target.count("SELECT count(*) FROM model_file_chunks") == 2);
   check_same(want, snapshot(target.dsn(), second));
   CHECK(target.count("SELECT count(*) FROM campaigns WHERE name = 'alpha ü'") == 2);
   // And the text form names the new id.
@@ -334,10 +357,10 @@ TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming
   CHECK(refused(file("no-trailer.gz"), "no trailer").find("without the trailer") != std::string::npos);
   write_file(file("plain.txt"), text);
   CHECK(refused(file("plain.txt"), "not gzip").find("not a gzip file") != std::string::npos);
-  std::string v2 = text;
-  v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
-  gzip_to(file("v2.gz"), v2);
-  CHECK(refused(file("v2.gz"), "format version 2").find("version 2") != std::string::npos);
+  std::string v3 = text;
+  v3.replace(v3.find("\"version\":2"), 11, "\"version\":3");
+  gzip_to(file("v3.gz"), v3);
+  CHECK(refused(file("v3.gz"), "format version 3").find("version 3") != std::string::npos);
   refused(file("missing.gz"), "no such file");
 
   // Sound in form, but rows this database refuses: rolled back whole (campaign, agents, partitions).
@@ -363,6 +386,45 @@ TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming
   CHECK_MESSAGE(r.err.find("schema version 9999") != std::string::npos, r.err);
   CHECK(target.count("SELECT count(*) FROM campaigns") == before);
   CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'orin-a'") == 0);
+}
+
+TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete upload replaced, damage refused, v1 reported") {
+  const std::string path = archive_alpha();
+  const std::string text = gunzip(path);
+  // The target holds an upload of the same file that never completed: replaced by the archive's.
+  target.exec(std::string("INSERT INTO model_files (sha256) VALUES ('") + kModelSha + "')");
+  target.exec(std::string("INSERT INTO model_file_chunks VALUES ('") + kModelSha + "', 0, 'junk')");
+  const bj::object imp = json_out(import_cli({path, "--db", target.dsn(), "--json"}));
+  CHECK(imp.at("model_files").at("imported").as_int64() == 1);
+  CHECK(target.count(std::string("SELECT count(*) FROM model_files WHERE sha256 = '") + kModelSha +
+                     "' AND bytes = 11 AND chunks = 2") == 1);
+  CHECK(target.count("SELECT count(*) FROM model_file_chunks WHERE data = 'junk'") == 0);
+
+  // A chunk whose bytes no longer hash to the file's name (the archive resealed after the edit): refused.
+  TestDatabase other;
+  migrate(other);
+  std::string damaged = text;
+  const size_t chunk = damaged.find("68656c6c6f20", damaged.find("@table model_file_chunks"));   // "hello " (bytea hex)
+  REQUIRE(chunk != std::string::npos);
+  damaged.replace(chunk, 12, "48454c4c4f20");                                                   // "HELLO "
+  gzip_to(file("damaged.gz"), resealed(damaged));
+  const Cli bad = import_cli({file("damaged.gz"), "--db", other.dsn()});
+  CHECK(bad.rc != 0);
+  CHECK_MESSAGE(bad.err.find(std::string("model file ") + kModelSha + ": its 2 chunks hold 11 bytes hashing to ") !=
+                    std::string::npos,
+                bad.err);
+  CHECK(other.count("SELECT count(*) FROM campaigns") == 0);   // nothing imported
+
+  // A version 1 archive (before model files travelled): imported, the file its runs name reported missing.
+  std::string v1 = text.substr(0, text.find("@table model_files"));
+  v1.replace(v1.find("\"version\":2"), 11, "\"version\":1");
+  const std::string model_counts = ",\"model_files\":1,\"model_file_chunks\":2";
+  v1.replace(v1.find(model_counts), model_counts.size(), "");
+  gzip_to(file("v1.gz"), resealed(v1 + "@end "));
+  const bj::object old = json_out(import_cli({file("v1.gz"), "--db", other.dsn(), "--json"}));
+  CHECK(old.at("model_files").at("missing").as_array() == bj::array{bj::value(std::string("torchscript:") + kModelSha)});
+  const Cli old_text = import_cli({file("v1.gz"), "--db", other.dsn()});
+  CHECK(old_text.out.find("MODEL FILES MISSING: the runs name torchscript:" + std::string(kModelSha)) != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(TwoDatabases, "archive refuses executing runs; queued runs are imported paused") {
