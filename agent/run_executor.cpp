@@ -251,7 +251,7 @@ Result<std::string> RunExecutor::model_file_for(const RunConfig& config, const s
 }
 
 Result<proto::WorkloadFacts> RunExecutor::workload_facts(const RunConfig& config, const Dataset& data,
-                                                         const std::string& data_path, const std::string& model_file) {
+                                                         const std::string& model_file, const std::atomic<bool>& cancel) {
   proto::WorkloadFacts facts;
   facts.model_sha256 = torchscript_sha256(config.model);
   const models::InputSpec spec = input_spec_for(data.shape());
@@ -269,10 +269,18 @@ Result<proto::WorkloadFacts> RunExecutor::workload_facts(const RunConfig& config
     facts.parameters = known->second.parameters;
     facts.forward_macs = known->second.forward_macs;
   }
-  JS_ASSIGN_OR_RETURN(DatasetFingerprint fingerprint, fingerprinter_.fingerprint(data_path));
-  facts.dataset_fingerprint = fingerprint.sha256;
-  facts.dataset_files = fingerprint.files;
-  facts.dataset_bytes = fingerprint.bytes;
+  std::vector<std::string> files = data.files();
+  for (auto& f : data.label_files()) files.push_back(std::move(f));
+  auto fingerprint = fingerprinter_.fingerprint(files, &cancel);
+  if (fingerprint) {
+    facts.dataset_fingerprint = fingerprint->sha256;
+    facts.dataset_files = fingerprint->files;
+    facts.dataset_bytes = fingerprint->bytes;
+  } else if (fingerprint.status().code() == Code::kCancelled) {
+    return fingerprint.status();
+  } else {   // recorded as none (report and analysis say the data is then not proven the same), never a guess
+    JS_LOG_WARN << "dataset " << data.name() << ": no fingerprint recorded: " << fingerprint.status().message();
+  }
   return facts;
 }
 
@@ -322,7 +330,7 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   std::string data_path;
   auto data = dataset_for(run_id, config, data_path, started.storage_medium);
   if (!data) return finish(data.status());
-  auto workload = workload_facts(config, *data.value(), data_path, model_file.value());
+  auto workload = workload_facts(config, *data.value(), model_file.value(), cancel);
   if (!workload) return finish(workload.status());
   started.workload = workload.value();
   Status prepared = backend_->prepare(run_id, config, started);

@@ -66,9 +66,10 @@ class RunExecutor {
   Result<std::string> model_file_for(const RunConfig& config, const std::atomic<bool>& cancel) const;
   Result<const Dataset*> dataset_for(int64_t run_id, const RunConfig& config, std::string& path, std::string& medium);
   // What the run trains, measured before the board is touched: the model's size as built for the data's samples
-  // (measured once per model and sample shape) and the fingerprint of the bytes under `data_path`.
-  Result<proto::WorkloadFacts> workload_facts(const RunConfig& config, const Dataset& data, const std::string& data_path,
-                                              const std::string& model_file);
+  // (measured once per model and sample shape) and the fingerprint of the files `data` reads (none recorded, with a
+  // warning, when they cannot be read; kCancelled when `cancel` turns true meanwhile).
+  Result<proto::WorkloadFacts> workload_facts(const RunConfig& config, const Dataset& data,
+                                              const std::string& model_file, const std::atomic<bool>& cancel);
   // Trains the run on a training backend (host, jetson).
   proto::RunFinished train_run(int64_t run_id, const RunConfig& config, ResultSink& sink,
                                const std::atomic<bool>& cancel);

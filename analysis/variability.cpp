@@ -39,12 +39,13 @@ VariabilityReport compute_variability(const Corpus& corpus, const std::string& w
     bool simulated = false;
   };
   std::map<std::string, std::map<std::string, InstanceInfo>> software;
-  std::map<int64_t, DataSeen> data;   // per run (run 0: rows without one, e.g. a CSV without run ids: per instance)
+  // Per run; rows without a run id (a CSV without the column) per instance and fingerprint.
+  std::map<std::tuple<int64_t, std::string, std::string>, DataSeen> data;
   for (const auto& e : corpus.epochs) {
     if (!workload.empty() && e.workload != workload) continue;
     const std::string inst = e.instance.empty() ? "(unnamed)" : e.instance;
-    if (e.run_id != 0 || !e.dataset_fingerprint.empty())
-      data.emplace(e.run_id, DataSeen{e.dataset.empty() ? e.workload : e.dataset, e.dataset_fingerprint, inst});
+    data.emplace(std::make_tuple(e.run_id, e.run_id == 0 ? inst : std::string(), e.run_id == 0 ? e.dataset_fingerprint : ""),
+                 DataSeen{e.dataset.empty() ? e.workload : e.dataset, e.dataset_fingerprint, inst});
     rep.data_fingerprints = rep.data_fingerprints || !e.dataset_fingerprint.empty();
     auto& info = software[e.device][inst];
     if (!e.software.empty()) info.software = e.software;

@@ -18,7 +18,16 @@ namespace {
 
 constexpr double kDefaultTimeout_s = 120;
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path); }
+bool executable(const std::string& path) {
+  std::error_code ec;
+  return ::access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path, ec);
+}
+
+// A number member of the helper's answer as text ("?" when absent).
+std::string member(const boost::json::object& o, const char* key) {
+  const auto* v = o.if_contains(key);
+  return v ? boost::json::serialize(*v) : "?";
+}
 
 // The agent's message without its "jetsweep-agent: " prefix, on one line.
 std::string agent_message(const ProcessResult& r) {
@@ -43,6 +52,7 @@ Result<ModelCheckOptions> model_check_options() {
       return invalid_argument(std::string("JETSWEEP_MODEL_CHECK_TIMEOUT_S '") + t + "': expected seconds in (0, 86400]");
   }
   if (const char* bin = std::getenv("JETSWEEP_AGENT_BIN"); bin && *bin) {
+    if (std::string(bin) == "none") return o;   // the check skipped on purpose (a workstation's LibTorch differs)
     if (!executable(bin)) return invalid_argument(std::string("JETSWEEP_AGENT_BIN '") + bin + "' is not an executable file");
     o.agent_binary = bin;
     return o;
@@ -66,8 +76,8 @@ Status check_model_files(const std::vector<ModelFileRef>& files, const std::vect
                          const ModelCheckOptions& options, std::ostream& log) {
   for (const auto& f : files) {
     if (options.agent_binary.empty()) {
-      log << "model file " << f.path << ": not loaded here (no jetsweep-agent beside this jetsweep or on PATH; "
-          << "set JETSWEEP_AGENT_BIN): each agent checks it before its runs\n";
+      log << "model file " << f.path << ": not loaded here (no jetsweep-agent beside this jetsweep or on PATH, or "
+          << "JETSWEEP_AGENT_BIN=none): each agent checks it before its runs\n";
       continue;
     }
     std::set<std::string> datasets;   // the datasets the campaign trains this file on; "" = load only
@@ -84,8 +94,14 @@ Status check_model_files(const std::vector<ModelFileRef>& files, const std::vect
         return Status(Code::kUnavailable, f.where + ": model file '" + f.path + "' could not be checked: " +
                                               ran.status().message());
       const std::string on = dataset.empty() ? "" : " on dataset '" + dataset + "'";
-      if (ran->exit_code != 0 || ran->signaled)
+      // Exit 1 is the agent's verdict on the file; anything else is the helper failing (an older agent without
+      // --check exits 2, a crash is a signal): not the model's fault, and said so.
+      if (ran->exit_code == 1 && !ran->signaled)
         return invalid_argument(f.where + ": model file '" + f.path + "'" + on + ": " + agent_message(*ran));
+      if (ran->exit_code != 0 || ran->signaled)
+        return Status(Code::kUnavailable, f.where + ": model file '" + f.path + "' could not be checked: `" +
+                                              command_line(argv) + "` failed (" + agent_message(*ran) +
+                                              "); JETSWEEP_AGENT_BIN names another jetsweep-agent, or none to skip the check");
       boost::system::error_code ec;
       const auto answer = boost::json::parse(ran->out, ec);
       const auto* o = !ec ? answer.if_object() : nullptr;
@@ -95,8 +111,7 @@ Status check_model_files(const std::vector<ModelFileRef>& files, const std::vect
       log << "model file " << f.path << ": loads with " << options.agent_binary << "'s LibTorch";
       if (o->at("input").is_string())
         log << "; on " << dataset << " samples (" << o->at("input").as_string().c_str() << ") "
-            << boost::json::serialize(o->at("parameters")) << " parameters, "
-            << boost::json::serialize(o->at("forward_macs")) << " forward MACs per sample";
+            << member(*o, "parameters") << " parameters, " << member(*o, "forward_macs") << " forward MACs per sample";
       else if (!dataset.empty())
         log << "; " << dataset << "'s sample shape comes from its files: the agent probes it before the run";
       log << "\n";

@@ -3,9 +3,11 @@
 // board does before a run (`jetsweep-agent models --check FILE --dataset NAME`, docs/WORKLOADS.md). The check runs
 // in a helper process with a time limit: a model that hangs or crashes LibTorch cannot hang or take down the CLI.
 //
-// The helper is $JETSWEEP_AGENT_BIN when set (it must run), else the jetsweep-agent next to this executable, else
-// one on PATH; with none, the check is skipped with a note (the agent still checks the file before each run). The
-// limit is 120 s per check ($JETSWEEP_MODEL_CHECK_TIMEOUT_S). Calling thread.
+// The helper is $JETSWEEP_AGENT_BIN when set (it must run; "none" skips the check, e.g. where the workstation's
+// LibTorch differs from the boards'), else the jetsweep-agent next to this executable, else one on PATH; with none,
+// the check is skipped with a note (the agent still checks the file before each run). The helper's exit 1 is its
+// verdict on the file; any other failure is the helper's (kUnavailable). The limit is 120 s per check
+// ($JETSWEEP_MODEL_CHECK_TIMEOUT_S). Calling thread.
 #pragma once
 
 #include <ostream>

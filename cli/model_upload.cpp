@@ -1,5 +1,6 @@
 #include "cli/model_upload.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -53,7 +54,9 @@ Result<std::string> resolve_model_files(const std::string& yaml, const std::stri
                               " bytes; model files are 1 to " + std::to_string(max_bytes) + " bytes");
     auto sha = sha256_file(file);
     if (!sha) return invalid_argument(where + ": " + sha.status().message());
-    files.push_back({file, sha.value(), bytes, where});
+    // One file under two spellings (./m.pt, m.pt) is checked and uploaded once.
+    const bool known = std::any_of(files.begin(), files.end(), [&](const ModelFileRef& f) { return f.sha256 == sha.value(); });
+    if (!known) files.push_back({file, sha.value(), bytes, where});
     return sha;
   });
 }

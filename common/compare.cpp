@@ -203,10 +203,12 @@ CampaignComparison compare_campaigns(const CampaignReport& a, const CampaignRepo
 std::vector<DataSeen> data_seen(const std::vector<ReportRun>& runs, const std::string& board_prefix) {
   std::vector<DataSeen> out;
   for (const auto& r : runs) {
-    if (!r.workload) continue;   // not started (or an agent older than the field: nothing to compare)
+    // Started: it reported what it trained, or measured epochs (an agent older than the field: none recorded).
+    if (!r.workload && r.summary.epochs == 0 && r.epochs.empty()) continue;
     DataSeen s;
     if (const auto* d = r.config.if_contains("dataset"); d && d->is_string()) s.dataset = d->get_string();
-    if (const auto* f = r.workload->if_contains("dataset_fingerprint"); f && f->is_string()) s.fingerprint = f->get_string();
+    const auto* f = r.workload ? r.workload->if_contains("dataset_fingerprint") : nullptr;
+    if (f && f->is_string()) s.fingerprint = f->get_string();
     s.board = board_prefix + r.agent.value_or("");
     out.push_back(std::move(s));
   }

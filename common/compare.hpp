@@ -104,8 +104,8 @@ struct CampaignComparison {
 inline const char* const kCompareExcludedKeys[] = {"repetition", "device"};
 inline constexpr const char* kCompareBoardClassKey = "board_class";
 
-// The data each started run of `runs` recorded (its workload's dataset_fingerprint), its board named
-// `board_prefix` + the agent's name.
+// The data each started run of `runs` recorded (its workload's dataset_fingerprint; "" for a run with epochs but no
+// workload: an agent older than the field), its board named `board_prefix` + the agent's name.
 std::vector<DataSeen> data_seen(const std::vector<ReportRun>& runs, const std::string& board_prefix = {});
 
 // Matches the configurations of `a` and `b` and computes their figures and deltas.

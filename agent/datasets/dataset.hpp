@@ -106,6 +106,9 @@ class Dataset {
   virtual SampleShape shape() const = 0;
   // The files the samples are read from (page-cache residency and IO accounting).
   virtual const std::vector<std::string>& files() const = 0;
+  // Files besides files() that decide what is trained on without being read per sample (GLD-23k's CSV of image
+  // classes); with files(), what the data's fingerprint covers (fingerprint.hpp).
+  virtual std::vector<std::string> label_files() const { return {}; }
   // Fetches and preprocesses sample `id` into slot `slot` of `out` (buffers already sized for the batch).
   // `augment_seed` fixes every random choice of the augmentation, so the result depends only on
   // (seed, epoch, sample) and never on which loader thread runs it.

@@ -71,7 +71,9 @@ Result<std::unique_ptr<JpegFolderDataset>> JpegFolderDataset::open_gld(const std
     entries.push_back({path, label});
   }
   if (entries.empty()) return invalid_argument(csv + ": no images listed");
-  return std::make_unique<JpegFolderDataset>(name, std::move(entries), max_class + 1, transforms::HarnessOptions{});
+  auto d = std::make_unique<JpegFolderDataset>(name, std::move(entries), max_class + 1, transforms::HarnessOptions{});
+  d->label_files_ = {csv};
+  return d;
 }
 
 Result<std::unique_ptr<JpegFolderDataset>> JpegFolderDataset::open_class_folders(const std::string& root,

@@ -34,6 +34,7 @@ class JpegFolderDataset final : public Dataset {
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
   SampleShape shape() const override { return {SampleShape::Kind::kImage, 3, options_.side, options_.side, 0, classes_}; }
   const std::vector<std::string>& files() const override { return files_; }
+  std::vector<std::string> label_files() const override { return label_files_; }
   Status fetch(int64_t id, uint64_t augment_seed, Batch& out, int64_t slot) const override;
   const std::vector<Entry>& entries() const { return entries_; }
 
@@ -41,6 +42,7 @@ class JpegFolderDataset final : public Dataset {
   std::string name_;
   std::vector<Entry> entries_;
   std::vector<std::string> files_;
+  std::vector<std::string> label_files_;   // GLD-23k: its CSV
   int64_t classes_;
   transforms::HarnessOptions options_;
 };

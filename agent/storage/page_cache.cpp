@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace jetsweep::agent::storage {
 
@@ -70,6 +71,44 @@ Status evict_file(const std::string& path) {
   ::fdatasync(f.fd);
   const int rc = ::posix_fadvise(f.fd, 0, 0, POSIX_FADV_DONTNEED);
   if (rc != 0) return io_error(path + ": posix_fadvise(DONTNEED): " + std::strerror(rc));
+  return Status::ok();
+}
+
+Status read_leaving_cache(const std::string& path, const std::function<void(const char*, size_t)>& consume) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return io_error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return io_error(path + ": fstat: " + std::strerror(errno));
+  const auto size = static_cast<size_t>(st.st_size);
+  std::vector<unsigned char> before;   // empty: residency unknown (nothing is dropped afterwards)
+  if (size > 0) {
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, f.fd, 0);
+    if (map != MAP_FAILED) {
+      before.resize((size + static_cast<size_t>(page_size()) - 1) / static_cast<size_t>(page_size()));
+      if (::mincore(map, size, before.data()) != 0) before.clear();
+      ::munmap(map, size);
+    }
+  }
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    const ssize_t got = ::read(f.fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return io_error(path + ": read: " + std::strerror(errno));
+    if (got == 0) break;
+    consume(buf.data(), static_cast<size_t>(got));
+  }
+  // Runs of pages that were not resident before, dropped again.
+  const auto page = static_cast<size_t>(page_size());
+  for (size_t i = 0; i < before.size();) {
+    if (before[i] & 1) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < before.size() && !(before[j] & 1)) ++j;
+    ::posix_fadvise(f.fd, static_cast<off_t>(i * page), static_cast<off_t>((j - i) * page), POSIX_FADV_DONTNEED);
+    i = j;
+  }
   return Status::ok();
 }
 

@@ -158,4 +158,9 @@ TEST_CASE("variability: boards that read different bytes are flagged; the same b
                                     "aaaaaaaaaaaa on nx-1, nx-2 (2 runs); ffffffffffff on nx-3 (1 run)");
   // A workload filter leaves other workloads' data out.
   CHECK(compute_variability(c, "resnet18/cifar10").data_warnings.empty());
+  // Rows without run ids (a CSV without the column): told apart by instance and fingerprint.
+  c.epochs.clear();
+  add("nx-1", 0, std::string(64, 'a'));
+  add("nx-2", 0, std::string(64, 'b'));
+  REQUIRE(compute_variability(c, "").data_warnings.size() == 1);
 }

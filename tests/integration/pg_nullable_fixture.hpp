@@ -106,6 +106,11 @@ struct Populated {
     started.page_cache_dropped = true;
     started.compute_device = "cuda:0 (Orin)";
     started.t0_unix_s = kT0;
+    if (!sparse_) {
+      started.workload = proto::WorkloadFacts{};
+      started.workload->parameters = 61706;
+      started.workload->dataset_fingerprint = std::string(64, 'd');
+    }
     REQUIRE(store.start_run(agent_id, started).is_ok());
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
       const std::vector<double> copy_s = sparse_ ? std::vector<double>{} : std::vector<double>{0.25, 0.25};

@@ -4,7 +4,6 @@
 // cache, fetched again when the cached copy was tampered with, and trained with LibTorch on MNIST-format data; and the
 // errors on the way: a file the controller lacks, one over its size limit, a file that is not TorchScript, a forward
 // that does not fit a dataset's samples (the CLI's check in a helper process, and the agent's own check).
-#include <cstdlib>
 #include <fstream>
 
 #include "support/fleet.hpp"
@@ -40,10 +39,18 @@ size_t occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
-// `jetsweep submit FILE`: its exit code, with stderr in *err.
-int submit_expecting_failure(Fleet& fleet, const std::filesystem::path& file, std::string* err) {
+// `jetsweep submit FILE`: its exit code, with stdout in *out and stderr in *err; `agent_bin` non-empty: run with
+// JETSWEEP_AGENT_BIN set to it (through env(1): this multi-threaded process's own environment is left alone).
+int submit_with(Fleet& fleet, const std::filesystem::path& file, std::string* out, std::string* err,
+                const std::string& agent_bin = {}) {
+  std::vector<std::string> args{kBin + "/jetsweep", "--controller", fleet.url(), "submit", "--json", file.string()};
+  if (!agent_bin.empty()) args.insert(args.begin(), "JETSWEEP_AGENT_BIN=" + agent_bin);
+  return run_command("/usr/bin/env", args, out, err);
+}
+int submit_expecting_failure(Fleet& fleet, const std::filesystem::path& file, std::string* err,
+                             const std::string& agent_bin = {}) {
   std::string out;
-  return run_command(kBin + "/jetsweep", {"--controller", fleet.url(), "submit", file.string()}, &out, err);
+  return submit_with(fleet, file, &out, err, agent_bin);
 }
 
 }  // namespace
@@ -126,9 +133,8 @@ TEST_CASE("own-model errors: a model the controller lacks, a file over its limit
   std::filesystem::permissions(fleet.dir() / "lenient-agent", std::filesystem::perms::owner_all);
   write_file(fleet.dir() / "big.pt", std::string((3 << 20) / 2, 'x'));   // 1.5 MiB > --max-model-mb 1
   write_file(fleet.dir() / "big.yaml", own_campaign("big", "torchscript:big.pt", data));
-  ::setenv("JETSWEEP_AGENT_BIN", (fleet.dir() / "lenient-agent").c_str(), 1);
-  CHECK(submit_expecting_failure(fleet, fleet.dir() / "big.yaml", &err) != 0);
-  ::unsetenv("JETSWEEP_AGENT_BIN");
+  const std::string lenient = (fleet.dir() / "lenient-agent").string();
+  CHECK(submit_expecting_failure(fleet, fleet.dir() / "big.yaml", &err, lenient) != 0);
   CHECK_MESSAGE(err.find("--max-model-mb") != std::string::npos, err);
   CHECK(db.count("SELECT count(*) FROM model_files WHERE bytes IS NOT NULL") == 0);
 
@@ -151,9 +157,9 @@ TEST_CASE("own-model errors: a model the controller lacks, a file over its limit
 
   // A workstation whose check passes (the stand-in) while the board's LibTorch refuses the file: stored (it is only
   // bytes to the controller), then the run fails on the agent, saying why.
-  ::setenv("JETSWEEP_AGENT_BIN", (fleet.dir() / "lenient-agent").c_str(), 1);
-  const int64_t id = submit(fleet, fleet.dir() / "notes.yaml");
-  ::unsetenv("JETSWEEP_AGENT_BIN");
+  std::string submitted;
+  REQUIRE_MESSAGE(submit_with(fleet, fleet.dir() / "notes.yaml", &submitted, &err, lenient) == 0, err);
+  const int64_t id = bj::parse(submitted).at("campaign_id").as_int64();
   fleet.add_agent("own-b", {"--model-dir", (fleet.dir() / "cache-b").string()});
   REQUIRE_MESSAGE(wait_until(300s, [&] { return fleet.finished(id); }), fleet.logs());
   CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE '%is not a TorchScript file%'") == 2);

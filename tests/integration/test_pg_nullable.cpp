@@ -33,6 +33,8 @@
 //   runs.storage_device       pg_queries.cpp report, analysis_runs (coalesce '') -> db_source.cpp
 //   runs.page_cache_dropped   pg_queries.cpp report, analysis_runs -> db_source.cpp
 //   runs.compute_device       pg_queries.cpp report (CLI "trained on"), analysis_runs (compute, compute_device)
+//   runs.workload             pg_queries.cpp report (CLI "DATA:" flags), analysis_runs (dataset_fingerprint,
+//                             parameters, forward_macs) -> db_source.cpp, the per-epoch export
 //   epochs.energy_j           pg_queries.cpp report (+ power_sensor), analysis_epochs/_run_profile/_mode_profile
 //   epochs.mean_power_w       pg_queries.cpp report, analysis_epochs power_w (fallback energy_j / e2e_s)
 //   epochs.loss               pg_queries.cpp report (finding 2 of the issue)
@@ -251,6 +253,13 @@ std::vector<NullableColumn> state_columns() {
          CHECK(first_sample(r).compute_device.empty());
          CHECK(csv_empty(r.epoch_csv, "compute_device"));
        }},
+      {"runs.workload", "UPDATE runs SET workload = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK_FALSE(r.report.runs[0].workload.has_value());
+         CHECK(r.report_text.find("DATA:") == std::string::npos);   // one run: nothing to differ from
+         CHECK(first_sample(r).dataset_fingerprint.empty());
+         CHECK(csv_empty(r.epoch_csv, "dataset_fingerprint"));
+       }},
       {"analysis_runs.dataset, batch_size, workers, prefetch (config keys absent)",
        "UPDATE runs SET config = config - 'dataset' - 'batch_size' - 'workers' - 'prefetch'",
        [](const Reads& r, Populated&) {
@@ -450,7 +459,7 @@ TEST_CASE("with nothing NULL every value the NULL tests look at is present (they
   CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
   const auto& run = r.report_cli.runs[0];
   CHECK((run.agent && run.wall_s && run.facts && run.applied && run.reference_state && run.storage_medium));
-  CHECK((run.storage_device && run.page_cache_dropped && run.compute_device));
+  CHECK((run.storage_device && run.page_cache_dropped && run.compute_device && run.workload));
   REQUIRE((r.cancelled.agent && r.status.eta_s && r.status.unrunnable.size() == 1));
   CHECK(r.status.unrunnable[0].reason.find("storage @nvme") != std::string::npos);
   REQUIRE(r.estimate.measured.size() == 1);
@@ -462,7 +471,8 @@ TEST_CASE("with nothing NULL every value the NULL tests look at is present (they
   CHECK(s.minibatch_ms == std::optional<double>(4500.0));
   REQUIRE((r.corpus.rows.size() == 1 && r.corpus.rows[0].power_mw && r.corpus.rows[0].energy_j));
   for (const char* column : {"minibatch_ms", "energy_j", "power_w", "power_coverage", "start_unix_s", "copy_s",
-                             "storage_device", "page_cache_dropped", "compute_device", "cores", "batch_size"})
+                             "storage_device", "page_cache_dropped", "compute_device", "cores", "batch_size",
+                             "dataset_fingerprint"})
     CHECK_MESSAGE(r.epoch_csv[0].at(column) != "", column);
   CHECK(r.report_text.find("trained on") != std::string::npos);
 }

@@ -178,6 +178,23 @@ TEST_CASE("the analysis views come from sql/views.sql: applied once, re-applied 
   CHECK(db.count("SELECT count(*) FROM schema_views WHERE definition = 'older'") == 0);
 }
 
+TEST_CASE("a database an older controller migrated (023, its views, no schema_views) is upgraded with the new views") {
+  TestDatabase db;
+  REQUIRE(db.apply_migrations(std::string(JETSWEEP_SOURCE_DIR) + "/sql", 23) == 23);
+  db.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz "
+          "NOT NULL DEFAULT now()); INSERT INTO schema_migrations (version, name) SELECT v, 'm' || v FROM "
+          "generate_series(1, 23) v");
+  CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'analysis_runs' AND "
+                 "column_name = 'gpu_gating'") == 1);   // 018's views
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.connect().is_ok());
+  REQUIRE(store.migrate().is_ok());
+  CHECK(db.count("SELECT count(*) FROM schema_migrations WHERE version = 24") == 1);
+  CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'analysis_runs' AND "
+                 "column_name IN ('dataset_fingerprint', 'gpu_gating')") == 2);
+  CHECK(db.count("SELECT count(*) FROM analysis_mode_profile") == 0);   // every view there and readable
+}
+
 TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {
   TestDatabase db;
   controller::PgStore store{db.dsn()};

@@ -169,6 +169,14 @@ TEST_CASE("compare: boards that trained on different data are flagged across bot
   REQUIRE(c.data_warnings.size() == 1);
   CHECK(c.data_warnings[0] == "dataset 'mnist': its runs trained on different data (2 fingerprints): aaaaaaaaaaaa on "
                               "A: orin-1 (1 run); bbbbbbbbbbbb on B: orin-2 (1 run)");
+  // A run with epochs but no workload (an agent older than the field): its data is not proven the same.
+  auto old = report(4, {run(4, "agx-orin", 16, 0, {epoch(1, 11, 10, 110)})});
+  old.runs[0].agent = "old-agent";
+  const auto mixed = api::compare_campaigns(a, old).data_warnings;
+  REQUIRE(mixed.size() == 1);
+  CHECK(mixed[0].find("1 of 2 runs recorded no fingerprint (on B: old-agent") != std::string::npos);
+  // A run that never started (no epochs, no workload) is not counted.
+  CHECK(api::compare_campaigns(a, report(5, {run(5, "agx-orin", 16, 0, {})})).data_warnings.empty());
   api::CampaignComparison back;
   REQUIRE(api::from_json(bj::value(api::to_json(c)), "comparison", back).is_ok());
   CHECK(back.data_warnings == c.data_warnings);

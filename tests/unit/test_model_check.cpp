@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "cli/model_check.hpp"
@@ -23,6 +24,23 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
   ::chmod(path.c_str(), 0755);
   return path.string();
 }
+// Sets an environment variable for a scope, restoring what was there (a failed REQUIRE leaks nothing).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 RunConfig run_of(const std::string& model, const std::string& dataset) {
   RunConfig r;
   r.model = model;
@@ -68,6 +86,13 @@ TEST_CASE("model check: each file on each dataset the campaign trains it on, in 
   CHECK(hung.code() == Code::kUnavailable);
   CHECK(hung.message().find("could not be checked: ") != std::string::npos);
   CHECK(hung.message().find("did not finish within 0.5 s and was killed") != std::string::npos);
+  // A helper that fails otherwise than with its verdict (an older agent without --check exits 2): not the model's fault.
+  o.agent_binary = script(dir, "agent-old", "echo \"jetsweep-agent: --check: unknown argument\" >&2\nexit 2\n");
+  auto old = cli::check_model_files(files, &runs, o, log);
+  REQUIRE_FALSE(old.is_ok());
+  CHECK(old.code() == Code::kUnavailable);
+  CHECK(old.message().find("could not be checked: `" + o.agent_binary + " models --check ") != std::string::npos);
+  CHECK(old.message().find("failed (--check: unknown argument)") != std::string::npos);
   o.agent_binary = script(dir, "agent-odd", "echo hello\n");
   o.timeout_s = 30;
   auto odd = cli::check_model_files(files, &runs, o, log);
@@ -82,21 +107,31 @@ TEST_CASE("model check: each file on each dataset the campaign trains it on, in 
 
 TEST_CASE("model check options: JETSWEEP_AGENT_BIN and JETSWEEP_MODEL_CHECK_TIMEOUT_S are checked") {
   TempDir dir;
-  ::setenv("JETSWEEP_AGENT_BIN", (dir / "none").c_str(), 1);
-  auto missing = cli::model_check_options();
-  REQUIRE_FALSE(missing.is_ok());
-  CHECK(missing.status().message() == "JETSWEEP_AGENT_BIN '" + (dir / "none").string() + "' is not an executable file");
-  const std::string bin = script(dir, "agent", "exit 0\n");
-  ::setenv("JETSWEEP_AGENT_BIN", bin.c_str(), 1);
-  ::setenv("JETSWEEP_MODEL_CHECK_TIMEOUT_S", "soon", 1);
-  CHECK_FALSE(cli::model_check_options().is_ok());
-  ::setenv("JETSWEEP_MODEL_CHECK_TIMEOUT_S", "7.5", 1);
-  auto o = cli::model_check_options();
-  REQUIRE(o.is_ok());
-  CHECK(o->agent_binary == bin);
-  CHECK(o->timeout_s == 7.5);
-  ::unsetenv("JETSWEEP_AGENT_BIN");
-  ::unsetenv("JETSWEEP_MODEL_CHECK_TIMEOUT_S");
+  {
+    ScopedEnv bin("JETSWEEP_AGENT_BIN", (dir / "absent").string());
+    auto missing = cli::model_check_options();
+    REQUIRE_FALSE(missing.is_ok());
+    CHECK(missing.status().message() == "JETSWEEP_AGENT_BIN '" + (dir / "absent").string() + "' is not an executable file");
+  }
+  {
+    ScopedEnv none("JETSWEEP_AGENT_BIN", "none");   // skipped on purpose
+    auto skipped = cli::model_check_options();
+    REQUIRE(skipped.is_ok());
+    CHECK(skipped->agent_binary.empty());
+  }
+  const std::string agent = script(dir, "agent", "exit 0\n");
+  {
+    ScopedEnv bin("JETSWEEP_AGENT_BIN", agent);
+    {
+      ScopedEnv soon("JETSWEEP_MODEL_CHECK_TIMEOUT_S", "soon");
+      CHECK_FALSE(cli::model_check_options().is_ok());
+    }
+    ScopedEnv limit("JETSWEEP_MODEL_CHECK_TIMEOUT_S", "7.5");
+    auto o = cli::model_check_options();
+    REQUIRE(o.is_ok());
+    CHECK(o->agent_binary == agent);
+    CHECK(o->timeout_s == 7.5);
+  }
   auto defaults = cli::model_check_options();
   REQUIRE(defaults.is_ok());
   CHECK(defaults->timeout_s == 120);

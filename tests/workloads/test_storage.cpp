@@ -61,6 +61,28 @@ TEST_CASE("page-cache residency: a file just written is resident; after DONTNEED
     REQUIRE(all.size() == 8u << 20);
   }
   CHECK(file_residency(p)->fraction() > 0.9);
+  // Read to hash it (a dataset's fingerprint): every byte consumed, the cache left as it was found. Resident stays
+  // resident; evicted stays out; half resident stays half.
+  auto read_all = [&] {
+    size_t bytes = 0;
+    REQUIRE(read_leaving_cache(p, [&](const char*, size_t n) { bytes += n; }).is_ok());
+    CHECK(bytes == 8u << 20);
+  };
+  read_all();
+  CHECK(file_residency(p)->fraction() > 0.9);
+  REQUIRE(evict_file(p).is_ok());
+  read_all();
+  CHECK(file_residency(p)->fraction() < 0.1);
+  {
+    std::ifstream in(p, std::ios::binary);
+    std::string half(4u << 20, '\0');
+    in.read(half.data(), static_cast<std::streamsize>(half.size()));
+  }
+  const double half = file_residency(p)->fraction();
+  REQUIRE(half > 0.4);
+  read_all();
+  CHECK(file_residency(p)->fraction() == doctest::Approx(half).epsilon(0.05));
+  CHECK_FALSE(read_leaving_cache((dir / "none").string(), [](const char*, size_t) {}).is_ok());
   // Several files: weighted by pages; unreadable ones are counted and reported as not resident.
   const std::string small = (dir / "small.bin").string();
   testing::write_file(small, std::string(3 * 4096, 'y'));
