@@ -387,11 +387,74 @@ def cases(a):
                                   "--out", out], out[:-6] + ".log", a.timeout_s)
                 if err:
                     errors.append(f"{case['name']} python round {r}: " + err)
+    if not errors:
+        plan["own_model"] = own_model_case(a, datasets["lenet5"], sizes["lenet5"], "cuda" if gpu else "cpu", errors)
     plan["errors"] = errors
     with open(os.path.join(a.dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=2)
     for e in errors:
         print("gpu_check.py cases: " + e, file=sys.stderr)
+
+
+def own_model_case(a, data, size, device, errors):
+    """A user's own model (issue 31): LeNet-5 exported as TorchScript by this machine's PyTorch, trained by the agent
+    from its model cache with the built-in lenet5-w0 case's settings (paper timing), so the two can be compared."""
+    cases_dir = os.path.join(a.dir, "cases")
+    dataset, root = data
+    name = f"lenet5-torchscript-{device}"
+    export = os.path.join(os.path.dirname(os.path.abspath(__file__)), "export-torchscript")
+    model_file = os.path.join(cases_dir, "own-lenet5.pt")
+    err = run_logged([sys.executable, export, "lenet5", "--channels", "1", "--size", "28", "--classes", "10",
+                      "-o", model_file], os.path.join(cases_dir, "own-lenet5-export.log"), a.timeout_s)
+    if err:
+        errors.append("export-torchscript: " + err)
+        return None
+    import hashlib
+    with open(model_file, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    spec = os.path.join(cases_dir, f"{name}-paper.yaml")
+    with open(spec, "w") as f:
+        f.write(f"model: torchscript:own-lenet5.pt\ndataset: {dataset}\ndata: {root}\nbatch_size: {size['batch_size']}\n"
+                f"workers: 0\nprefetch: 2\nepochs: {size['epochs']}\nthreads: 1\nseed: 1\n"
+                f"max_minibatches: {size['minibatches']}\naccelerator: {device}\ntiming: paper\n")
+    out = os.path.join(cases_dir, f"{name}-paper.jsonl")
+    err = run_logged([a.agent, "run", "--spec", spec, "--out", out, "--model-dir", os.path.join(a.dir, "model-cache")],
+                     out[:-6] + ".log", a.timeout_s)
+    if err:
+        errors.append(f"{name}: " + err)
+    return {"name": name, "builtin": f"lenet5-w0-{device}", "device": device, "sha256": sha,
+            "epochs": size["epochs"], "minibatches": size["minibatches"]}
+
+
+def own_model_summary(own, cases_dir, failures):
+    """The own-model run checked as every agent run, plus: it trained the exported file (its hash), LeNet-5's 61,706
+    parameters, and the built-in model's losses (the same architecture and seed; within 1e-3 on a GPU, whose
+    kernels need not be deterministic, 1e-6 on the CPU); its e2e time relative to the built-in model's, reported."""
+    on_gpu = own["device"] == "cuda"
+    where = own["name"]
+    try:
+        lines = read_lines(os.path.join(cases_dir, f"{where}-paper.jsonl"))
+        builtin = read_lines(os.path.join(cases_dir, round_file(own["builtin"], "paper", 0)))
+    except (OSError, ValueError) as e:
+        failures.append(f"{where}: output missing or not JSON lines: {e}")
+        return {"case": where}
+    stats = check_agent_run(own, lines, where, on_gpu, failures)
+    workload = next((o for o in lines if o.get("type") == "run_started"), {}).get("workload") or {}
+    if workload.get("model_sha256") != own["sha256"]:
+        failures.append(f"{where}: trained {workload.get('model_sha256')}, not the exported file {own['sha256']}")
+    if workload.get("parameters") != 61706:
+        failures.append(f"{where}: {workload.get('parameters')} parameters measured, LeNet-5 has 61706")
+    losses = [o.get("loss") for o in lines if o.get("type") == "epoch"]
+    builtin_losses = [o.get("loss") for o in builtin if o.get("type") == "epoch"]
+    tolerance = 1e-3 if on_gpu else 1e-6
+    same = len(losses) == len(builtin_losses) and all(
+        x is not None and y is not None and abs(x - y) <= tolerance * max(1.0, abs(y)) for x, y in zip(losses, builtin_losses))
+    if not same:
+        failures.append(f"{where}: losses {losses} differ from the built-in lenet5's {builtin_losses} "
+                        f"(tolerance {tolerance})")
+    return {"case": where, "device": own["device"], "agent": stats, "losses": losses, "builtin_losses": builtin_losses,
+            "e2e_vs_builtin": ratio(stats["e2e_per_minibatch_s"], e2e_per_minibatch(builtin)),
+            "workload": workload}
 
 
 # ---------------------------------------------------------------- summary
@@ -550,6 +613,8 @@ def summary(a):
         else:
             entry["goals"] = "not judged on the CPU (the rehearsal checks the path, not the speed)"
         out["cases"].append(entry)
+    if plan.get("own_model"):
+        out["own_model"] = own_model_summary(plan["own_model"], cases_dir, failures)
     out["failures"] = failures
     out["ok"] = not failures
     text = json.dumps(out, indent=2, sort_keys=True)
