@@ -135,22 +135,26 @@ void AgentSession::on_register(uint64_t id, const proto::Register& reg) {
   name_ = reg.name;
   device_class_ = reg.facts.device_class;
   auto self = shared_from_this();
+  // The credential it would be issued, minted once for this registration: a retry of the database work (DbWorker
+  // retries on kUnavailable) presents the same one, so an attempt that committed but whose answer was lost is
+  // recognised (Store::admit_agent) instead of refusing the board it just enrolled.
+  auto fresh = new_agent_credential();
+  if (!fresh) {
+    registering_ = false;
+    return reject("registration_failed", fresh.status().message(), id);
+  }
   controller_->db().post<Result<Outcome>>(
       controller_->executor(),
-      [reg, may_enroll = may_enroll_](Store& s) -> Result<Outcome> {
-        JS_ASSIGN_OR_RETURN(std::string fresh, new_agent_credential());
+      [reg, may_enroll = may_enroll_, fresh = fresh.value()](Store& s) -> Result<Outcome> {
         AgentProof proof;
         proof.may_enroll = may_enroll;
         if (reg.credential) proof.presented_sha256 = credential_sha256(*reg.credential);
         proof.issue_sha256 = credential_sha256(fresh);
-        JS_ASSIGN_OR_RETURN(AgentRegistration registration, s.register_agent(reg, proof));
-        // Runs it held before but no longer executes go back to the queue.
-        std::vector<int64_t> keep = reg.journal_runs;
-        if (reg.current_run) keep.push_back(*reg.current_run);
-        JS_ASSIGN_OR_RETURN(int64_t requeued, s.requeue_agent_runs(registration.agent_id, keep,
-                                                                   "agent " + reg.name + " re-registered without it"));
-        Outcome out{registration.agent_id, requeued, std::nullopt};
-        if (registration.enrolled) out.issued_credential = std::move(fresh);
+        // One transaction: registered, and the runs it held but no longer executes back in the queue.
+        JS_ASSIGN_OR_RETURN(AgentRegistration registration,
+                            s.admit_agent(reg, proof, "agent " + reg.name + " re-registered without it"));
+        Outcome out{registration.agent_id, registration.requeued, std::nullopt};
+        if (registration.enrolled) out.issued_credential = fresh;
         return out;
       },
       [self, reg](Result<Outcome> r) { self->on_registered(reg, std::move(r)); });

@@ -109,8 +109,24 @@ Status MemoryStore::reset_connections() {
 
 Result<AgentRegistration> MemoryStore::register_agent(const proto::Register& reg, const AgentProof& proof) {
   std::lock_guard lock(mu_);
+  return register_locked(reg, proof);
+}
+
+Result<AgentRegistration> MemoryStore::admit_agent(const proto::Register& reg, const AgentProof& proof,
+                                                   const std::string& why) {
+  std::lock_guard lock(mu_);   // one transaction: nothing of a refused registration changes
+  JS_ASSIGN_OR_RETURN(AgentRegistration out, register_locked(reg, proof));
+  std::vector<int64_t> keep = reg.journal_runs;
+  if (reg.current_run) keep.push_back(*reg.current_run);
+  out.requeued = requeue_agent_runs_locked(out.agent_id, keep, why);
+  return out;
+}
+
+Result<AgentRegistration> MemoryStore::register_locked(const proto::Register& reg, const AgentProof& proof) {
   auto it = std::find_if(agents_.begin(), agents_.end(), [&](const auto& kv) { return kv.second.name == reg.name; });
-  if (it != agents_.end() && it->second.credential_sha256 &&
+  // This registration's own credential, enrolled by an attempt whose answer was lost: accepted, sent again.
+  const bool own_enrollment = it != agents_.end() && it->second.credential_sha256 == proof.issue_sha256;
+  if (it != agents_.end() && it->second.credential_sha256 && !own_enrollment &&
       *it->second.credential_sha256 != proof.presented_sha256.value_or(""))
     return permission_denied(credential_refusal(reg.name, proof.presented_sha256.has_value()));
   if ((it == agents_.end() || !it->second.credential_sha256) && !proof.may_enroll)
@@ -127,7 +143,7 @@ Result<AgentRegistration> MemoryStore::register_agent(const proto::Register& reg
   a.connected = true;
   a.away_until.reset();
   a.last_seen = now();
-  AgentRegistration out{a.id, !a.credential_sha256};
+  AgentRegistration out{a.id, !a.credential_sha256 || own_enrollment, 0};
   if (out.enrolled) a.credential_sha256 = proof.issue_sha256;
   return out;
 }
@@ -171,6 +187,11 @@ void MemoryStore::requeue_or_lose(Run& run, const std::string& why) {
 Result<int64_t> MemoryStore::requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                                 const std::string& why) {
   std::lock_guard lock(mu_);
+  return requeue_agent_runs_locked(agent_id, keep_runs, why);
+}
+
+int64_t MemoryStore::requeue_agent_runs_locked(int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                               const std::string& why) {
   int64_t n = 0;
   for (auto& [id, run] : runs_) {
     if (run.agent_id != agent_id || !executing(run.status)) continue;

@@ -80,6 +80,8 @@ class MemoryStore final : public Store {
   Status migrate() override;
   Status reset_connections() override;
   Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) override;
+  Result<AgentRegistration> admit_agent(const proto::Register& reg, const AgentProof& proof,
+                                        const std::string& why) override;
   Result<bool> revoke_agent_credential(const std::string& name) override;
   Status set_agent_connected(int64_t agent_id, bool connected) override;
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
@@ -128,6 +130,9 @@ class MemoryStore final : public Store {
   double now() const;
   Run* find_run(int64_t run_id);
   Agent* find_agent(int64_t agent_id);
+  // register_agent and requeue_agent_runs with mu_ held (admit_agent does both under one lock).
+  Result<AgentRegistration> register_locked(const proto::Register& reg, const AgentProof& proof);
+  int64_t requeue_agent_runs_locked(int64_t agent_id, const std::vector<int64_t>& keep_runs, const std::string& why);
   // Ingest (memory_store_ingest.cpp), as pg_ingest.cpp: a result for a run the agent does not hold is a duplicate
   // when the run ended on this agent and `stored` (all of it is in the run's rows), or when the same message was
   // set aside before; else it is set aside (set_aside_).

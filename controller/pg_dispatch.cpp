@@ -11,13 +11,19 @@ Result<int64_t> PgStore::requeue_agent_runs(int64_t agent_id, const std::vector<
                                             const std::string& why) {
   return guarded("requeueing agent runs", [&]() -> Result<int64_t> {
     pqxx::work w(*conn_);
-    auto r = w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts_, "$3::text") +
-                               " WHERE runs.agent_id = $1 AND runs.status IN ('assigned', 'running') "
-                               "AND NOT (runs.id = ANY($2::bigint[]))",
-                           agent_id, pg::array_literal(keep_runs), why);
+    const int64_t n = requeue_agent_runs_in(w, agent_id, keep_runs, why);
     w.commit();
-    return static_cast<int64_t>(r.affected_rows());
+    return n;
   });
+}
+
+int64_t PgStore::requeue_agent_runs_in(pqxx::work& w, int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                       const std::string& why) {
+  auto r = w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts_, "$3::text") +
+                             " WHERE runs.agent_id = $1 AND runs.status IN ('assigned', 'running') "
+                             "AND NOT (runs.id = ANY($2::bigint[]))",
+                         agent_id, pg::array_literal(keep_runs), why);
+  return static_cast<int64_t>(r.affected_rows());
 }
 
 Result<int64_t> PgStore::requeue_orphaned_runs(double lease_s) {

@@ -186,39 +186,59 @@ Status PgStore::reset_connections() {
 Result<AgentRegistration> PgStore::register_agent(const proto::Register& reg, const AgentProof& proof) {
   return guarded("registering agent", [&]() -> Result<AgentRegistration> {
     pqxx::work w(*conn_);
-    // The name's credential, locked for this transaction (registrations of one name are serialised).
-    auto held = w.exec_params(
-        "SELECT c.credential_sha256 FROM agents a JOIN agent_credentials c ON c.agent_id = a.id WHERE a.name = $1 "
-        "FOR UPDATE OF c",
-        reg.name);
-    if (!held.empty() && held[0][0].c_str() != proof.presented_sha256.value_or(""))
-      return permission_denied(credential_refusal(reg.name, proof.presented_sha256.has_value()));
-    if (held.empty() && !proof.may_enroll) return permission_denied(enrollment_refusal(reg.name));
-    const auto& f = reg.facts;
-    auto r = w.exec_params(
-        "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
-        "git_sha, storage, board_id, accelerator, not_ready, live_modes, may_reboot, tables, connected, last_seen) VALUES ("
-        "$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,$13,$14::text[],$15::text[],$16,$17::jsonb,true,now()) "
-        "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
-        "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
-        "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
-        "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, "
-        "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, live_modes = EXCLUDED.live_modes, "
-        "may_reboot = EXCLUDED.may_reboot, tables = EXCLUDED.tables, connected = true, away_until = NULL, last_seen = now() RETURNING id",
-        reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
-        f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready),
-        pg::text_array_literal(f.live_modes), f.may_reboot,
-        f.tables ? std::optional<std::string>(bj::serialize(to_json(*f.tables))) : std::nullopt);
-    AgentRegistration out;
-    out.agent_id = r[0][0].as<int64_t>();
-    if (held.empty()) {
-      w.exec_params("INSERT INTO agent_credentials (agent_id, credential_sha256) VALUES ($1, $2)", out.agent_id,
-                    proof.issue_sha256);
-      out.enrolled = true;
-    }
+    JS_ASSIGN_OR_RETURN(AgentRegistration out, register_in(w, reg, proof));
     w.commit();
     return out;
   });
+}
+
+Result<AgentRegistration> PgStore::admit_agent(const proto::Register& reg, const AgentProof& proof, const std::string& why) {
+  return guarded("registering agent", [&]() -> Result<AgentRegistration> {
+    pqxx::work w(*conn_);
+    JS_ASSIGN_OR_RETURN(AgentRegistration out, register_in(w, reg, proof));
+    std::vector<int64_t> keep = reg.journal_runs;
+    if (reg.current_run) keep.push_back(*reg.current_run);
+    out.requeued = requeue_agent_runs_in(w, out.agent_id, keep, why);
+    w.commit();
+    return out;
+  });
+}
+
+Result<AgentRegistration> PgStore::register_in(pqxx::work& w, const proto::Register& reg, const AgentProof& proof) {
+  // The name's credential, locked for this transaction (registrations of one name are serialised).
+  auto held = w.exec_params(
+      "SELECT c.credential_sha256 FROM agents a JOIN agent_credentials c ON c.agent_id = a.id WHERE a.name = $1 "
+      "FOR UPDATE OF c",
+      reg.name);
+  // This registration's own credential, enrolled by an attempt whose answer was lost: accepted, sent again.
+  const bool own_enrollment = !held.empty() && held[0][0].c_str() == proof.issue_sha256;
+  if (!held.empty() && !own_enrollment && held[0][0].c_str() != proof.presented_sha256.value_or(""))
+    return permission_denied(credential_refusal(reg.name, proof.presented_sha256.has_value()));
+  if (held.empty() && !proof.may_enroll) return permission_denied(enrollment_refusal(reg.name));
+  const auto& f = reg.facts;
+  auto r = w.exec_params(
+      "INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, "
+      "git_sha, storage, board_id, accelerator, not_ready, live_modes, may_reboot, tables, connected, last_seen) VALUES ("
+      "$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::text[],$12,$13,$14::text[],$15::text[],$16,$17::jsonb,true,now()) "
+      "ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus, "
+      "mem_bytes = EXCLUDED.mem_bytes, backend = EXCLUDED.backend, device_class = EXCLUDED.device_class, "
+      "kernel = EXCLUDED.kernel, torch_version = EXCLUDED.torch_version, compiler = EXCLUDED.compiler, "
+      "git_sha = EXCLUDED.git_sha, storage = EXCLUDED.storage, board_id = EXCLUDED.board_id, "
+      "accelerator = EXCLUDED.accelerator, not_ready = EXCLUDED.not_ready, live_modes = EXCLUDED.live_modes, "
+      "may_reboot = EXCLUDED.may_reboot, tables = EXCLUDED.tables, connected = true, away_until = NULL, last_seen = now() RETURNING id",
+      reg.name, f.hostname, f.cpus, f.mem_bytes, f.backend, f.device_class, f.kernel, f.torch_version, f.compiler,
+      f.git_sha, pg::text_array_literal(f.storage), f.board_id, f.accelerator, pg::text_array_literal(f.not_ready),
+      pg::text_array_literal(f.live_modes), f.may_reboot,
+      f.tables ? std::optional<std::string>(bj::serialize(to_json(*f.tables))) : std::nullopt);
+  AgentRegistration out;
+  out.agent_id = r[0][0].as<int64_t>();
+  if (held.empty()) {
+    w.exec_params("INSERT INTO agent_credentials (agent_id, credential_sha256) VALUES ($1, $2)", out.agent_id,
+                  proof.issue_sha256);
+    out.enrolled = true;
+  }
+  out.enrolled = out.enrolled || own_enrollment;
+  return out;
 }
 
 Result<bool> PgStore::revoke_agent_credential(const std::string& name) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <pqxx/connection>
+#include <pqxx/transaction>
 
 namespace pqxx {
 class sql_error;
@@ -30,6 +31,8 @@ class PgStore final : public Store {
   Status migrate() override;
   Status reset_connections() override;
   Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) override;
+  Result<AgentRegistration> admit_agent(const proto::Register& reg, const AgentProof& proof,
+                                        const std::string& why) override;
   Result<bool> revoke_agent_credential(const std::string& name) override;
   Status set_agent_connected(int64_t agent_id, bool connected) override;
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
@@ -74,6 +77,11 @@ class PgStore final : public Store {
   // A libpqxx sql_error as a Status: kUnavailable (and the connection dropped) for admin shutdown or
   // cannot-connect-now (SQLSTATE class 57 / 08), kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
+  // register_agent's work inside `w` (the caller commits).
+  Result<AgentRegistration> register_in(pqxx::work& w, const proto::Register& reg, const AgentProof& proof);
+  // requeue_agent_runs' work inside `w` (pg_dispatch.cpp; the caller commits): how many runs.
+  int64_t requeue_agent_runs_in(pqxx::work& w, int64_t agent_id, const std::vector<int64_t>& keep_runs,
+                                const std::string& why);
   // One result message in a transaction of its own (pg_ingest.cpp).
   Result<IngestOutcome> ingest_alone(int64_t agent_id, const proto::Body& body);
   Status ingest_batch_with_savepoints(std::vector<IngestItem>& items);

@@ -47,7 +47,8 @@ struct AgentProof {
 };
 struct AgentRegistration {
   int64_t agent_id = 0;
-  bool enrolled = false;   // the name had no credential: issue_sha256 is now its credential, send it to the agent
+  bool enrolled = false;   // issue_sha256 is the name's credential by this registration: send it to the agent
+  int64_t requeued = 0;    // admit_agent: runs it held but no longer executes, requeued (or lost)
 };
 
 // What became of one result message the store took (Store::ingest_*; issue 29).
@@ -99,8 +100,16 @@ class Store {
 
   // Records the agent and its facts. A name enrolled with a credential is accepted only when presented_sha256
   // matches it (else kPermissionDenied, and nothing changes); a name without one (new, or revoked) is enrolled
-  // with issue_sha256 when proof.may_enroll (else kPermissionDenied).
+  // with issue_sha256 when proof.may_enroll (else kPermissionDenied). Idempotent under retry: a name whose
+  // credential is already issue_sha256 (this registration enrolled it, and the answer was lost) is accepted and
+  // reported enrolled again, so the agent still receives the credential.
   virtual Result<AgentRegistration> register_agent(const proto::Register& reg, const AgentProof& proof) = 0;
+  // An agent's registration as one use case, in one transaction (issue 32): register_agent, and the runs it held
+  // but no longer executes (all but reg.current_run and reg.journal_runs) requeued as requeue_agent_runs does,
+  // `why` their reason. Retried after any failure it completes with the credential the agent receives, or leaves
+  // no trace.
+  virtual Result<AgentRegistration> admit_agent(const proto::Register& reg, const AgentProof& proof,
+                                                const std::string& why) = 0;
   // Forgets the credential of agent `name` (`jetsweep agents revoke`): its next registration enrolls it again.
   // kNotFound when there is no such agent; false when it had no credential.
   virtual Result<bool> revoke_agent_credential(const std::string& name) = 0;

@@ -5,6 +5,7 @@
 #include "controller/memory_store.hpp"
 #include "support/manual_clock.hpp"
 #include "support/protocol_client.hpp"
+#include "support/admission_checks.hpp"
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
@@ -181,6 +182,11 @@ TEST_CASE("enrolled boards: the frequency tables each registered, replaced on re
 TEST_CASE("ingest outcomes: stored, duplicate or set aside, as PgStore's (issue 29)") {
   StoreFixture f;
   testing::check_ingest_outcomes(f.store);
+}
+
+TEST_CASE("admission: one transaction, idempotent under retry, refused without a trace, as PgStore's (issue 32)") {
+  StoreFixture f;
+  testing::check_admission(f.store);
 }
 
 TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own") {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "integration/one_claimed_run.hpp"
+#include "support/admission_checks.hpp"
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
@@ -193,6 +194,15 @@ TEST_CASE("a database an older controller migrated (023, its views, no schema_vi
   CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'analysis_runs' AND "
                  "column_name IN ('dataset_fingerprint', 'gpu_gating')") == 2);
   CHECK(db.count("SELECT count(*) FROM analysis_mode_profile") == 0);   // every view there and readable
+}
+
+TEST_CASE("admission: one transaction, idempotent under retry, refused without a trace, as MemoryStore's (issue 32)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_admission(store);
+  CHECK(db.count("SELECT count(*) FROM agent_credentials c JOIN agents a ON a.id = c.agent_id WHERE a.name = "
+                 "'admitted' AND c.credential_sha256 = repeat('1', 64)") == 1);
 }
 
 TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {

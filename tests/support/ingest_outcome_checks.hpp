@@ -26,7 +26,8 @@ struct OutcomeFixture {
     REQUIRE_MESSAGE(created.is_ok(), created.status().to_string());
     campaign = created->campaign_id;
   }
-  int64_t agent(const std::string& name) {
+  // A host agent's registration.
+  static proto::Register host_agent(const std::string& name) {
     proto::Register reg;
     reg.name = name;
     reg.facts.hostname = name + ".test";
@@ -34,7 +35,10 @@ struct OutcomeFixture {
     reg.facts.mem_bytes = int64_t{8} << 30;
     reg.facts.backend = "host";
     reg.facts.device_class = "host";
-    auto r = store.register_agent(reg, controller::AgentProof{std::nullopt, std::string(64, 'c'), true});
+    return reg;
+  }
+  int64_t agent(const std::string& name) {
+    auto r = store.register_agent(host_agent(name), controller::AgentProof{std::nullopt, std::string(64, 'c'), true});
     REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
     return r->agent_id;
   }
