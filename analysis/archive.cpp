@@ -10,6 +10,7 @@
 #include <set>
 
 #include "analysis/archive_file.hpp"
+#include "common/protocol.hpp"
 #include "common/text.hpp"
 
 namespace jetsweep::analysis {
@@ -133,7 +134,9 @@ std::string rows_where(const TableRows& t, int64_t campaign_id) {
 Result<int64_t> write_section(pqxx::transaction_base& w, const TableRows& t, int64_t campaign_id,
                               archive_file::Writer& out) {
   const std::vector<std::string> cols = table_columns(w, t.table);
-  if (cols.empty()) return db_error(std::string("the database has no table ") + t.table + " (a schema before 016?)");
+  if (cols.empty())
+    return db_error(std::string("the database has no table ") + t.table +
+                    ": migrate it with this jetsweep's controller first");
   JS_RETURN_IF_ERROR(out.write(std::string("@table ") + t.table + " " + join(cols, ",") + "\n"));
   int64_t rows = 0;
   {
@@ -165,7 +168,8 @@ Result<ArchiveSummary> write_archive(pqxx::transaction_base& w, const CampaignIn
   h.created_at = w.exec1("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')")[0].c_str();
   for (const auto& t : kTableRows) {
     if (table_columns(w, t.table).empty())
-      return db_error(std::string("the database has no table ") + t.table + " (a schema before 016?)");
+      return db_error(std::string("the database has no table ") + t.table +
+                      ": migrate it with this jetsweep's controller first");
     h.counts[t.table] =
         w.exec1(std::string("SELECT count(*) FROM ") + t.table + " WHERE " + rows_where(t, c.id))[0].as<int64_t>();
   }
@@ -321,6 +325,10 @@ Status import_models(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id,
       const std::string sha = f[0].c_str();
       if (f[1].is_null() || f[2].is_null()) return invalid_argument("model file " + sha + ": incomplete in the archive");
       const int64_t bytes = f[1].as<int64_t>(), chunks = f[2].as<int64_t>();
+      // As an upload is checked (Store's check_model_upload): every chunk but the last one of kModelChunkBytes.
+      if (bytes < 1 || chunks != (bytes + proto::kModelChunkBytes - 1) / proto::kModelChunkBytes)
+        return invalid_argument("model file " + sha + ": " + std::to_string(bytes) + " bytes in " +
+                                std::to_string(chunks) + " chunks is not the chunking of a model file");
       Sha256 hash;
       int64_t total = 0;
       for (int64_t i = 0; i < chunks; ++i) {   // one chunk at a time: a 1 GB model is not held in memory
@@ -328,6 +336,10 @@ Status import_models(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id,
             w.exec_params("SELECT data FROM archive_model_file_chunks WHERE sha256 = $1 AND idx = $2", sha, i);
         if (c.empty()) return invalid_argument("model file " + sha + ": chunk " + std::to_string(i) + " is missing");
         const pqxx::binarystring data(c[0][0]);
+        const int64_t want = i + 1 < chunks ? proto::kModelChunkBytes : bytes - i * proto::kModelChunkBytes;
+        if (static_cast<int64_t>(data.size()) != want)
+          return invalid_argument("model file " + sha + ": chunk " + std::to_string(i) + " has " +
+                                  std::to_string(data.size()) + " bytes, expected " + std::to_string(want));
         hash.update(data.data(), data.size());
         total += static_cast<int64_t>(data.size());
       }
@@ -340,9 +352,13 @@ Status import_models(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id,
     w.exec("CREATE TEMP TABLE archive_model_new ON COMMIT DROP AS SELECT s.sha256 FROM archive_model_files s WHERE "
            "NOT EXISTS (SELECT 1 FROM model_files f WHERE f.sha256 = s.sha256 AND f.bytes IS NOT NULL)");
     w.exec("DELETE FROM model_files f USING archive_model_new n WHERE f.sha256 = n.sha256");   // incomplete uploads
+    // Two imports of one new file at once: the second keeps the first's (the same bytes, by their hash).
     const std::string new_only = "JOIN archive_model_new n ON n.sha256 = s.sha256";
-    s.model_files_imported = w.exec(insert_mapped(w, "model_files", v.columns("model_files"), {}, new_only)).affected_rows();
-    w.exec(insert_mapped(w, "model_file_chunks", v.columns("model_file_chunks"), {}, new_only));
+    s.model_files_imported = w.exec(insert_mapped(w, "model_files", v.columns("model_files"), {},
+                                                  new_only + " ON CONFLICT DO NOTHING")).affected_rows();
+    w.exec(insert_mapped(w, "model_file_chunks", v.columns("model_file_chunks"), {},
+                         new_only + " JOIN archive_model_files f ON f.sha256 = s.sha256 WHERE s.idx < f.chunks "
+                                    "ON CONFLICT DO NOTHING"));
     s.model_files_present = w.exec1("SELECT count(*) FROM archive_model_files")[0].as<int64_t>() - s.model_files_imported;
   }
   for (const auto& r : w.exec_params(

@@ -118,7 +118,9 @@ Status Writer::write(std::string_view text) {
 }
 
 Status Writer::finish() {
-  JS_RETURN_IF_ERROR(put("@end sha256=" + sha_.hex_so_far() + "\n"));
+  const std::string digest = sha_.hex_so_far();
+  if (digest.empty()) return internal_error(path_ + ": OpenSSL could not compute the archive's SHA-256");
+  JS_RETURN_IF_ERROR(put("@end sha256=" + digest + "\n"));
   finished_ = true;
   const int rc = gzclose(file_);  // a full disk shows here at the latest
   const std::string partial = path_ + ".partial";
@@ -283,7 +285,9 @@ Status trailer_line(WalkState& st, const std::string& line, LineReader& r) {
   const auto& tables = archive_tables(st.header.version);
   if (st.next_table < tables.size())
     return invalid_argument(r.where() + ": the trailer comes before table " + tables[st.next_table]);
-  const std::string expected = "@end sha256=" + r.digest_before_current();
+  const std::string digest = r.digest_before_current();
+  if (digest.empty()) return internal_error(r.where() + ": OpenSSL could not compute the archive's SHA-256");
+  const std::string expected = "@end sha256=" + digest;
   if (line != expected)
     return invalid_argument(r.where() + ": digest mismatch: the archive was altered or damaged (" + line.substr(0, 76) +
                             ", the content hashes to " + expected.substr(5) + ")");

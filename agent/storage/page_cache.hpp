@@ -25,9 +25,11 @@ Result<CacheResidency> page_cache_residency(const std::vector<std::string>& file
 Result<CacheResidency> file_residency(const std::string& path);
 // Asks the kernel to drop the file's clean pages (posix_fadvise DONTNEED); dirty pages are synced first.
 Status evict_file(const std::string& path);
-// Reads all of `path` in order through `consume`, then drops from the page cache the pages this read brought in (those
-// mincore() did not show resident before): the cache is left as it was found, so reading a dataset to hash it does
-// not warm the cache a run's first epoch is measured in. kIoError naming the file.
+// Reads all of `path` in order through `consume`, leaving the page cache as it was found, so reading a dataset to
+// hash it does not warm the cache a run's first epoch is measured in: with direct I/O (O_DIRECT) where the file
+// system allows it; else through the cache, dropping the pages the read brought in (those mincore() did not show
+// resident before; files this process neither owns nor may write cannot be told apart and keep them).
+// kIoError naming the file.
 Status read_leaving_cache(const std::string& path, const std::function<void(const char* data, size_t size)>& consume);
 
 }  // namespace jetsweep::agent::storage

@@ -82,14 +82,14 @@ void insert_agents(pqxx::work& w) {
 // Campaign alpha: three runs (done on orin-a, failed on nx-b, cancelled before it ran) with epochs (summary
 // columns filled), minibatch chunks (copy_s NULL and not, NULL elements, 4,096 minibatches, odd floats) and sample
 // chunks (NULL power and temperature, ragged per-core values, 2,048 samples x 12 cores: a 200 kB line).
-// A user's model file, 'hello model' in two chunks (its SHA-256 from Python's hashlib), which alpha's run 2 names;
-// and one nobody in alpha names (not archived with it).
+// A user's model file, 'hello model' (one chunk; its SHA-256 from Python's hashlib), which alpha's run 2 names; and
+// one nobody in alpha names (not archived with it).
 constexpr const char* kModelSha = "2b2eb6f423932d62cafb015658d50a64d33e96e66fc9ec182172df817971e6f4";
 void insert_model_files(pqxx::work& w) {
   w.exec(std::string("INSERT INTO model_files (sha256, bytes, chunks, completed_at) VALUES ('") + kModelSha +
-         "', 11, 2, now()), (repeat('c', 64), 1, 1, now())");
-  w.exec(std::string("INSERT INTO model_file_chunks VALUES ('") + kModelSha + "', 0, 'hello '), ('" + kModelSha +
-         "', 1, 'model'), (repeat('c', 64), 0, 'x')");
+         "', 11, 1, now()), (repeat('c', 64), 1, 1, now())");
+  w.exec(std::string("INSERT INTO model_file_chunks VALUES ('") + kModelSha + "', 0, 'hello model'), "
+         "(repeat('c', 64), 0, 'x')");
 }
 
 int64_t insert_alpha(pqxx::work& w) {
@@ -286,7 +286,7 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(counts.at("minibatch_chunks").as_int64() == 3);
   CHECK(counts.at("sample_chunks").as_int64() == 2);
   CHECK(counts.at("model_files").as_int64() == 1);   // the one its runs name, not the other
-  CHECK(counts.at("model_file_chunks").as_int64() == 2);
+  CHECK(counts.at("model_file_chunks").as_int64() == 1);
   CHECK(!std::filesystem::exists(path + ".partial"));
   std::string hash;
   for (int i = 0; i < 32; ++i) hash += "ab";
@@ -320,7 +320,7 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(again.at("agents").at("created").as_array().empty());
   CHECK(again.at("model_files").at("imported").as_int64() == 0);   // content-addressed: stored once
   CHECK(again.at("model_files").at("present").as_int64() == 1);
-  CHECK(target.count("SELECT count(*) FROM model_file_chunks") == 2);
+  CHECK(target.count("SELECT count(*) FROM model_file_chunks") == 1);
   check_same(want, snapshot(target.dsn(), second));
   CHECK(target.count("SELECT count(*) FROM campaigns WHERE name = 'alpha ü'") == 2);
   // And the text form names the new id.
@@ -397,7 +397,7 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
   const bj::object imp = json_out(import_cli({path, "--db", target.dsn(), "--json"}));
   CHECK(imp.at("model_files").at("imported").as_int64() == 1);
   CHECK(target.count(std::string("SELECT count(*) FROM model_files WHERE sha256 = '") + kModelSha +
-                     "' AND bytes = 11 AND chunks = 2") == 1);
+                     "' AND bytes = 11 AND chunks = 1") == 1);
   CHECK(target.count("SELECT count(*) FROM model_file_chunks WHERE data = 'junk'") == 0);
 
   // A chunk whose bytes no longer hash to the file's name (the archive resealed after the edit): refused.
@@ -410,15 +410,25 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
   gzip_to(file("damaged.gz"), resealed(damaged));
   const Cli bad = import_cli({file("damaged.gz"), "--db", other.dsn()});
   CHECK(bad.rc != 0);
-  CHECK_MESSAGE(bad.err.find(std::string("model file ") + kModelSha + ": its 2 chunks hold 11 bytes hashing to ") !=
+  CHECK_MESSAGE(bad.err.find(std::string("model file ") + kModelSha + ": its 1 chunks hold 11 bytes hashing to ") !=
                     std::string::npos,
                 bad.err);
   CHECK(other.count("SELECT count(*) FROM campaigns") == 0);   // nothing imported
+  // A chunking no upload would have (chunks of kModelChunkBytes but the last): refused as an upload would be.
+  std::string chunked = text;
+  const std::string row = std::string(kModelSha) + "\t11\t1\t";
+  REQUIRE(chunked.find(row) != std::string::npos);
+  chunked.replace(chunked.find(row), row.size(), std::string(kModelSha) + "\t11\t2\t");
+  gzip_to(file("chunked.gz"), resealed(chunked));
+  const Cli rechunked = import_cli({file("chunked.gz"), "--db", other.dsn()});
+  CHECK(rechunked.rc != 0);
+  CHECK_MESSAGE(rechunked.err.find("11 bytes in 2 chunks is not the chunking of a model file") != std::string::npos,
+                rechunked.err);
 
   // A version 1 archive (before model files travelled): imported, the file its runs name reported missing.
   std::string v1 = text.substr(0, text.find("@table model_files"));
   v1.replace(v1.find("\"version\":2"), 11, "\"version\":1");
-  const std::string model_counts = ",\"model_files\":1,\"model_file_chunks\":2";
+  const std::string model_counts = ",\"model_files\":1,\"model_file_chunks\":1";
   v1.replace(v1.find(model_counts), model_counts.size(), "");
   gzip_to(file("v1.gz"), resealed(v1 + "@end "));
   const bj::object old = json_out(import_cli({file("v1.gz"), "--db", other.dsn(), "--json"}));
