@@ -101,6 +101,7 @@ PgStore::~PgStore() = default;
 bool PgStore::connected() const { return conn_ && conn_->is_open(); }
 
 Status PgStore::connect() {
+  drop_connection_ = false;
   try {
     conn_ = std::make_unique<pqxx::connection>(dsn_);
     pg::prepare_ingest_statements(*conn_);
@@ -121,7 +122,7 @@ Status PgStore::sql_failure(const char* what, const pqxx::sql_error& e) {
   // Admin shutdown / cannot-connect-now surface as sql_error with class 57 or 08: retryable.
   const std::string state = e.sqlstate();
   if (state.rfind("57", 0) == 0 || state.rfind("08", 0) == 0) {
-    conn_.reset();
+    drop_connection_ = true;   // by guarded, after the transaction that may still refer to it
     return unavailable(std::string(what) + ": " + e.what());
   }
   return db_error(std::string(what) + ": " + e.what() + " [sqlstate " + state + "]");

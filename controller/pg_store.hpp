@@ -74,8 +74,8 @@ class PgStore final : public Store {
   // connection broke, so callers may retry; kDbError otherwise) with `what` as context.
   template <class Fn>
   auto guarded(const char* what, Fn&& fn) -> decltype(fn());   // defined in controller/pg_util.hpp
-  // A libpqxx sql_error as a Status: kUnavailable (and the connection dropped) for admin shutdown or
-  // cannot-connect-now (SQLSTATE class 57 / 08), kDbError otherwise.
+  // A libpqxx sql_error as a Status: kUnavailable for admin shutdown or cannot-connect-now (SQLSTATE class 57 /
+  // 08), the connection then marked to be dropped once guarded's `fn` has returned; kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
   // register_agent's work inside `w` (the caller commits).
   Result<AgentRegistration> register_in(pqxx::work& w, const proto::Register& reg, const AgentProof& proof);
@@ -89,6 +89,8 @@ class PgStore final : public Store {
   std::string dsn_;
   int max_attempts_;
   std::unique_ptr<pqxx::connection> conn_;
+  // Set when conn_ must be replaced; guarded drops it after its `fn` (never while a transaction may refer to it).
+  bool drop_connection_ = false;
 };
 
 // The numbered migrations compiled into the binary from sql/*.sql (generated at build time).

@@ -20,24 +20,33 @@ auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
     Status s = connect();
     if (!s.is_ok()) return s.with_context(what);
   }
-  try {
-    return fn();
-  } catch (const pqxx::broken_connection& e) {
+  // The connection is dropped only here, once `fn` has returned or unwound: a transaction inside it refers to the
+  // connection until its destructor has run (sql_failure only marks it).
+  auto result = [&]() -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const pqxx::broken_connection& e) {
+      drop_connection_ = true;
+      return unavailable(std::string(what) + ": connection to PostgreSQL lost: " + e.what());
+    } catch (const pqxx::in_doubt_error& e) {
+      drop_connection_ = true;
+      return unavailable(std::string(what) + ": commit in doubt: " + e.what());
+    } catch (const pqxx::transaction_rollback& e) {
+      // Deadlock or serialization failure between the dispatch and ingest connections: nothing was written,
+      // so the caller retries.
+      return unavailable(std::string(what) + ": transaction rolled back: " + e.what());
+    } catch (const pqxx::sql_error& e) {
+      return sql_failure(what, e);
+    } catch (const std::exception& e) {
+      if (conn_ && !conn_->is_open()) drop_connection_ = true;
+      return db_error(std::string(what) + ": " + e.what());
+    }
+  }();
+  if (drop_connection_) {
+    drop_connection_ = false;
     conn_.reset();
-    return unavailable(std::string(what) + ": connection to PostgreSQL lost: " + e.what());
-  } catch (const pqxx::in_doubt_error& e) {
-    conn_.reset();
-    return unavailable(std::string(what) + ": commit in doubt: " + e.what());
-  } catch (const pqxx::transaction_rollback& e) {
-    // Deadlock or serialization failure between the dispatch and ingest connections: nothing was written,
-    // so the caller retries.
-    return unavailable(std::string(what) + ": transaction rolled back: " + e.what());
-  } catch (const pqxx::sql_error& e) {
-    return sql_failure(what, e);
-  } catch (const std::exception& e) {
-    if (conn_ && !conn_->is_open()) conn_.reset();
-    return db_error(std::string(what) + ": " + e.what());
   }
+  return result;
 }
 
 namespace pg {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -69,9 +70,19 @@ class Fleet {
     if (!r || r->status != 200) return {};
     return bj::parse(r->body).as_object();
   }
+  // Whether the campaign is finished; fails the test at once, with every log, when the controller has died
+  // (waiting on a dead controller would only run out the clock).
   bool finished(int64_t campaign) {
+    REQUIRE_MESSAGE(controller_->running(), "the controller is not running: " << controller_exit() << "\n" << logs());
     auto s = status(campaign);
     return s.contains("finished") && s.at("finished").as_bool();
+  }
+  // How the controller process ended, e.g. "killed by signal 13 (Broken pipe)"; "running" while it runs.
+  std::string controller_exit() {
+    if (controller_->running()) return "running";
+    const int status = controller_->wait(0ms);
+    if (status > 128) return "killed by signal " + std::to_string(status - 128) + " (" + strsignal(status - 128) + ")";
+    return "exited with status " + std::to_string(status);
   }
   std::string logs() const {
     std::string all = "--- controller\n" + controller_->log();
