@@ -29,10 +29,9 @@ const char* const kDescription =
     "The jetsweep client: campaigns, their progress and results, and the fleet, through the controller's HTTP "
     "API.\nThe controller defaults to $JETSWEEP_CONTROLLER, else http://127.0.0.1:8420 (https:// verifies it against "
     "--ca FILE, default $JETSWEEP_CA, else the system's CAs); --token T or --token-file FILE (default "
-    "$JETSWEEP_API_TOKEN) is sent as the API token.\nanalyze METHOD [...] (variability | pareto | predict | optimize "
-    "| epochs | synth) and export [...] work from the database (docs/ANALYSIS.md); so do archive CAMPAIGN --out "
-    "FILE, import FILE and drop CAMPAIGN, which save a campaign to a file, restore it into another controller's "
-    "database and delete it (--db DSN; docs/OPERATIONS.md).";
+    "$JETSWEEP_API_TOKEN) is sent as the API token.\nanalyze, export, archive, import and drop work on the database "
+    "itself (--db DSN) or a CSV corpus, not through the controller (docs/ANALYSIS.md, docs/OPERATIONS.md); "
+    "`jetsweep COMMAND --help` describes each command's flags.";
 
 // What the command line asked for.
 struct Invocation {
@@ -84,7 +83,7 @@ const CommandDecl kCommands[] = {
     {"help", "", 0, 0, "this help"},
 };
 
-std::unique_ptr<CLI::App> make_app(Invocation& inv) {
+std::unique_ptr<CLI::App> make_app(Invocation& inv, const std::vector<DelegatedCommand>& delegated) {
   auto app = std::make_unique<CLI::App>(kDescription, "jetsweep");
   app->allow_extras();
   app->require_subcommand(0, 1);
@@ -109,6 +108,14 @@ std::unique_ptr<CLI::App> make_app(Invocation& inv) {
     if (*c.positional) sub->add_option("args", inv.args, c.positional)->type_name(c.positional);
     if (std::string(c.name) != "help" && std::string(c.name) != "validate" && std::string(c.name) != "watch")
       sub->add_flag("--json", inv.as_json, "print the controller's JSON answer");
+  }
+  // A delegated command parses its own arguments: all of them (its --help, flags named like ours) are left to it.
+  for (const auto& d : delegated) {
+    CLI::App* sub = app->add_subcommand(d.name, d.summary);
+    sub->prefix_command();
+    sub->set_help_flag();
+    sub->allow_extras();
+    sub->fallthrough(false);
   }
   CLI::App* validate = app->get_subcommand("validate");
   validate->add_flag("--json", inv.as_json, "print the expansion (and estimate) as JSON");
@@ -322,9 +329,11 @@ class Commands {
   std::string campaign_text_;
 };
 
-// Parses `args` into `inv`; returns an exit code when parsing settles it (help, usage errors).
-std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, std::ostream& out, std::ostream& err) {
-  auto app = make_app(inv);
+// Parses `args` into `inv`; returns an exit code when parsing settles it (help, usage errors, a delegated command,
+// which it runs).
+std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, std::ostream& out, std::ostream& err,
+                         const std::vector<DelegatedCommand>& delegated) {
+  auto app = make_app(inv, delegated);
   std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 consumes from the back
   try {
     app->parse(reversed);
@@ -348,6 +357,15 @@ std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, 
     return 2;
   }
   inv.command = sub->get_name();
+  for (const auto& d : delegated)
+    if (d.name == inv.command) {
+      // Only what stands before the command is ours: a flag we do not know there is refused.
+      if (const auto before = app->remaining(false); !before.empty()) {
+        err << "jetsweep: unknown flag '" << before[0] << "'\n";
+        return 2;
+      }
+      return d.run(sub->remaining(), out, err);
+    }
   auto token = net::resolve_secret("--token", inv.token, inv.token_opt->count() > 0, "--token-file", inv.token_file,
                                    inv.token_file_opt->count() > 0);
   if (!token) {
@@ -376,12 +394,13 @@ std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, 
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty,
+            const std::vector<DelegatedCommand>& delegated) {
   Invocation inv;
   if (const char* c = std::getenv("JETSWEEP_CONTROLLER")) inv.controller = c;
   if (const char* t = std::getenv("JETSWEEP_API_TOKEN")) inv.token = t;
   if (const char* ca = std::getenv("JETSWEEP_CA")) inv.ca_file = ca;
-  if (auto code = parse(args, inv, out, err)) return *code;
+  if (auto code = parse(args, inv, out, err, delegated)) return *code;
   return Commands(inv, out, err, out_is_tty).run();
 }
 

@@ -1,9 +1,11 @@
 // The `jetsweep` command-line client: validate / submit / status / watch / report / compare / agents / pause /
-// resume / cancel / cancel-run, talking to the controller's HTTP JSON API (common/api.hpp). Functions are pure or do blocking
+// resume / cancel / cancel-run, talking to the controller's HTTP JSON API (common/api.hpp), and the commands it
+// delegates (DelegatedCommand). Functions are pure or do blocking
 // I/O on the calling thread.
 #pragma once
 
 #include <ctime>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -14,8 +16,18 @@
 
 namespace jetsweep::cli {
 
+// A subcommand another component implements (the analysis library's analyze, export, archive, import and drop,
+// composed by cli/main.cpp): listed by `jetsweep --help` with its summary, and handed every argument after its
+// name, its own --help included. `run` returns the exit code.
+struct DelegatedCommand {
+  std::string name;
+  std::string summary;
+  std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)> run;
+};
+
 // Runs the CLI; returns the process exit code (0 ok, 1 failure, 2 bad input/usage).
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty);
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty,
+            const std::vector<DelegatedCommand>& delegated = {});
 
 // Text renderings (also used by scripts/demo through the CLI).
 std::string format_report(const api::CampaignReport& report);

@@ -4,8 +4,10 @@
 
 #include <boost/json.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
+#include <variant>
 
 #include "common/process.hpp"
 #include "common/text.hpp"
@@ -53,8 +55,11 @@ Result<ModelCheckOptions> model_check_options() {
   }
   if (const char* bin = std::getenv("JETSWEEP_AGENT_BIN"); bin && *bin) {
     if (std::string(bin) == "none") return o;   // the check skipped on purpose (a workstation's LibTorch differs)
-    if (!executable(bin)) return invalid_argument(std::string("JETSWEEP_AGENT_BIN '") + bin + "' is not an executable file");
-    o.agent_binary = bin;
+    const auto found = resolve_executable(bin);
+    if (const int* err = std::get_if<int>(&found))
+      return invalid_argument(std::string("JETSWEEP_AGENT_BIN '") + bin + "' is not an executable file: " +
+                              std::strerror(*err));
+    o.agent_binary = std::get<std::string>(found);
     return o;
   }
   std::error_code ec;
@@ -63,12 +68,8 @@ Result<ModelCheckOptions> model_check_options() {
     o.agent_binary = (self.parent_path() / "jetsweep-agent").string();
     return o;
   }
-  const char* path = std::getenv("PATH");
-  for (const auto& dir : split(path ? path : "", ':'))
-    if (!dir.empty() && executable(dir + "/jetsweep-agent")) {
-      o.agent_binary = dir + "/jetsweep-agent";
-      break;
-    }
+  if (const auto found = resolve_executable("jetsweep-agent"); std::holds_alternative<std::string>(found))
+    o.agent_binary = std::get<std::string>(found);
   return o;
 }
 

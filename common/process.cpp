@@ -43,37 +43,6 @@ int wait_child(pid_t pid) {
   return status;
 }
 
-// The file `name` runs as (execvp's search: a name with a slash as is, else each PATH directory), or the
-// errno why none can run. Resolved here rather than left to posix_spawnp: where the exec failure is only
-// seen in the child (qemu user mode, some libcs) a missing program would look like a program exiting 127.
-std::variant<std::string, int> resolve_executable(const std::string& name) {
-  auto runnable = [](const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return errno;
-    if (!S_ISREG(st.st_mode)) return EACCES;
-    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
-  };
-  if (name.find('/') != std::string::npos) {
-    const int err = runnable(name);
-    if (err == 0) return name;
-    return err;
-  }
-  const char* env = std::getenv("PATH");
-  const std::string path = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
-  int first_error = ENOENT;
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t end = std::min(path.find(':', start), path.size());
-    const std::string dir = end > start ? path.substr(start, end - start) : ".";
-    const std::string candidate = dir + "/" + name;
-    const int err = runnable(candidate);
-    if (err == 0) return candidate;
-    if (err != ENOENT && err != ENOTDIR && first_error == ENOENT) first_error = err;
-    start = end + 1;
-  }
-  return first_error;
-}
-
 // Starts `program` with argv, stdin from `stdin_fd` (-1: /dev/null), stdout and stderr to the given fds, no
 // blocked signals and SIGPIPE at its default, whatever this process set. Returns posix_spawn's error (0: started).
 int spawn_child(const std::string& program, const std::vector<std::string>& argv, int stdin_fd, int out_fd, int err_fd,
@@ -118,6 +87,37 @@ void feed_stdin(int fd, const std::string& text) {
 }
 
 }  // namespace
+
+// Resolved here rather than left to posix_spawnp: where the exec failure is only
+// seen in the child (qemu user mode, some libcs) a missing program would look like a program exiting 127.
+std::variant<std::string, int> resolve_executable(const std::string& name) {
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode)) return EACCES;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (name.find('/') != std::string::npos) {
+    const int err = runnable(name);
+    if (err == 0) return name;
+    return err;
+  }
+  const char* env = std::getenv("PATH");
+  const std::string path = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
+  int first_error = ENOENT;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = end > start ? path.substr(start, end - start) : ".";
+    const std::string candidate = dir + "/" + name;
+    const int err = runnable(candidate);
+    if (err == 0) return candidate;
+    if (err != ENOENT && err != ENOTDIR && first_error == ENOENT) first_error = err;
+    start = end + 1;
+  }
+  return first_error;
+}
+
 
 std::string command_line(const std::vector<std::string>& argv) {
   std::string out;

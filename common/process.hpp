@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/status.hpp"
@@ -24,6 +25,10 @@ struct ProcessResult {
 // killed). Any thread.
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, double timeout_s,
                                   const std::string& stdin_text = {});
+
+// The file `name` runs as (execvp's search: a name with a slash as is, else each PATH directory, an empty entry
+// being the working directory), or the errno why none can run (ENOENT: none found). Any thread.
+std::variant<std::string, int> resolve_executable(const std::string& name);
 
 // argv joined with spaces, for messages: "systemctl stop nvfancontrol".
 std::string command_line(const std::vector<std::string>& argv);

@@ -90,6 +90,12 @@ TEST_CASE("jetsweep compare, watch, agents and status against a simulated fleet"
                                          std::to_string(a) + "," + std::to_string(b)},
                     &out, &err) == 2);
   CHECK(err.find("jetsweep compare " + std::to_string(a) + " " + std::to_string(b)) != std::string::npos);
+  // One CLI: the database commands are subcommands the binary's --help lists, and each keeps its own --help.
+  REQUIRE(run_command(kBin + "/jetsweep", {"--help"}, &out, &err) == 0);
+  for (const char* command : {"analyze", "export", "archive", "import", "drop", "report", "cancel-run"})
+    CHECK_MESSAGE(out.find(std::string("\n  ") + command + " ") != std::string::npos, command << " missing: " << out);
+  REQUIRE(run_command(kBin + "/jetsweep", {"archive", "--help"}, &out, &err) == 0);
+  CHECK(out.find("Usage: jetsweep archive") != std::string::npos);
 }
 
 TEST_CASE("jetsweep watch stops on Ctrl-C and leaves the campaign running") {

@@ -56,6 +56,46 @@ TEST_CASE("usage errors exit 2 with the messages scripts know; --help exits 0") 
   CHECK(err9.str().rfind("jetsweep status: expected [CAMPAIGN]\n", 0) == 0);
 }
 
+TEST_CASE("delegated commands (analyze, export, archive, import, drop): listed by --help, handed every argument") {
+  std::vector<std::string> seen;
+  const std::vector<cli::DelegatedCommand> delegated = {
+      {"analyze", "analyses from the database", [&](const std::vector<std::string>& args, std::ostream& out,
+                                                    std::ostream&) {
+         seen = args;
+         out << "analysed\n";
+         return 7;
+       }}};
+  std::ostringstream out, err;
+  CHECK(cli::run_cli({"--help"}, out, err, false, delegated) == 0);
+  CHECK(out.str().find("analyze") != std::string::npos);
+  CHECK(out.str().find("analyses from the database") != std::string::npos);
+  // Every argument after the command reaches it as given, its own --help and flags the client also has included;
+  // its exit code is the CLI's.
+  const std::vector<std::vector<std::string>> cases = {
+      {"variability", "--db", "dbname=x", "--json"}, {"--help"}, {"--controller", "c", "-h"}, {"status"}, {}};
+  for (const auto& args : cases) {
+    std::vector<std::string> full = {"analyze"};
+    full.insert(full.end(), args.begin(), args.end());
+    std::ostringstream o, e;
+    seen = {"not called"};
+    CHECK(cli::run_cli(full, o, e, false, delegated) == 7);
+    CHECK(seen == args);
+    CHECK(o.str() == "analysed\n");
+  }
+  // A client flag before the command is refused, not silently dropped.
+  std::ostringstream o2, e2;
+  seen = {"not called"};
+  CHECK(cli::run_cli({"--controller", "http://x:1", "analyze", "pareto"}, o2, e2, false, delegated) == 7);
+  CHECK(seen == std::vector<std::string>{"pareto"});
+  std::ostringstream o3, e3;
+  CHECK(cli::run_cli({"--frob", "analyze", "pareto"}, o3, e3, false, delegated) == 2);
+  CHECK(e3.str() == "jetsweep: unknown flag '--frob'\n");
+  // Without the delegation, the name is unknown.
+  std::ostringstream o4, e4;
+  CHECK(cli::run_cli({"analyze", "pareto"}, o4, e4, false) == 2);
+  CHECK(e4.str().find("unknown command 'analyze'") != std::string::npos);
+}
+
 namespace {
 api::ReportEpoch epoch(int64_t n, double e2e, double stall, double compute) {
   api::ReportEpoch e;

@@ -111,7 +111,25 @@ TEST_CASE("model check options: JETSWEEP_AGENT_BIN and JETSWEEP_MODEL_CHECK_TIME
     ScopedEnv bin("JETSWEEP_AGENT_BIN", (dir / "absent").string());
     auto missing = cli::model_check_options();
     REQUIRE_FALSE(missing.is_ok());
-    CHECK(missing.status().message() == "JETSWEEP_AGENT_BIN '" + (dir / "absent").string() + "' is not an executable file");
+    CHECK(missing.status().message() ==
+          "JETSWEEP_AGENT_BIN '" + (dir / "absent").string() + "' is not an executable file: No such file or directory");
+  }
+  {
+    testing::write_file(dir / "not-executable", "#!/bin/sh\n");
+    ScopedEnv bin("JETSWEEP_AGENT_BIN", (dir / "not-executable").string());
+    auto refused = cli::model_check_options();
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.status().message().find("is not an executable file: Permission denied") != std::string::npos);
+  }
+  {
+    // A bare name is looked up in PATH, as the helper is started.
+    testing::write_file(dir / "jetsweep-agent-x", "#!/bin/sh\nexit 0\n");
+    std::filesystem::permissions(dir / "jetsweep-agent-x", std::filesystem::perms::owner_all);
+    ScopedEnv path("PATH", dir.path().string());
+    ScopedEnv bin("JETSWEEP_AGENT_BIN", "jetsweep-agent-x");
+    auto found = cli::model_check_options();
+    REQUIRE_MESSAGE(found.is_ok(), found.status().to_string());
+    CHECK(found->agent_binary == (dir / "jetsweep-agent-x").string());
   }
   {
     ScopedEnv none("JETSWEEP_AGENT_BIN", "none");   // skipped on purpose
