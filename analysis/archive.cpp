@@ -308,7 +308,7 @@ void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
   w.exec("CREATE TEMP TABLE archive_run_map ON COMMIT DROP AS SELECT old_id, nextval(pg_get_serial_sequence('runs', "
          "'id')) AS new_id FROM (SELECT id AS old_id FROM archive_runs ORDER BY id) o");
   const std::string by_run = "JOIN archive_run_map m ON m.old_id = s.run_id";
-  w.exec(insert_mapped(w, "runs", v.columns("runs"), {{"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}},
+  w.exec(insert_mapped(w, "runs", v.columns("runs"), {{"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}},
                        "JOIN archive_run_map m ON m.old_id = s.id LEFT JOIN archive_agent_map am ON am.old_id = "
                        "s.agent_id ORDER BY m.new_id"));
   w.exec(insert_mapped(w, "epochs", v.columns("epochs"), {{"run_id", "m.new_id"}}, by_run));
@@ -399,7 +399,7 @@ Result<ImportSummary> apply_import(pqxx::work& w, const ImportVisitor& v, const 
     return invalid_argument("the archive has " + std::string(runs[0].c_str()) +
                             " run(s) assigned or running, which no agent here executes");
   s.queued_runs = runs[1].as<int64_t>();
-  s.campaign_id = w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}}, "RETURNING id"))[0]
+  s.campaign_id = w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}, {"request_key", ""}}, "RETURNING id"))[0]
                       .as<int64_t>();
   import_agents(w, v, s);
   import_runs(w, v, s.campaign_id);

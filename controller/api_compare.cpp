@@ -13,8 +13,8 @@ void Controller::api_compare(const ApiCall& call) {
       [a = call.parts[2], b = call.parts[4]](Store& s) -> Result<api::CampaignComparison> {
         JS_ASSIGN_OR_RETURN(int64_t id_a, s.resolve_campaign(a));
         JS_ASSIGN_OR_RETURN(int64_t id_b, s.resolve_campaign(b));
-        JS_ASSIGN_OR_RETURN(api::CampaignReport report_a, s.campaign_report(id_a));
-        JS_ASSIGN_OR_RETURN(api::CampaignReport report_b, s.campaign_report(id_b));
+        JS_ASSIGN_OR_RETURN(api::CampaignReport report_a, s.campaign_report(id_a, ReportEpochs::kRows));
+        JS_ASSIGN_OR_RETURN(api::CampaignReport report_b, s.campaign_report(id_b, ReportEpochs::kRows));
         // Pure and linear in the runs: done here rather than on the io thread.
         return api::compare_campaigns(report_a, report_b);
       },

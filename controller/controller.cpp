@@ -1,7 +1,9 @@
 #include "controller/controller.hpp"
 
 #include <boost/json.hpp>
+#include <cstdio>
 #include <optional>
+#include <random>
 
 #include "common/api.hpp"
 #include "common/campaign.hpp"
@@ -30,13 +32,32 @@ bool authorized(std::string_view header, const std::string& token) {
   return diff == 0;
 }
 
+namespace {
+
+// 128 random bits as hex: the prefix of this controller's request keys (a later controller never reuses one).
+std::string random_key_prefix() {
+  std::random_device device;
+  std::string out;
+  char hex[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(device()));
+    out += hex;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Controller::request_key() { return key_prefix_ + "-" + std::to_string(++keys_minted_); }
+
 Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions options, std::vector<DbWorker*> ingest)
     : ioc_(ioc),
       db_(db),
       ingest_(std::move(ingest)),
       options_(options),
       campaigns_(options_.max_campaigns_waiting),
-      sweep_timer_(ioc) {
+      sweep_timer_(ioc),
+      key_prefix_(random_key_prefix()) {
   campaigns_.start();
   web_auth_ = std::make_unique<WebAuth>(options_.api_token, options_.viewer_token);
   live_ = std::make_shared<LiveHub>(ioc.get_executor(), [this](std::function<void(std::optional<std::string>)> done) {
@@ -120,7 +141,9 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
   auto self = shared_from_this();
   db_.post<Result<std::optional<Assignment>>>(
       executor(),
-      [id = session->agent_id(), cls = session->device_class()](Store& s) { return s.claim_run(id, cls); },
+      [id = session->agent_id(), cls = session->device_class(), key = request_key()](Store& s) {
+        return s.claim_run(id, cls, key);
+      },
       [self, session, generation, claim_posted](Result<std::optional<Assignment>> r) {
         session->claiming = false;
         if (!r) {
@@ -316,12 +339,7 @@ void Controller::api_campaign_report(const ApiCall& call) {
   answer_from_store<api::CampaignReport>(
       call, [ref = call.parts[2], without_epochs](Store& s) -> Result<api::CampaignReport> {
         JS_ASSIGN_OR_RETURN(int64_t id, s.resolve_campaign(ref));
-        JS_ASSIGN_OR_RETURN(api::CampaignReport report, s.campaign_report(id));
-        if (without_epochs) {
-          report.epochs_included = false;
-          for (auto& run : report.runs) run.epochs = {};
-        }
-        return report;
+        return s.campaign_report(id, without_epochs ? ReportEpochs::kSummaryOnly : ReportEpochs::kRows);
       });
 }
 
@@ -415,9 +433,9 @@ void Controller::api_submit(const ApiCall& call) {
     std::shared_ptr<Campaign> c = posted.campaign;
     self->db_.post<Result<CreatedCampaign>>(
         self->executor(),
-        [c, sub = std::move(posted.submission)](Store& s) -> Result<CreatedCampaign> {
+        [c, sub = std::move(posted.submission), key = self->request_key()](Store& s) -> Result<CreatedCampaign> {
           JS_RETURN_IF_ERROR(check_model_files(s, *c));
-          return s.create_campaign(*c, sub.source_file, sub.yaml);
+          return s.create_campaign(*c, sub.source_file, sub.yaml, key);
         },
         [self, call, c](Result<CreatedCampaign> r) {
           if (!r) return call.fail(r.status());

@@ -4,6 +4,7 @@
 // asio::post.
 #pragma once
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -146,6 +147,11 @@ class Controller : public std::enable_shared_from_this<Controller> {
   std::shared_ptr<LiveHub> live_;
   bool stopped_ = false;
   uint64_t queue_generation_ = 0;
+  // Keys that make a submission or a claim one use case however often DbWorker retries it (Store::create_campaign,
+  // Store::claim_run): minted once per use case, before its job is posted. Random per controller process.
+  std::string request_key();
+  const std::string key_prefix_;
+  std::atomic<uint64_t> keys_minted_{0};
   int sweeps_ = 0;
 };
 

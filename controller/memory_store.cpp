@@ -315,8 +315,17 @@ void MemoryStore::drop_results(int64_t run_id) {
   drop(samples_);
 }
 
-Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const std::string& device_class) {
+Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const std::string& device_class,
+                                                         const std::string& claim_key) {
   std::lock_guard lock(mu_);
+  const auto assignment = [](const Run& run) -> Result<std::optional<Assignment>> {
+    auto cfg = run_config_from_json(run.config, "run " + std::to_string(run.id) + " config");
+    if (!cfg) return cfg.status();
+    return std::optional<Assignment>(Assignment{run.id, std::move(cfg).value()});
+  };
+  if (!claim_key.empty())   // a retry of a claim that took effect: its run, as it was claimed
+    for (const auto& [id, run] : runs_)
+      if (run.agent_id == agent_id && run.claim_key == claim_key && run.status == "assigned") return assignment(run);
   const Agent* me = find_agent(agent_id);
   if (!me || board_busy(*me)) return std::optional<Assignment>();
   auto picked = pick_run(*me, device_class);
@@ -332,10 +341,9 @@ Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const
   run.storage_device = run.compute_device = std::nullopt;
   run.workload.reset();
   run.facts = facts_json(*me);
+  run.claim_key = claim_key;
   drop_results(run.id);   // a re-executed run starts clean
-  auto cfg = run_config_from_json(run.config, "run " + std::to_string(run.id) + " config");
-  if (!cfg) return cfg.status();
-  return std::optional<Assignment>(Assignment{run.id, std::move(cfg).value()});
+  return assignment(run);
 }
 
 Result<std::vector<RunOnAgent>> MemoryStore::runs_to_stop() {
@@ -420,8 +428,14 @@ Result<Campaign> MemoryStore::expand_every_instance(const Campaign& c, std::vect
 }
 
 Result<CreatedCampaign> MemoryStore::create_campaign(const Campaign& c, const std::string& source_file,
-                                                     const std::string& source_yaml) {
+                                                     const std::string& source_yaml, const std::string& request_key) {
   std::lock_guard lock(mu_);
+  if (!request_key.empty())   // a retry of a submission that took effect: the campaign it created
+    for (const auto& [id, row] : campaigns_)
+      if (row.request_key == request_key) {
+        const auto runs = std::count_if(runs_.begin(), runs_.end(), [&](const auto& kv) { return kv.second.campaign_id == id; });
+        return CreatedCampaign{id, static_cast<int64_t>(runs)};
+      }
   std::vector<std::string> classes;
   auto expanded = expand_every_instance(c, classes);
   if (!expanded) return expanded.status();
@@ -434,6 +448,7 @@ Result<CreatedCampaign> MemoryStore::create_campaign(const Campaign& c, const st
   row.run_count = static_cast<int64_t>(expanded->runs.size());
   row.priority = c.priority;
   row.created_at = now();
+  row.request_key = request_key;
   campaigns_.emplace(row.id, row);
   // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
   for (size_t ordinal : dispatch_order(*expanded, classes)) {

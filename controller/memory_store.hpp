@@ -39,6 +39,7 @@ class MemoryStore final : public Store {
     int64_t priority = 0;
     std::string state = "active";   // active | paused | cancelled
     double created_at = 0;
+    std::string request_key;        // the submission's (create_campaign); "" for none
   };
   struct Run {
     int64_t id = 0;
@@ -62,6 +63,7 @@ class MemoryStore final : public Store {
     std::optional<bool> reference_state, page_cache_dropped;
     std::optional<std::string> storage_device, compute_device;
     std::optional<proto::WorkloadFacts> workload;
+    std::string claim_key;   // the claim that assigned it (claim_run); "" for none
   };
   struct MinibatchRow {
     double stall_s = 0, compute_s = 0;
@@ -89,7 +91,8 @@ class MemoryStore final : public Store {
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
-  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
+  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class,
+                                              const std::string& claim_key) override;
   Result<api::RunCancelled> cancel_run(int64_t run_id) override;
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
@@ -102,11 +105,11 @@ class MemoryStore final : public Store {
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
-                                          const std::string& source_yaml) override;
+                                          const std::string& source_yaml, const std::string& request_key) override;
   Result<int64_t> resolve_campaign(const std::string& ref) override;
   Result<api::CampaignStatus> campaign_status(int64_t campaign_id) override;
   Result<std::vector<api::CampaignStatus>> list_campaigns() override;
-  Result<api::CampaignReport> campaign_report(int64_t campaign_id) override;
+  Result<api::CampaignReport> campaign_report(int64_t campaign_id, ReportEpochs epochs) override;
   Result<std::vector<api::AgentInfo>> list_agents() override;
   Result<api::RunDetail> run_detail(int64_t run_id) override;
   Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;

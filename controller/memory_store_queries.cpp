@@ -279,7 +279,7 @@ api::ReportRun MemoryStore::report_run(const Run& run) const {
   return o;
 }
 
-Result<api::CampaignReport> MemoryStore::campaign_report(int64_t campaign_id) {
+Result<api::CampaignReport> MemoryStore::campaign_report(int64_t campaign_id, ReportEpochs epochs) {
   std::lock_guard lock(mu_);
   auto it = campaigns_.find(campaign_id);
   if (it == campaigns_.end()) return not_found("no campaign " + std::to_string(campaign_id));
@@ -294,7 +294,9 @@ Result<api::CampaignReport> MemoryStore::campaign_report(int64_t campaign_id) {
     report.runs.push_back(report_run(*run));
     for (const auto& e : report.runs.back().epochs) report.power_sensor |= e.energy_j.has_value();
     report.simulated_runs += report.runs.back().simulated ? 1 : 0;
+    if (epochs == ReportEpochs::kSummaryOnly) report.runs.back().epochs.clear();
   }
+  report.epochs_included = epochs == ReportEpochs::kRows;
   return report;
 }
 

@@ -21,13 +21,22 @@ std::string storage_medium(const std::string& data) {
 }  // namespace
 
 Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::string& source_file,
-                                                 const std::string& source_yaml) {
+                                                 const std::string& source_yaml, const std::string& request_key) {
   return guarded("storing the campaign", [&]() -> Result<CreatedCampaign> {
     pqxx::work w(*conn_);
+    // A retry of a submission that committed: the campaign it created.
+    if (!request_key.empty()) {
+      auto again = w.exec_params("SELECT id, (SELECT count(*) FROM runs WHERE campaign_id = c.id) FROM campaigns c "
+                                 "WHERE request_key = $1", request_key);
+      if (!again.empty()) {
+        w.commit();
+        return CreatedCampaign{again[0][0].as<int64_t>(), again[0][1].as<int64_t>()};
+      }
+    }
     auto r = w.exec_params(
-        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, priority) "
-        "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
-        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority);
+        "INSERT INTO campaigns (name, description, source_file, source_yaml, run_count, priority, request_key) "
+        "VALUES ($1,$2,$3,$4,$5,$6,nullif($7, '')) RETURNING id",
+        c.name, c.description, source_file, source_yaml, static_cast<int64_t>(c.runs.size()), c.priority, request_key);
     const int64_t id = r[0][0].as<int64_t>();
     // "CLASS/*": one run per enrolled board of the class (by name), in place of the pattern. Each run's
     // board class (for the queue order of named modes): its device's, or its named board's.

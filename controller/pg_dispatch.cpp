@@ -103,9 +103,33 @@ Result<std::vector<RunOnAgent>> PgStore::runs_to_stop() {
   });
 }
 
-Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std::string& device_class) {
+namespace {
+
+// An Assignment of run `run_id` from its stored config (JSON text).
+Result<std::optional<Assignment>> assignment(int64_t run_id, const char* config_text) {
+  bj::error_code ec;
+  auto cfg_json = bj::parse(config_text, ec);
+  if (ec || !cfg_json.is_object()) return db_error("run " + std::to_string(run_id) + ": stored config is not a JSON object");
+  auto cfg = run_config_from_json(cfg_json.get_object(), "run " + std::to_string(run_id) + " config");
+  if (!cfg) return cfg.status();
+  return std::optional<Assignment>(Assignment{run_id, std::move(cfg).value()});
+}
+
+}  // namespace
+
+Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std::string& device_class,
+                                                     const std::string& claim_key) {
   return guarded("claiming a run", [&]() -> Result<std::optional<Assignment>> {
     pqxx::work w(*conn_);
+    // A retry of a claim that committed: its run, as it was claimed.
+    if (!claim_key.empty()) {
+      auto again = w.exec_params("SELECT id, config::text FROM runs WHERE agent_id = $1 AND claim_key = $2 AND "
+                                 "status = 'assigned'", agent_id, claim_key);
+      if (!again.empty()) {
+        w.commit();
+        return assignment(again[0][0].as<int64_t>(), again[0][1].c_str());
+      }
+    }
     // The agent, and whether another agent of its board is busy (one run per physical board).
     auto me = w.exec_params(
         "SELECT name, mem_bytes, storage::text, live_modes::text, may_reboot, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
@@ -158,12 +182,13 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
       if (p.empty()) break;
       r = w.exec_params(
           "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
+          "  claim_key = nullif($3, ''), "
           "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
           "  workload = NULL, facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' - 'tables' "
           "           FROM agents a WHERE a.id = $1) "
           "WHERE id = $2 AND status = 'queued' RETURNING id, config::text, campaign_id",
-          agent_id, p[0][0].as<int64_t>());
+          agent_id, p[0][0].as<int64_t>(), claim_key);
     }
     if (r.empty()) {
       w.commit();
@@ -176,12 +201,7 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     w.exec_params("DELETE FROM epochs WHERE run_id = $1", run_id);
     w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2", campaign_id, run_id);
     w.commit();
-    bj::error_code ec;
-    auto cfg_json = bj::parse(r[0][1].c_str(), ec);
-    if (ec || !cfg_json.is_object()) return db_error("run " + std::to_string(run_id) + ": stored config is not a JSON object");
-    auto cfg = run_config_from_json(cfg_json.get_object(), "run " + std::to_string(run_id) + " config");
-    if (!cfg) return cfg.status();
-    return std::optional<Assignment>(Assignment{run_id, std::move(cfg).value()});
+    return assignment(run_id, r[0][1].c_str());
   });
 }
 

@@ -234,7 +234,51 @@ api::ReportRun report_run(const pqxx::row& row) {
 }
 }  // namespace
 
-Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id) {
+namespace {
+
+// Each run's epochs summarised in the database, as api::summarize_epochs summarises the rows (for ?epochs=none):
+// epoch 0's figures; the sums over epochs 1+ added in epoch order, as the C++ loop adds them (so the means are the
+// same to the last bit); the minibatches of the last epoch; the first throttled epoch; whether any epoch has energy.
+const char* const kReportSummariesSql =
+    "SELECT e.run_id, count(*), (array_agg(e.minibatches ORDER BY e.epoch DESC))[1], "
+    "  max(e.e2e_s) FILTER (WHERE e.epoch = 0), max(e.stall_s) FILTER (WHERE e.epoch = 0), "
+    "  max(e.compute_s) FILTER (WHERE e.epoch = 0), max(e.energy_j) FILTER (WHERE e.epoch = 0), "
+    "  count(*) FILTER (WHERE e.epoch > 0), sum(e.e2e_s ORDER BY e.epoch) FILTER (WHERE e.epoch > 0), "
+    "  sum(e.stall_s ORDER BY e.epoch) FILTER (WHERE e.epoch > 0), "
+    "  sum(e.compute_s ORDER BY e.epoch) FILTER (WHERE e.epoch > 0), "
+    "  sum(e.energy_j ORDER BY e.epoch) FILTER (WHERE e.epoch > 0), "
+    "  coalesce(bool_and(e.energy_j IS NOT NULL) FILTER (WHERE e.epoch > 0), true), "
+    "  count(*) FILTER (WHERE e.throttled), "
+    "  (array_agg('epoch ' || e.epoch || ': ' || coalesce(nullif(e.throttle_reason, ''), '-') ORDER BY e.epoch) "
+    "     FILTER (WHERE e.throttled))[1], "
+    "  bool_or(e.energy_j IS NOT NULL) "
+    "FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1 GROUP BY e.run_id";
+
+// A row of kReportSummariesSql.
+api::RunEpochSummary report_summary(const pqxx::row& row) {
+  api::RunEpochSummary s;
+  s.epochs = row[1].as<int64_t>();
+  s.minibatches = row[2].as<int64_t>();
+  s.e0_e2e_s = pg::opt_number(row[3]);
+  s.e0_stall_s = pg::opt_number(row[4]);
+  s.e0_compute_s = pg::opt_number(row[5]);
+  s.e0_energy_j = pg::opt_number(row[6]);
+  s.later_epochs = row[7].as<int64_t>();
+  if (s.later_epochs > 0) {
+    const auto n = static_cast<double>(s.later_epochs);
+    s.later_e2e_s = row[8].as<double>() / n;
+    s.later_stall_s = row[9].as<double>() / n;
+    s.later_compute_s = row[10].as<double>() / n;
+    if (row[12].as<bool>()) s.later_energy_j = row[11].as<double>() / n;
+  }
+  s.throttled_epochs = row[13].as<int64_t>();
+  s.first_throttle = pg::opt_text(row[14]);
+  return s;
+}
+
+}  // namespace
+
+Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id, ReportEpochs epochs) {
   return guarded("building the report", [&]() -> Result<api::CampaignReport> {
     pqxx::work w(*conn_);
     auto c = w.exec_params("SELECT id, name, description, source_file, created_at::text FROM campaigns WHERE id = $1",
@@ -242,18 +286,27 @@ Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id) {
     if (c.empty()) return not_found("no campaign " + std::to_string(campaign_id));
     api::CampaignReport report;
     report.campaign = {c[0][0].as<int64_t>(), c[0][1].c_str(), c[0][2].c_str(), c[0][3].c_str(), c[0][4].c_str()};
+    report.epochs_included = epochs == ReportEpochs::kRows;
     auto runs = w.exec_params(kReportRunsSql, campaign_id);
-    auto epochs = w.exec_params(kReportEpochsSql, campaign_id);
-    w.commit();
-    std::map<int64_t, std::vector<api::ReportEpoch>> by_run;
-    for (const auto& e : epochs) {
-      report.power_sensor |= !e[6].is_null();
-      by_run[e[0].as<int64_t>()].push_back(report_epoch(e));
+    std::map<int64_t, std::vector<api::ReportEpoch>> rows_by_run;
+    std::map<int64_t, api::RunEpochSummary> summary_by_run;
+    if (report.epochs_included) {
+      for (const auto& e : w.exec_params(kReportEpochsSql, campaign_id)) {
+        report.power_sensor |= !e[6].is_null();
+        rows_by_run[e[0].as<int64_t>()].push_back(report_epoch(e));
+      }
+    } else {
+      for (const auto& row : w.exec_params(kReportSummariesSql, campaign_id)) {
+        report.power_sensor |= row[15].as<bool>();
+        summary_by_run[row[0].as<int64_t>()] = report_summary(row);
+      }
     }
+    w.commit();
     for (const auto& row : runs) {
       api::ReportRun run = report_run(row);
-      if (auto it = by_run.find(run.run_id); it != by_run.end()) run.epochs = std::move(it->second);
+      if (auto it = rows_by_run.find(run.run_id); it != rows_by_run.end()) run.epochs = std::move(it->second);
       run.summary = api::summarize_epochs(run.epochs);
+      if (auto it = summary_by_run.find(run.run_id); it != summary_by_run.end()) run.summary = it->second;
       report.simulated_runs += run.simulated ? 1 : 0;
       report.runs.push_back(std::move(run));
     }

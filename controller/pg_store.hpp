@@ -40,7 +40,8 @@ class PgStore final : public Store {
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
-  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) override;
+  Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class,
+                                              const std::string& claim_key) override;
   Result<api::RunCancelled> cancel_run(int64_t run_id) override;
   Result<std::vector<RunOnAgent>> runs_to_stop() override;
   Status unclaim_run(int64_t run_id, int64_t agent_id) override;
@@ -52,11 +53,11 @@ class PgStore final : public Store {
   Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
   Status ingest_batch(std::vector<IngestItem>& items) override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
-                                          const std::string& source_yaml) override;
+                                          const std::string& source_yaml, const std::string& request_key) override;
   Result<int64_t> resolve_campaign(const std::string& ref) override;
   Result<api::CampaignStatus> campaign_status(int64_t campaign_id) override;
   Result<std::vector<api::CampaignStatus>> list_campaigns() override;
-  Result<api::CampaignReport> campaign_report(int64_t campaign_id) override;
+  Result<api::CampaignReport> campaign_report(int64_t campaign_id, ReportEpochs epochs) override;
   Result<std::vector<api::AgentInfo>> list_agents() override;
   Result<api::RunDetail> run_detail(int64_t run_id) override;
   Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;

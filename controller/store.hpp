@@ -64,7 +64,6 @@ const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
 std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
                              const std::string& error);
 
-// One agent result message of a group commit (Store::ingest_batch) and what became of it.
 // A model file the controller keeps (Store::complete_model_file); `completed_now`: this call completed the upload.
 struct ModelFileInfo {
   std::string sha256;
@@ -77,6 +76,10 @@ struct ModelFileInfo {
 Status check_model_upload(const std::string& sha256, int64_t bytes, const std::vector<int64_t>& sizes,
                           const std::string& actual_sha256);
 
+// What a campaign report carries of its runs' epochs (Store::campaign_report).
+enum class ReportEpochs { kRows, kSummaryOnly };
+
+// One agent result message of a group commit (Store::ingest_batch) and what became of it.
 struct IngestItem {
   int64_t agent_id = 0;
   proto::Body body;
@@ -128,8 +131,11 @@ class Store {
   virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;
   // Claims the oldest queued run the agent's class can take in the first active campaign by priority, then age;
   // of that campaign's, one whose power mode applies on the board as booted (the agent's live_modes, or no
-  // named mode) before one that needs a reboot. Clears partial results of earlier attempts.
-  virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class) = 0;
+  // named mode) before one that needs a reboot. Clears partial results of earlier attempts. Idempotent under retry:
+  // `claim_key` (minted once per claim by the caller; "" for none) marks the run, and a retry that finds the
+  // agent's run still assigned under that key returns it unchanged instead of claiming another (issue 32).
+  virtual Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class,
+                                                      const std::string& claim_key) = 0;
   // Cancels a queued run, or marks an executing one for stopping; returns the run's state; not_found.
   virtual Result<api::RunCancelled> cancel_run(int64_t run_id) = 0;
   // Executing runs whose cancel was requested, with their agents (the controller sends them cancel_run).
@@ -166,14 +172,18 @@ class Store {
   // The enrolled boards (connected or seen in 24 h, one agent per board) with their gating and reported tables,
   // by name: a submitted campaign is expanded and checked against their tables (perf::fleet_tables).
   virtual Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() = 0;
+  // Idempotent under retry: `request_key` (minted once per submission by the caller; "" for none) is kept with
+  // the campaign, and a retry with the same key returns the campaign the first attempt created (issue 32).
   virtual Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
-                                                  const std::string& source_yaml) = 0;
+                                                  const std::string& source_yaml, const std::string& request_key) = 0;
   // `ref` is a campaign id or a name (latest campaign with that name); not_found otherwise.
   virtual Result<int64_t> resolve_campaign(const std::string& ref) = 0;
   // not_found when there is no such campaign.
   virtual Result<api::CampaignStatus> campaign_status(int64_t campaign_id) = 0;
   virtual Result<std::vector<api::CampaignStatus>> list_campaigns() = 0;   // by id
-  virtual Result<api::CampaignReport> campaign_report(int64_t campaign_id) = 0;
+  // `epochs`: every run with its epoch rows, or with their summary only (?epochs=none, the text report: a
+  // 5,000-epoch campaign's rows are neither read nor sent; the summary equals summarize_epochs of the rows).
+  virtual Result<api::CampaignReport> campaign_report(int64_t campaign_id, ReportEpochs epochs) = 0;
   virtual Result<std::vector<api::AgentInfo>> list_agents() = 0;           // by id
   // The dashboard's run page: one run as in its campaign's report, with its campaign; not_found when none.
   virtual Result<api::RunDetail> run_detail(int64_t run_id) = 0;

@@ -23,7 +23,9 @@ ControllerOptions test_options() {
 ControllerFixture::ControllerFixture(ControllerOptions options) {
   auto memory = std::make_unique<MemoryStore>(3, [this] { return clock.now(); });
   store = memory.get();
-  db = std::make_unique<DbWorker>(std::move(memory));
+  auto wrapped = std::make_unique<FlakyStore>(std::move(memory));
+  flaky = wrapped.get();
+  db = std::make_unique<DbWorker>(std::move(wrapped));
   db->start();
   controller = std::make_shared<Controller>(ioc, *db, options);
   listener = std::make_shared<Listener>(ioc, controller);

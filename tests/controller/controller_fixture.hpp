@@ -1,5 +1,5 @@
 // ControllerFixture: the controller as jetsweep-controller wires it (Controller, Listener, a DbWorker) over
-// a MemoryStore with a manual clock, on an io_context the test drains on its own thread; agents are
+// a MemoryStore with a manual clock (behind a FlakyStore a test may tell to fail calls), on an io_context the test drains on its own thread; agents are
 // ProtocolClients in the same process. No PostgreSQL, no processes, no sleeps. Test thread only.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "controller/controller.hpp"
 #include "controller/memory_store.hpp"
 #include "controller/server.hpp"
+#include "support/flaky_store.hpp"
 #include "support/manual_clock.hpp"
 #include "support/protocol_client.hpp"
 
@@ -44,7 +45,8 @@ class ControllerFixture {
 
   ManualClock clock;
   boost::asio::io_context ioc{1};
-  controller::MemoryStore* store = nullptr;   // owned by db
+  controller::MemoryStore* store = nullptr;   // owned by flaky
+  FlakyStore* flaky = nullptr;                // owned by db; passes every call through unless told to fail one
   std::unique_ptr<controller::DbWorker> db;
   std::shared_ptr<controller::Controller> controller;
   std::shared_ptr<controller::Listener> listener;

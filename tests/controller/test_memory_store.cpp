@@ -9,6 +9,8 @@
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
+#include "support/report_summary_checks.hpp"
+#include "support/retry_checks.hpp"
 
 using namespace jetsweep;
 using jetsweep::controller::MemoryStore;
@@ -32,12 +34,12 @@ struct StoreFixture {
   int64_t campaign(const std::string& yaml) {
     auto c = parse_campaign(yaml, "test.yaml");
     REQUIRE(c.is_ok());
-    auto created = store.create_campaign(c.value(), "test.yaml", yaml);
+    auto created = store.create_campaign(c.value(), "test.yaml", yaml, "");
     REQUIRE(created.is_ok());
     return created->campaign_id;
   }
   std::optional<int64_t> claim(int64_t agent_id, const std::string& cls = "host") {
-    auto a = store.claim_run(agent_id, cls);
+    auto a = store.claim_run(agent_id, cls, "");
     REQUIRE(a.is_ok());
     if (!a.value()) return std::nullopt;
     return a.value()->run_id;
@@ -184,6 +186,16 @@ TEST_CASE("ingest outcomes: stored, duplicate or set aside, as PgStore's (issue 
   testing::check_ingest_outcomes(f.store);
 }
 
+TEST_CASE("a submission and a claim retried with their keys: what the first attempt did, once (issue 32)") {
+  StoreFixture f;
+  testing::check_retried_use_cases(f.store);
+}
+
+TEST_CASE("a report without epoch rows carries each run's summary of them, as PgStore's (issue 32)") {
+  StoreFixture f;
+  testing::check_report_summaries(f.store);
+}
+
 TEST_CASE("admission: one transaction, idempotent under retry, refused without a trace, as PgStore's (issue 32)") {
   StoreFixture f;
   testing::check_admission(f.store);
@@ -216,7 +228,7 @@ TEST_CASE("ingest is idempotent and drops rows of runs the sender does not own")
   CHECK(f.store.sample_rows(run) == 2);
   CHECK(f.store.run(run)->agent_t0_unix_s == 1234.5);
 
-  auto report = f.store.campaign_report(c);
+  auto report = f.store.campaign_report(c, controller::ReportEpochs::kRows);
   REQUIRE(report.is_ok());
   REQUIRE(report->runs.size() == 1);
   REQUIRE(report->runs[0].epochs.size() == 1);
@@ -263,7 +275,7 @@ TEST_CASE("results are append-only: nothing is stored for a run once it has fini
   CHECK(f.store.epoch_rows(run) == 1);
   CHECK(f.store.minibatch_rows(run) == 1);
   CHECK(f.store.sample_rows(run) == 0);
-  auto report = f.store.campaign_report(f.c);
+  auto report = f.store.campaign_report(f.c, controller::ReportEpochs::kRows);
   REQUIRE(report.is_ok());
   REQUIRE(report->runs.at(0).epochs.size() == 1);
   CHECK(report->runs[0].epochs[0].e2e_s == 2.0);

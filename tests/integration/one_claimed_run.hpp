@@ -30,10 +30,10 @@ struct OneClaimedRun {
     auto parsed = parse_campaign("campaign: diverge\nmatrix:\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n", "d.yaml");
     REQUIRE(parsed.is_ok());
     campaign = parsed.value();
-    auto created = store.create_campaign(campaign, "d.yaml", "");
+    auto created = store.create_campaign(campaign, "d.yaml", "", "");
     REQUIRE(created.is_ok());
     campaign_id = created->campaign_id;
-    auto claimed = store.claim_run(agent_id, "host");
+    auto claimed = store.claim_run(agent_id, "host", "");
     REQUIRE(claimed.is_ok());
     REQUIRE(claimed->has_value());
     run_id = (*claimed)->run_id;

@@ -89,10 +89,10 @@ struct Populated {
     REQUIRE(store.record_clock(agent_id, kClockOffset, 0.01).is_ok());
     auto parsed = parse_campaign(kCampaignYaml, "nullable.yaml");
     REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
-    auto created = store.create_campaign(parsed.value(), "nullable.yaml", kCampaignYaml);
+    auto created = store.create_campaign(parsed.value(), "nullable.yaml", kCampaignYaml, "");
     REQUIRE(created.is_ok());
     campaign_id = created->campaign_id;
-    auto claimed = store.claim_run(agent_id, "agx-orin");
+    auto claimed = store.claim_run(agent_id, "agx-orin", "");
     REQUIRE((claimed.is_ok() && claimed->has_value()));
     run_id = (*claimed)->run_id;
     run_results();
@@ -189,7 +189,7 @@ CsvRows exported(const std::string& dsn, bool per_epoch) {
 
 Reads read_everything(Populated& f) {
   Reads r;
-  JS_READ(report, f.store.campaign_report(f.campaign_id));
+  JS_READ(report, f.store.campaign_report(f.campaign_id, controller::ReportEpochs::kRows));
   r.report = report.value();
   r.report_wire = api::to_json(r.report);
   r.report_cli = round_trip(r.report, "report");

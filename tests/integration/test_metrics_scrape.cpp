@@ -268,7 +268,7 @@ std::vector<std::string> applied_sequence(controller::Store& store) {
   reg("a2");
   auto parsed = parse_campaign("campaign: c\nmatrix: {model: lenet5, dataset: mnist, batch_size: [8, 16, 32]}\n", "c.yaml");
   REQUIRE(parsed.is_ok());
-  REQUIRE(store.create_campaign(parsed.value(), "c.yaml", "").is_ok());
+  REQUIRE(store.create_campaign(parsed.value(), "c.yaml", "", "").is_ok());
   std::vector<std::string> seen;
   auto look = [&] {
     auto applied = store.agents_applied();
@@ -280,7 +280,7 @@ std::vector<std::string> applied_sequence(controller::Store& store) {
   };
   std::vector<int64_t> runs;
   auto claim_and_start = [&](const std::string& mode, bool start) {
-    auto claimed = store.claim_run(a1, "host");
+    auto claimed = store.claim_run(a1, "host", "");
     REQUIRE(claimed.is_ok());
     REQUIRE(claimed->has_value());
     runs.push_back((*claimed)->run_id);

@@ -73,7 +73,7 @@ TEST_CASE("epoch statistics are kept when the epoch lands, and again when a late
   e.compute_s = 15.0;
   e.minibatches = 5;
   REQUIRE(f.store.ingest_epoch(f.agent_id, e).is_ok());
-  auto report = f.store.campaign_report(f.campaign_id);
+  auto report = f.store.campaign_report(f.campaign_id, controller::ReportEpochs::kRows);
   REQUIRE(report.is_ok());
   REQUIRE(report->runs.at(0).epochs.size() == 1);
   auto stats = report->runs[0].epochs[0].minibatch_stats;
@@ -85,7 +85,7 @@ TEST_CASE("epoch statistics are kept when the epoch lands, and again when a late
   CHECK(stats->compute_p95_s == doctest::Approx(3.85).epsilon(1e-6));
   // The fifth minibatch arrives after its epoch (a resend after a reconnect): the statistics follow.
   REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 4, {0.5}, {5}, {}}).is_ok());
-  report = f.store.campaign_report(f.campaign_id);
+  report = f.store.campaign_report(f.campaign_id, controller::ReportEpochs::kRows);
   REQUIRE(report.is_ok());
   stats = report->runs[0].epochs[0].minibatch_stats;
   REQUIRE(stats.has_value());

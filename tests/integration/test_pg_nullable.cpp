@@ -35,6 +35,8 @@
 //   runs.compute_device       pg_queries.cpp report (CLI "trained on"), analysis_runs (compute, compute_device)
 //   runs.workload             pg_queries.cpp report (CLI "DATA:" flags), analysis_runs (dataset_fingerprint,
 //                             parameters, forward_macs) -> db_source.cpp, the per-epoch export
+//   runs.claim_key            pg_dispatch.cpp claim_run (a retried claim's run: WHERE claim_key = $2 never matches NULL)
+//   campaigns.request_key     pg_campaigns.cpp create_campaign (a retried submission: WHERE request_key = $1 likewise)
 //   epochs.energy_j           pg_queries.cpp report (+ power_sensor), analysis_epochs/_run_profile/_mode_profile
 //   epochs.mean_power_w       pg_queries.cpp report, analysis_epochs power_w (fallback energy_j / e2e_s)
 //   epochs.loss               pg_queries.cpp report (finding 2 of the issue)
@@ -215,7 +217,7 @@ std::vector<NullableColumn> state_columns() {
          CHECK_FALSE(r.report.runs[0].storage_medium.has_value());
          CHECK(r.status.unrunnable.empty());   // no medium needed: any agent can take both runs
          CHECK(first_sample(r).axes.at("storage") == "@ssd");   // the config's data
-         auto claimed = f.store.claim_run(f.agent_id, "agx-orin");
+         auto claimed = f.store.claim_run(f.agent_id, "agx-orin", "");
          REQUIRE(claimed.is_ok());
          CHECK(claimed->has_value());
        }},
@@ -259,6 +261,17 @@ std::vector<NullableColumn> state_columns() {
          CHECK(r.report_text.find("DATA:") == std::string::npos);   // one run: nothing to differ from
          CHECK(first_sample(r).dataset_fingerprint.empty());
          CHECK(csv_empty(r.epoch_csv, "dataset_fingerprint"));
+       }},
+      // Keys of retried use cases (sql/025): NULL for campaigns submitted and runs claimed without one (imported ones).
+      {"runs.claim_key", "UPDATE runs SET claim_key = NULL",
+       [](const Reads& r, Populated&) {
+         REQUIRE_FALSE(r.report.runs.empty());
+         CHECK(r.report.runs[0].attempts == 1);
+       }},
+      {"campaigns.request_key", "UPDATE campaigns SET request_key = NULL",
+       [](const Reads& r, Populated&) {
+         CHECK(r.report.campaign.name == "nullable");
+         CHECK_FALSE(r.report.runs.empty());
        }},
       {"analysis_runs.dataset, batch_size, workers, prefetch (config keys absent)",
        "UPDATE runs SET config = config - 'dataset' - 'batch_size' - 'workers' - 'prefetch'",

@@ -9,6 +9,8 @@
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
 #include "support/reboot_store_checks.hpp"
+#include "support/report_summary_checks.hpp"
+#include "support/retry_checks.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::testing;
@@ -33,7 +35,7 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(store.ingest_epoch(f.agent_id, e).is_ok());
   CHECK(db.count("SELECT count(*) FROM epochs WHERE loss IS NULL") == 1);
 
-  auto report = store.campaign_report(f.campaign_id);
+  auto report = store.campaign_report(f.campaign_id, controller::ReportEpochs::kRows);
   REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   REQUIRE(report->runs.size() == 1);
   const auto& run = report->runs[0];
@@ -203,6 +205,20 @@ TEST_CASE("admission: one transaction, idempotent under retry, refused without a
   testing::check_admission(store);
   CHECK(db.count("SELECT count(*) FROM agent_credentials c JOIN agents a ON a.id = c.agent_id WHERE a.name = "
                  "'admitted' AND c.credential_sha256 = repeat('1', 64)") == 1);
+}
+
+TEST_CASE("a submission and a claim retried with their keys: what the first attempt did, once (issue 32)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_retried_use_cases(store);
+}
+
+TEST_CASE("a report without epoch rows: each run's summary computed in SQL, equal to the rows' to the bit (issue 32)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_report_summaries(store);
 }
 
 TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {

@@ -32,9 +32,9 @@ TEST_CASE("PgStore: run_detail is the run as its campaign's report has it; run_s
   REQUIRE(agent.is_ok());
   auto parsed = parse_campaign("campaign: web\nmatrix: {model: lenet5, dataset: mnist, batch_size: [8, 16]}\n", "w.yaml");
   REQUIRE(parsed.is_ok());
-  auto created = store.create_campaign(parsed.value(), "w.yaml", "");
+  auto created = store.create_campaign(parsed.value(), "w.yaml", "", "");
   REQUIRE(created.is_ok());
-  auto claimed = store.claim_run(agent->agent_id, "host");
+  auto claimed = store.claim_run(agent->agent_id, "host", "");
   REQUIRE(claimed.is_ok());
   REQUIRE(claimed->has_value());
   const int64_t run_id = (*claimed)->run_id;
@@ -74,7 +74,7 @@ TEST_CASE("PgStore: run_detail is the run as its campaign's report has it; run_s
   REQUIRE_MESSAGE(detail.is_ok(), detail.status().to_string());
   CHECK(detail->campaign_id == created->campaign_id);
   CHECK(detail->campaign_name == "web");
-  auto report = store.campaign_report(created->campaign_id);
+  auto report = store.campaign_report(created->campaign_id, controller::ReportEpochs::kRows);
   REQUIRE(report.is_ok());
   REQUIRE(report->runs.size() == 2);
   // Identical to the report's entry for the run, field by field (compared as the JSON the API sends).

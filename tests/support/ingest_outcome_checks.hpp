@@ -22,7 +22,7 @@ struct OutcomeFixture {
         "campaign: outcomes\nmatrix: {model: lenet5, dataset: mnist, device: host, batch_size: [8, 16]}\n";
     auto parsed = parse_campaign(yaml, "outcomes.yaml");
     REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
-    auto created = store.create_campaign(parsed.value(), "outcomes.yaml", yaml);
+    auto created = store.create_campaign(parsed.value(), "outcomes.yaml", yaml, "");
     REQUIRE_MESSAGE(created.is_ok(), created.status().to_string());
     campaign = created->campaign_id;
   }
@@ -43,7 +43,7 @@ struct OutcomeFixture {
     return r->agent_id;
   }
   int64_t claim(int64_t agent_id) {
-    auto c = store.claim_run(agent_id, "host");
+    auto c = store.claim_run(agent_id, "host", "");
     REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
     REQUIRE(c->has_value());
     return (*c)->run_id;
@@ -166,7 +166,7 @@ inline void check_ingest_outcomes(controller::Store& store) {
   CHECK(f.set_aside() == 6);
 
   // The runs' rows hold only what their holders sent.
-  auto report = store.campaign_report(f.campaign);
+  auto report = store.campaign_report(f.campaign, controller::ReportEpochs::kRows);
   REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   REQUIRE(report->runs.size() == 2);
   for (const auto& r : report->runs) {

@@ -19,7 +19,7 @@ namespace jetsweep::testing {
 // An agent booted in MODE_30W without permission to reboot claims nothing of a campaign whose MAXN and MODE_15W
 // runs are left: they wait, and the campaign's status says for what.
 inline void check_waiting_for_a_reboot(controller::Store& store, int64_t agent, int64_t campaign_id) {
-  auto none = store.claim_run(agent, "agx-orin");
+  auto none = store.claim_run(agent, "agx-orin", "");
   REQUIRE(none.is_ok());
   CHECK_FALSE(none->has_value());
   auto waiting = store.campaign_status(campaign_id);
@@ -56,10 +56,10 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
       "campaign: gating\nmatrix: {model: lenet5, dataset: mnist, device: agx-orin, power_mode: [MAXN, MODE_15W, MODE_30W]}\n";
   auto parsed = parse_campaign(yaml, "gating.yaml");
   REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
-  auto created = store.create_campaign(parsed.value(), "gating.yaml", yaml);
+  auto created = store.create_campaign(parsed.value(), "gating.yaml", yaml, "");
   REQUIRE_MESSAGE(created.is_ok(), created.status().to_string());
   auto claim = [&](int64_t agent) {
-    auto a = store.claim_run(agent, "agx-orin");
+    auto a = store.claim_run(agent, "agx-orin", "");
     REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
     REQUIRE(a->has_value());
     return **a;
@@ -173,8 +173,8 @@ inline void check_enrolled_board_facts(controller::Store& store) {
   const std::string yaml = "campaign: t\nmatrix: {model: lenet5, dataset: mnist, device: agx-orin}\n";
   auto parsed = parse_campaign(yaml, "t.yaml");
   REQUIRE(parsed.is_ok());
-  REQUIRE(store.create_campaign(parsed.value(), "t.yaml", yaml).is_ok());
-  auto claimed = store.claim_run(orin, "agx-orin");
+  REQUIRE(store.create_campaign(parsed.value(), "t.yaml", yaml, "").is_ok());
+  auto claimed = store.claim_run(orin, "agx-orin", "");
   REQUIRE(claimed.is_ok());
   REQUIRE(claimed->has_value());
   auto detail = store.run_detail((*claimed)->run_id);
