@@ -113,7 +113,8 @@ struct TableRows {
 };
 const TableRows kTableRows[] = {
     {"campaigns", "id = %ID%", "id"},
-    {"agents", "id IN (SELECT agent_id FROM runs WHERE campaign_id = %ID%)", "id"},
+    {"agents", "id IN (SELECT agent_id FROM runs WHERE campaign_id = %ID% UNION "
+               "SELECT agent_id FROM set_aside_results WHERE campaign_id = %ID%)", "id"},
     {"runs", "campaign_id = %ID%", "id"},
     {"epochs", "run_id IN (SELECT id FROM runs WHERE campaign_id = %ID%)", "run_id, epoch"},
     {"minibatch_chunks", "campaign_id = %ID%", "run_id, epoch, first_idx"},
@@ -121,12 +122,14 @@ const TableRows kTableRows[] = {
     {"model_files", "bytes IS NOT NULL AND sha256 IN " MODELS_OF_CAMPAIGN, "sha256"},
     {"model_file_chunks", "sha256 IN (SELECT sha256 FROM model_files WHERE bytes IS NOT NULL AND sha256 IN "
                           MODELS_OF_CAMPAIGN ")", "sha256, idx"},
+    {"set_aside_results", "campaign_id = %ID%", "id"},
 };
 #undef MODELS_OF_CAMPAIGN
 
 std::string rows_where(const TableRows& t, int64_t campaign_id) {
   std::string where = t.where;
-  where.replace(where.find("%ID%"), 4, std::to_string(campaign_id));
+  for (size_t at = where.find("%ID%"); at != std::string::npos; at = where.find("%ID%", at))
+    where.replace(at, 4, std::to_string(campaign_id));
   return where;
 }
 
@@ -201,6 +204,7 @@ const std::map<std::string, std::vector<std::string>>& required_columns() {
       {"sample_chunks", {"campaign_id", "run_id"}},
       {"model_files", {"sha256", "bytes", "chunks"}},
       {"model_file_chunks", {"sha256", "idx", "data"}},
+      {"set_aside_results", {"campaign_id", "run_id", "agent_id"}},
   };
   return req;
 }
@@ -308,7 +312,8 @@ void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
   w.exec("CREATE TEMP TABLE archive_run_map ON COMMIT DROP AS SELECT old_id, nextval(pg_get_serial_sequence('runs', "
          "'id')) AS new_id FROM (SELECT id AS old_id FROM archive_runs ORDER BY id) o");
   const std::string by_run = "JOIN archive_run_map m ON m.old_id = s.run_id";
-  w.exec(insert_mapped(w, "runs", v.columns("runs"), {{"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}},
+  w.exec(insert_mapped(w, "runs", v.columns("runs"),
+                       {{"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}},
                        "JOIN archive_run_map m ON m.old_id = s.id LEFT JOIN archive_agent_map am ON am.old_id = "
                        "s.agent_id ORDER BY m.new_id"));
   w.exec(insert_mapped(w, "epochs", v.columns("epochs"), {{"run_id", "m.new_id"}}, by_run));
@@ -399,10 +404,23 @@ Result<ImportSummary> apply_import(pqxx::work& w, const ImportVisitor& v, const 
     return invalid_argument("the archive has " + std::string(runs[0].c_str()) +
                             " run(s) assigned or running, which no agent here executes");
   s.queued_runs = runs[1].as<int64_t>();
-  s.campaign_id = w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}, {"request_key", ""}}, "RETURNING id"))[0]
-                      .as<int64_t>();
+  s.campaign_id =
+      w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}, {"request_key", ""}}, "RETURNING id"))[0]
+          .as<int64_t>();
   import_agents(w, v, s);
   import_runs(w, v, s.campaign_id);
+  if (v.has("set_aside_results")) {   // version 3: each with its run and agent mapped, every one or the import fails
+    const pqxx::result kept = w.exec(insert_mapped(
+        w, "set_aside_results", v.columns("set_aside_results"),
+        {{"id", ""}, {"campaign_id", std::to_string(s.campaign_id)}, {"run_id", "m.new_id"}, {"agent_id", "am.new_id"}},
+        "JOIN archive_run_map m ON m.old_id = s.run_id JOIN archive_agent_map am ON am.old_id = s.agent_id "
+        "ORDER BY s.id"));
+    s.set_aside_results = static_cast<int64_t>(kept.affected_rows());
+    if (s.set_aside_results != h.counts.at("set_aside_results"))
+      return invalid_argument("table set_aside_results: " + std::to_string(s.set_aside_results) +
+                              " rows imported, the archive has " + std::to_string(h.counts.at("set_aside_results")) +
+                              " (rows whose run or agent is not in the archive?)");
+  }
   JS_RETURN_IF_ERROR(import_models(w, v, s.campaign_id, s));
   // Queued runs are not handed to this lab's boards until someone resumes the campaign.
   if (s.queued_runs > 0)

@@ -3,22 +3,25 @@
 // `jetsweep drop` deletes a campaign. They work straight on the database, as `jetsweep export` does. Stateless
 // functions; each opens its own connection; any thread.
 //
-// The archive file, format version 2: one gzip stream (RFC 1952) of UTF-8 lines, each ending in '\n':
-//   line 1   a JSON object: {"format":"jetsweep-archive","version":2,"schema_version":S,
+// The archive file, format version 3: one gzip stream (RFC 1952) of UTF-8 lines, each ending in '\n':
+//   line 1   a JSON object: {"format":"jetsweep-archive","version":3,"schema_version":S,
 //            "campaign":{"id":ID,"name":NAME},"counts":{"campaigns":1,"agents":A,"runs":R,"epochs":E,
-//            "minibatch_chunks":M,"sample_chunks":C,"model_files":F,"model_file_chunks":K},
+//            "minibatch_chunks":M,"sample_chunks":C,"model_files":F,"model_file_chunks":K,"set_aside_results":X},
 //            "created_at":"YYYY-MM-DDTHH:MM:SSZ"}
 //            S is the newest migration of the source database (max(version) of schema_migrations), ID and NAME
 //            the campaign's id and name there; counts: the rows of each table below.
-//   then, for each table in this order: campaigns (the campaign's row), agents (the rows its runs reference;
-//            agent_credentials never), runs, epochs, minibatch_chunks, sample_chunks (the campaign's), model_files
-//            and model_file_chunks (the complete model files its runs name as torchscript:<sha256>; version 2):
+//   then, for each table in this order: campaigns (the campaign's row), agents (the rows its runs and its
+//            set-aside results reference; agent_credentials never), runs, epochs, minibatch_chunks, sample_chunks
+//            (the campaign's), model_files and model_file_chunks (the complete model files its runs name as
+//            torchscript:<sha256>; version 2), set_aside_results (what agents measured for runs they no longer
+//            held, issue 29; version 3):
 //            "@table NAME COL1,COL2,..."  the table's columns as the source database has them
 //            one line per row in PostgreSQL's COPY text format (tab-separated, \N for NULL, backslash escapes),
 //            written with DateStyle ISO, TimeZone UTC and extra_float_digits 3, so every value reads back exactly
 //            "\."
 //   last     "@end sha256=HEX": the SHA-256 (lower-case hex) of every byte of the text before this line.
-// Version 1 is version 2 without the model-file tables; it is still read. Ids are the source database's. Import maps them: a new campaign id (its INSERT creates the measurement
+// Version 2 is version 3 without set_aside_results, version 1 version 2 without the model-file tables; both are
+// still read. Ids are the source database's. Import maps them: a new campaign id (its INSERT creates the measurement
 // partitions), new run ids in the same order, agents by name (an existing agent of that name is reused, else the
 // row is inserted with connected = false). A reader refuses a file that is not gzip, another format, a version it
 // does not know, a schema_version newer than the target database's, tables out of order, a row count that differs
@@ -66,6 +69,7 @@ struct ImportSummary {
   int64_t model_files_present = 0;      // in the archive and already complete here
   std::vector<std::string> models_missing;   // torchscript:<sha256> its runs name that this database lacks (a
                                              // version 1 archive, or a file the source did not have complete)
+  int64_t set_aside_results = 0;        // results measured for runs their agents no longer held (version 3)
 };
 
 // A campaign as `drop` shows it before asking.
@@ -85,7 +89,7 @@ struct DropSummary {
 };
 
 // The newest archive format (written); every version up to it is read.
-inline constexpr int kArchiveVersion = 2;
+inline constexpr int kArchiveVersion = 3;
 // The tables of format `version`, in file order.
 const std::vector<std::string>& archive_tables(int version = kArchiveVersion);
 

@@ -17,7 +17,12 @@ const std::vector<std::string>& archive_tables(int version) {
     t.insert(t.end(), {"model_files", "model_file_chunks"});
     return t;
   }();
-  return version <= 1 ? v1 : v2;
+  static const std::vector<std::string> v3 = [] {
+    auto t = v2;
+    t.push_back("set_aside_results");
+    return t;
+  }();
+  return version <= 1 ? v1 : version == 2 ? v2 : v3;
 }
 
 namespace archive_file {

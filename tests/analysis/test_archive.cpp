@@ -139,6 +139,11 @@ int64_t insert_alpha(pqxx::work& w) {
          "ARRAY[2048]), array_fill(0::bigint, ARRAY[2048]), array_fill(NULL::real, ARRAY[2048]), "
          "array_fill(51.5::real, ARRAY[2048]), array_fill(12::smallint, ARRAY[2048]), "
          "array(SELECT (i % 1000 / 10.0)::real FROM generate_series(1, 24576) i))");
+  // Results set aside (issue 29): a late epoch of run 0 from nx-b, and one from other-c, which ran no run of alpha.
+  w.exec("INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5, "
+         "received_at) SELECT " + cid + ", " + run0 + ", a.id, 'epoch_result', 'the run is done on agent ' || a.id, "
+         "jsonb_build_object('type', 'epoch_result', 'run_id', 1, 'epoch', 7, 'e2e_s', 1.25), md5(a.name), "
+         "'2026-02-01 11:00:00.25+00' FROM agents a WHERE a.name IN ('nx-b', 'other-c')");
   return c;
 }
 
@@ -185,6 +190,9 @@ Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
       {"model_files", "SELECT to_jsonb(t)::text FROM model_files t WHERE sha256 IN " + models + " ORDER BY sha256"},
       {"model_file_chunks", "SELECT sha256 || ' ' || idx || ' ' || encode(data, 'escape') FROM model_file_chunks "
                             "WHERE sha256 IN " + models + " ORDER BY sha256, idx"},
+      {"set_aside_results", "SELECT r.ordinal || ' ' || a.name || ' ' || (to_jsonb(t) - 'id' - 'run_id' - "
+                            "'campaign_id' - 'agent_id')::text FROM set_aside_results t JOIN runs r ON r.id = t.run_id "
+                            "JOIN agents a ON a.id = t.agent_id WHERE t.campaign_id = " + cid + " ORDER BY r.ordinal, a.name"},
   };
   Snapshot out;
   for (const auto& [table, sql] : queries)
@@ -280,13 +288,14 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(a.at("campaign").at("id").as_int64() == alpha);
   const bj::object& counts = a.at("counts").as_object();
   CHECK(counts.at("campaigns").as_int64() == 1);
-  CHECK(counts.at("agents").as_int64() == 2);  // not other-c: no run of alpha ran there
+  CHECK(counts.at("agents").as_int64() == 3);  // other-c too: no run of alpha ran there, but it has a result set aside
   CHECK(counts.at("runs").as_int64() == 3);
   CHECK(counts.at("epochs").as_int64() == 4);
   CHECK(counts.at("minibatch_chunks").as_int64() == 3);
   CHECK(counts.at("sample_chunks").as_int64() == 2);
   CHECK(counts.at("model_files").as_int64() == 1);   // the one its runs name, not the other
   CHECK(counts.at("model_file_chunks").as_int64() == 1);
+  CHECK(counts.at("set_aside_results").as_int64() == 2);
   CHECK(!std::filesystem::exists(path + ".partial"));
   std::string hash;
   for (int i = 0; i < 32; ++i) hash += "ab";
@@ -298,7 +307,7 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(imported != alpha);
   CHECK(imp.at("campaign").at("name").as_string() == "alpha ü");
   CHECK(imp.at("agents").at("reused").as_array() == bj::array{"nx-b"});
-  CHECK(imp.at("agents").at("created").as_array() == bj::array{"orin-a"});
+  CHECK(imp.at("agents").at("created").as_array() == (bj::array{"orin-a", "other-c"}));
   CHECK(imp.at("model_files").at("imported").as_int64() == 1);
   CHECK(imp.at("model_files").at("missing").as_array().empty());
   const Snapshot want = snapshot(source.dsn(), alpha);
@@ -307,7 +316,8 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'orin-a' AND NOT connected") == 1);
   CHECK(target.count("SELECT count(*) FROM agent_credentials") == 0);
   CHECK(target.count("SELECT count(*) FROM agents WHERE name = 'nx-b' AND hostname = 'the-target-nx'") == 1);
-  CHECK(target.count("SELECT count(*) FROM agents") == 3);
+  CHECK(target.count("SELECT count(*) FROM agents") == 4);
+  CHECK(target.count("SELECT count(*) FROM set_aside_results WHERE campaign_id = " + std::to_string(imported)) == 2);
   // Run ids keep the runs' order; the partitions exist.
   CHECK(target.count("SELECT count(*) FROM (SELECT ordinal, row_number() OVER (ORDER BY id) - 1 AS pos FROM runs "
                      "WHERE campaign_id = " + std::to_string(imported) + ") s WHERE ordinal = pos") == 3);
@@ -357,10 +367,10 @@ TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming
   CHECK(refused(file("no-trailer.gz"), "no trailer").find("without the trailer") != std::string::npos);
   write_file(file("plain.txt"), text);
   CHECK(refused(file("plain.txt"), "not gzip").find("not a gzip file") != std::string::npos);
-  std::string v3 = text;
-  v3.replace(v3.find("\"version\":2"), 11, "\"version\":3");
-  gzip_to(file("v3.gz"), v3);
-  CHECK(refused(file("v3.gz"), "format version 3").find("version 3") != std::string::npos);
+  std::string v4 = text;
+  v4.replace(v4.find("\"version\":3"), 11, "\"version\":4");
+  gzip_to(file("v4.gz"), v4);
+  CHECK(refused(file("v4.gz"), "format version 4").find("version 4") != std::string::npos);
   refused(file("missing.gz"), "no such file");
 
   // Sound in form, but rows this database refuses: rolled back whole (campaign, agents, partitions).
@@ -427,7 +437,9 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
 
   // A version 1 archive (before model files travelled): imported, the file its runs name reported missing.
   std::string v1 = text.substr(0, text.find("@table model_files"));
-  v1.replace(v1.find("\"version\":2"), 11, "\"version\":1");
+  v1.replace(v1.find("\"version\":3"), 11, "\"version\":1");
+  const std::string set_aside_count = ",\"set_aside_results\":2";
+  v1.replace(v1.find(set_aside_count), set_aside_count.size(), "");
   const std::string model_counts = ",\"model_files\":1,\"model_file_chunks\":1";
   v1.replace(v1.find(model_counts), model_counts.size(), "");
   gzip_to(file("v1.gz"), resealed(v1 + "@end "));
@@ -435,6 +447,17 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
   CHECK(old.at("model_files").at("missing").as_array() == bj::array{bj::value(std::string("torchscript:") + kModelSha)});
   const Cli old_text = import_cli({file("v1.gz"), "--db", other.dsn()});
   CHECK(old_text.out.find("MODEL FILES MISSING: the runs name torchscript:" + std::string(kModelSha)) != std::string::npos);
+
+  // A version 2 archive (before set-aside results travelled): imported with everything else.
+  std::string v2 = text.substr(0, text.find("@table set_aside_results"));
+  v2.replace(v2.find("\"version\":3"), 11, "\"version\":2");
+  v2.replace(v2.find(set_aside_count), set_aside_count.size(), "");
+  gzip_to(file("v2.gz"), resealed(v2 + "@end "));
+  const bj::object two = json_out(import_cli({file("v2.gz"), "--db", other.dsn(), "--json"}));
+  CHECK(two.at("model_files").at("missing").as_array().empty());
+  CHECK_FALSE(two.at("counts").as_object().contains("set_aside_results"));
+  CHECK(other.count("SELECT count(*) FROM set_aside_results WHERE campaign_id = " +
+                    std::to_string(two.at("campaign").at("id").as_int64())) == 0);
 }
 
 TEST_CASE_FIXTURE(TwoDatabases, "archive refuses executing runs; queued runs are imported paused") {
