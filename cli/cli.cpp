@@ -4,9 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <set>
 #include <optional>
 #include <ostream>
 
@@ -109,7 +111,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& inv, const std::vector<DelegatedC
     if (std::string(c.name) != "help" && std::string(c.name) != "validate" && std::string(c.name) != "watch")
       sub->add_flag("--json", inv.as_json, "print the controller's JSON answer");
   }
-  // A delegated command parses its own arguments: all of them (its --help, flags named like ours) are left to it.
+  // Listed for --help; run_delegated hands them their arguments before CLI11 parses anything.
   for (const auto& d : delegated) {
     CLI::App* sub = app->add_subcommand(d.name, d.summary);
     sub->prefix_command();
@@ -329,10 +331,45 @@ class Commands {
   std::string campaign_text_;
 };
 
+// When the command is a delegated one, runs it with every argument after its name exactly as given (`--` included,
+// which CLI11 would take as its own) and returns its exit code. Before the name only --help (handed on) is allowed:
+// the client's own flags (--controller, --token, --token-file, --ca) mean nothing to a command that works on the
+// database, and are refused rather than silently dropped.
+std::optional<int> run_delegated(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                                 const std::vector<DelegatedCommand>& delegated) {
+  static const std::set<std::string> kValued = {"--controller", "--token", "--token-file", "--ca"};
+  size_t at = 0;
+  std::vector<std::string> before;
+  while (at < args.size() && !args[at].empty() && args[at][0] == '-') {
+    before.push_back(args[at]);
+    at += kValued.count(args[at]) ? 2 : 1;
+  }
+  if (at >= args.size()) return std::nullopt;
+  const auto d = std::find_if(delegated.begin(), delegated.end(), [&](const auto& c) { return c.name == args[at]; });
+  if (d == delegated.end()) return std::nullopt;
+  bool help = false;
+  for (const auto& flag : before) {
+    if (flag == "--help" || flag == "-h") {
+      help = true;
+      continue;
+    }
+    const std::string name = flag.substr(0, flag.find('='));
+    if (kValued.count(name))
+      err << "jetsweep: " << name << " is for the commands that talk to the controller; " << d->name
+          << " works on the database itself (jetsweep " << d->name << " --help)\n";
+    else
+      err << "jetsweep: unknown flag '" << flag << "'\n";
+    return 2;
+  }
+  if (help) return d->run({"--help"}, out, err);
+  return d->run(std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end()), out, err);
+}
+
 // Parses `args` into `inv`; returns an exit code when parsing settles it (help, usage errors, a delegated command,
 // which it runs).
 std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, std::ostream& out, std::ostream& err,
                          const std::vector<DelegatedCommand>& delegated) {
+  if (auto code = run_delegated(args, out, err, delegated)) return code;
   auto app = make_app(inv, delegated);
   std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 consumes from the back
   try {
@@ -357,15 +394,6 @@ std::optional<int> parse(const std::vector<std::string>& args, Invocation& inv, 
     return 2;
   }
   inv.command = sub->get_name();
-  for (const auto& d : delegated)
-    if (d.name == inv.command) {
-      // Only what stands before the command is ours: a flag we do not know there is refused.
-      if (const auto before = app->remaining(false); !before.empty()) {
-        err << "jetsweep: unknown flag '" << before[0] << "'\n";
-        return 2;
-      }
-      return d.run(sub->remaining(), out, err);
-    }
   auto token = net::resolve_secret("--token", inv.token, inv.token_opt->count() > 0, "--token-file", inv.token_file,
                                    inv.token_file_opt->count() > 0);
   if (!token) {

@@ -265,11 +265,12 @@ api::RunEpochSummary report_summary(const pqxx::row& row) {
   s.e0_energy_j = pg::opt_number(row[6]);
   s.later_epochs = row[7].as<int64_t>();
   if (s.later_epochs > 0) {
+    // + 0.0: the C++ loop starts its sums from +0, so a sum of -0 values is +0 there (SQL's starts from the first).
     const auto n = static_cast<double>(s.later_epochs);
-    s.later_e2e_s = row[8].as<double>() / n;
-    s.later_stall_s = row[9].as<double>() / n;
-    s.later_compute_s = row[10].as<double>() / n;
-    if (row[12].as<bool>()) s.later_energy_j = row[11].as<double>() / n;
+    s.later_e2e_s = (row[8].as<double>() + 0.0) / n;
+    s.later_stall_s = (row[9].as<double>() + 0.0) / n;
+    s.later_compute_s = (row[10].as<double>() + 0.0) / n;
+    if (row[12].as<bool>()) s.later_energy_j = (row[11].as<double>() + 0.0) / n;
   }
   s.throttled_epochs = row[13].as<int64_t>();
   s.first_throttle = pg::opt_text(row[14]);

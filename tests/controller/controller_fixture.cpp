@@ -57,6 +57,13 @@ int64_t ControllerFixture::registered_id(const ProtocolClient& client) {
   return r.empty() ? 0 : r.back().agent_id;
 }
 
+bool ControllerFixture::settle_db() {
+  bool done = false;
+  db->post<Status>(
+      ioc.get_executor(), [](Store&) { return Status::ok(); }, [&done](Status) { done = true; });
+  return drain_until([&] { return done; });
+}
+
 bool ControllerFixture::round_trip(ProtocolClient& client) {
   proto::EpochResult probe;   // for a run nobody owns: acknowledged, its row dropped
   probe.run_id = std::numeric_limits<int32_t>::max();

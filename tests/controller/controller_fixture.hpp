@@ -32,6 +32,9 @@ class ControllerFixture {
   std::shared_ptr<ProtocolClient> connect_agent(const proto::Register& reg);
   // The agent id the controller gave `client` (0 before 'registered').
   static int64_t registered_id(const ProtocolClient& client);
+  // Waits until every database job posted so far has run (a no-op job behind them has completed): a fault armed
+  // after this meets only calls made after it.
+  bool settle_db();
   // Sends a message the controller acknowledges and waits for its ack. The controller handles frames and
   // database jobs in order, so whatever it was going to send `client` before has arrived by then.
   bool round_trip(ProtocolClient& client);

@@ -69,13 +69,17 @@ void campaign_to_its_end(ControllerFixture& f) {
     CHECK(f.store->epoch_rows(run.id) == kEpochs);
     CHECK(f.store->minibatch_rows(run.id) == 2 * kEpochs);
   }
-  // Not locked out: the agent comes back with its credential and is admitted.
+  // Its going is recorded (set_agent_connected), and it is not locked out: it comes back with its credential and
+  // is admitted.
+  const int64_t agent_id = ControllerFixture::registered_id(*agent);
   auto again = test_register("host-1");
   again.credential = agent->all<proto::Registered>().at(0).credential;
   REQUIRE(again.credential.has_value());
   agent->close();
+  REQUIRE(f.drain_until([&] { return !f.store->agent(agent_id)->connected; }));
   auto back = f.connect_agent(again);
-  CHECK(ControllerFixture::registered_id(*back) == ControllerFixture::registered_id(*agent));
+  CHECK(ControllerFixture::registered_id(*back) == agent_id);
+  CHECK(f.drain_until([&] { return f.store->agent(agent_id)->connected; }));
 }
 
 }  // namespace
@@ -111,6 +115,10 @@ TEST_CASE("a lease-expiry requeue failing before or after it took effect: the ru
     const int64_t run_id = first->all<proto::AssignRun>()[0].run_id;
     first->close();
     REQUIRE(f.drain_until([&] { return !f.store->agent(ControllerFixture::registered_id(*first))->connected; }));
+    // Sweeps run only while the test drains the io_context: once the jobs already posted have run, the next
+    // requeue_orphaned_runs is a sweep's after the lease expired, the one that requeues the run.
+    REQUIRE(f.settle_db());
+    REQUIRE(f.store->run(run_id)->status == "assigned");
     f.flaky->fail("requeue_orphaned_runs", when);
     f.clock.advance(31);   // past the 30 s lease
     auto second = f.connect_agent(test_register("host-2"));

@@ -69,10 +69,11 @@ TEST_CASE("delegated commands (analyze, export, archive, import, drop): listed b
   CHECK(cli::run_cli({"--help"}, out, err, false, delegated) == 0);
   CHECK(out.str().find("analyze") != std::string::npos);
   CHECK(out.str().find("analyses from the database") != std::string::npos);
-  // Every argument after the command reaches it as given, its own --help and flags the client also has included;
-  // its exit code is the CLI's.
+  // Every argument after the command reaches it as given, its own --help, `--` and flags the client also has
+  // included; its exit code is the CLI's.
   const std::vector<std::vector<std::string>> cases = {
-      {"variability", "--db", "dbname=x", "--json"}, {"--help"}, {"--controller", "c", "-h"}, {"status"}, {}};
+      {"variability", "--db", "dbname=x", "--json"}, {"--help"}, {"--controller", "c", "-h"}, {"status"}, {},
+      {"--", "x"}, {"--"}, {"pareto", "--", "--db", "x"}};
   for (const auto& args : cases) {
     std::vector<std::string> full = {"analyze"};
     full.insert(full.end(), args.begin(), args.end());
@@ -82,11 +83,20 @@ TEST_CASE("delegated commands (analyze, export, archive, import, drop): listed b
     CHECK(seen == args);
     CHECK(o.str() == "analysed\n");
   }
-  // A client flag before the command is refused, not silently dropped.
+  // A client flag before the command is refused, not silently dropped; --help there is handed on.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--controller", "http://x:1"}, {"--token-file", "/nonexistent"}, {"--ca=f"}}) {
+    std::vector<std::string> full = flags;
+    full.insert(full.end(), {"analyze", "pareto"});
+    std::ostringstream o, e;
+    seen = {"not called"};
+    CHECK(cli::run_cli(full, o, e, false, delegated) == 2);
+    CHECK(seen == std::vector<std::string>{"not called"});
+    CHECK(e.str().find("analyze works on the database itself") != std::string::npos);
+  }
   std::ostringstream o2, e2;
-  seen = {"not called"};
-  CHECK(cli::run_cli({"--controller", "http://x:1", "analyze", "pareto"}, o2, e2, false, delegated) == 7);
-  CHECK(seen == std::vector<std::string>{"pareto"});
+  CHECK(cli::run_cli({"--help", "analyze"}, o2, e2, false, delegated) == 7);
+  CHECK(seen == std::vector<std::string>{"--help"});
   std::ostringstream o3, e3;
   CHECK(cli::run_cli({"--frob", "analyze", "pareto"}, o3, e3, false, delegated) == 2);
   CHECK(e3.str() == "jetsweep: unknown flag '--frob'\n");
