@@ -431,8 +431,9 @@ Result<CreatedCampaign> MemoryStore::create_campaign(const Campaign& c, const st
                                                      const std::string& source_yaml, const std::string& request_key) {
   std::lock_guard lock(mu_);
   if (!request_key.empty())   // a retry of a submission that took effect: the campaign it created
-    for (const auto& [id, row] : campaigns_)
-      if (row.request_key == request_key) {
+    for (const auto& entry : campaigns_)
+      if (entry.second.request_key == request_key) {
+        const int64_t id = entry.first;
         const auto runs = std::count_if(runs_.begin(), runs_.end(), [&](const auto& kv) { return kv.second.campaign_id == id; });
         return CreatedCampaign{id, static_cast<int64_t>(runs)};
       }
