@@ -168,7 +168,7 @@ struct Shared {
 Shared& shared() {
   static Shared* s = [] {
     auto* made = new Shared();   // never destroyed: its worker serves every input until the process exits
-    auto created = made->initial.create_campaign(stored_campaign(), "stored.yaml", std::string(kStoredCampaign));
+    auto created = made->initial.create_campaign(stored_campaign(), "stored.yaml", std::string(kStoredCampaign), "");
     fuzz::require(created.is_ok(), "the stored campaign is stored", created.is_ok() ? "" : created.status().to_string());
     made->db.start();
     return made;
