@@ -47,10 +47,11 @@ const std::vector<FlagDecl>& predict_flags() {
       {"--features", "raw|inverse", "linear: time-model features", "raw"},
       {"--criterion", "rmse|mape", "linear: representative-set score", "rmse"},
       {"--pool", "N", "linear: candidate modes of the nCk search", "10"},
-      {"--nn-epochs", "N", "nn/powertrain: training epochs", "100"},
-      {"--batch-size", "N", "nn/powertrain: batch size", "32"},
+      {"--nn-epochs", "N", "nn, and the powertrain reference: training epochs", "100"},
+      {"--batch-size", "N", "nn, and the powertrain reference: batch size", "32"},
       {"--dropout", "P", "nn/powertrain: dropout, below 1", "0.1"},
-      {"--log-target", "", "nn/powertrain: regress the log of the target"},
+      {"--log-target", "", "nn/powertrain-paper: regress the log of the target (powertrain always does)"},
+      {"--fine-tune-steps", "N", "powertrain: full-batch Adam steps on the target modes", "300"},
       {"--reference-modes", "N", "powertrain: reference modes (0 = every one)", "0"},
       {"--reference-seed", "S", "powertrain: the reference model's seed", "1"},
       {"--model-dir", "DIR", "reference model cache (default $XDG_CACHE_HOME/jetsweep/models)"},
@@ -72,12 +73,12 @@ std::vector<FlagDecl> flags_of(const std::string& command) {
                                  {"--y", "power|energy", "y axis", "power"},
                                  {"--plot", "FILE", "plot the front (.png or .svg)"}});
   if (command == "predict")
-    return with(with(source_flags(), {{"--method", "linear|nn|powertrain", "the predictor (required)"},
+    return with(with(source_flags(), {{"--method", "linear|nn|powertrain|powertrain-paper", "the predictor (required)"},
                                       {"--workload", "W", "the workload to predict (or --target)"}}),
                 predict_flags());
   if (command == "optimize")
     return with(with(source_flags(), {{"--workload", "W", "the workload (required; or --target)"},
-                                      {"--method", "observed|linear|nn|powertrain", "candidate values", "observed"},
+                                      {"--method", "observed|linear|nn|powertrain|powertrain-paper", "candidate values", "observed"},
                                       {"--power-budget-w", "W", "fastest mode within this power"},
                                       {"--time-budget", "MS", "lowest-power mode within this time per minibatch"},
                                       {"--sweep", "FROM:TO:STEP", "sweep of power budgets (W) against the optimum"},
@@ -105,7 +106,7 @@ struct CommandInfo {
 constexpr CommandInfo kCommands[] = {
     {"variability", "epoch time and energy per board instance, software per board class"},
     {"pareto", "the Pareto front of one workload (time or energy vs power or energy)"},
-    {"predict", "predict a workload's time and power per mode (linear, nn, powertrain), held-out accuracy"},
+    {"predict", "predict a workload's time and power per mode (linear, nn, powertrain, powertrain-paper), held-out accuracy"},
     {"optimize", "the fastest mode within a power budget (or lowest power within a time budget), budget sweeps"},
     {"epochs", "stall / compute / other per epoch, epoch 0 apart"},
     {"synth", "write a synthetic corpus CSV"},
@@ -144,6 +145,8 @@ Status nn_flags(const Flags& a, NnOptions& nn) {
   JS_ASSIGN_OR_RETURN(int64_t threads, a.integer("--threads", 1));
   nn.threads = static_cast<int>(threads);
   nn.log_target = a.on("--log-target");
+  JS_ASSIGN_OR_RETURN(int64_t steps, a.integer("--fine-tune-steps", 1));
+  nn.full_batch_steps = static_cast<int>(steps);
   return Status::ok();
 }
 
@@ -168,7 +171,7 @@ Result<PredictRequest> predict_request(const Flags& a, const Corpus& corpus, con
   JS_ASSIGN_OR_RETURN(int64_t rm, a.integer("--reference-modes", 0));
   r.reference_modes = static_cast<size_t>(rm);
   r.model_dir = a.on("--no-model-cache") ? "" : a.get("--model-dir", default_model_dir());
-  if (r.method == Method::kPowerTrain && r.references.empty())
+  if (is_transfer(r.method) && r.references.empty())
     return bad("--reference: powertrain needs the reference workload to transfer from");
   return r;
 }
@@ -206,7 +209,7 @@ Status cmd_pareto(const Flags& a, std::ostream& out) {
 
 Status cmd_predict(const Flags& a, std::ostream& out) {
   JS_ASSIGN_OR_RETURN(Corpus corpus, load_source(a));
-  if (!a.has("--method")) return bad("--method: required (linear, nn or powertrain)");
+  if (!a.has("--method")) return bad("--method: required (linear, nn, powertrain or powertrain-paper)");
   JS_ASSIGN_OR_RETURN(PredictRequest req, predict_request(a, corpus, a.get("--method")));
   JS_ASSIGN_OR_RETURN(auto report, predict_report(corpus, req));
   print_report(out, report, a.on("--json"));

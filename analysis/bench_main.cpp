@@ -1,7 +1,10 @@
 // jetsweep_analysis_bench: PowerTrain transfer on 50 modes vs training the reference model, and the
 // budget optimiser over every AGX Orin mode (18,096) vs a brute-force scan, on the synthetic corpus.
+// With --accuracy instead: transfer accuracy of powertrain against powertrain-paper over seeds, on a
+// corpus of --reference-modes modes per workload (resnet -> each target), median and worst MAPE per K.
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
+//                                [--accuracy [--targets A,B] [--train-modes 15,30,50] [--seeds N]]
 #include <CLI/CLI.hpp>
 
 #include <boost/json.hpp>
@@ -9,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -33,6 +37,18 @@ struct BenchOptions {
   size_t budgets = 1000;
   uint64_t seed = 1;
   bool json = false;
+  bool accuracy = false;
+  std::vector<std::string> targets = {"lenet", "mobilenet", "yolo", "bert"};
+  std::vector<int> train_modes = {15, 30, 50};
+  int seeds = 10;
+};
+
+// One (target, K, method) cell of the accuracy table, over seeds 1..N.
+struct AccuracyCell {
+  std::string target, method;
+  int k = 0;
+  std::vector<double> time_mape, power_mape;
+  double seconds = 0;   // transfer time (time + power models), summed over seeds
 };
 
 // The PowerTrain part: reference training (time + power) vs transfer on 50 modes.
@@ -153,6 +169,81 @@ void print_text(const BenchOptions& opt, const TransferResult& tr, const Optimis
             << "  picks agree on " << o.agree << "/" << o.budgets << " budgets (checksum " << o.checksum << ")\n";
 }
 
+// Transfer accuracy over seeds: each method's reference models are trained once (cached in a scratch
+// directory) and every seed re-samples the K target modes and re-fine-tunes.
+Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {
+  auto board = synthetic_board("agx-orin").value();
+  std::vector<SyntheticWorkload> ws = {synthetic_workload("resnet").value()};
+  for (const auto& t : opt.targets) {
+    auto w = synthetic_workload(t);
+    if (!w.is_ok()) return w.status().with_context("--targets");
+    ws.push_back(*w);
+  }
+  SyntheticOptions so;
+  so.seed = opt.seed;
+  so.noise_pct = 2.0;
+  so.max_modes = opt.reference_modes;
+  const Corpus corpus = generate_corpus(board, ws, so);
+  char tmpl[] = "/tmp/jetsweep-bench-models-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return jetsweep::io_error("cannot create a scratch model directory");
+  std::vector<AccuracyCell> cells;
+  for (const auto& t : opt.targets)
+    for (int k : opt.train_modes)
+      for (Method m : {Method::kPowerTrainPaper, Method::kPowerTrain}) {
+        AccuracyCell c{t, to_string(m), k, {}, {}, 0};
+        for (int seed = 1; seed <= opt.seeds; ++seed) {
+          PredictRequest req;
+          req.method = m;
+          req.target = {t, "agx-orin"};
+          req.references = {{"resnet", "agx-orin"}};
+          req.train_modes = k;
+          req.seed = static_cast<uint64_t>(seed);
+          req.nn.epochs = opt.epochs;
+          req.model_dir = tmpl;
+          auto p = run_prediction(corpus, req);
+          if (p.is_ok() && (!p->time_mape_pct || !p->power_mape_pct))
+            p = jetsweep::invalid_argument("no held-out modes to score (K covers the corpus)");
+          if (!p.is_ok()) {
+            std::filesystem::remove_all(tmpl);
+            return p.status().with_context(t + ", K " + std::to_string(k) + ", seed " + std::to_string(seed));
+          }
+          c.time_mape.push_back(*p->time_mape_pct);
+          c.power_mape.push_back(*p->power_mape_pct);
+          c.seconds += p->fit_seconds;
+        }
+        cells.push_back(std::move(c));
+      }
+  std::filesystem::remove_all(tmpl);
+  return cells;
+}
+
+void print_accuracy(const BenchOptions& opt, const std::vector<AccuracyCell>& cells) {
+  auto worst = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  if (opt.json) {
+    boost::json::array a;
+    for (const auto& c : cells)
+      a.push_back({{"target", c.target}, {"method", c.method}, {"train_modes", c.k}, {"seeds", c.time_mape.size()},
+                   {"time_mape_median", median(c.time_mape)}, {"time_mape_worst", worst(c.time_mape)},
+                   {"power_mape_median", median(c.power_mape)}, {"power_mape_worst", worst(c.power_mape)},
+                   {"transfer_s_mean", c.seconds / static_cast<double>(c.time_mape.size())}});
+    std::cout << boost::json::serialize(a) << "\n";
+    return;
+  }
+  std::cout << "PowerTrain transfer accuracy (synthetic AGX Orin, " << opt.reference_modes
+            << " modes per workload, 2% noise, resnet -> target, " << opt.seeds << " seeds; MAPE over the held-out modes)\n"
+            << "| target | K | method | time MAPE median | time worst | power median | power worst | transfer s |\n"
+            << "|---|---|---|---|---|---|---|---|\n";
+  std::cout.setf(std::ios::fixed);
+  std::cout.precision(1);
+  for (const auto& c : cells) {
+    std::cout << "| " << c.target << " | " << c.k << " | " << c.method << " | " << median(c.time_mape) << " | "
+              << worst(c.time_mape) << " | " << median(c.power_mape) << " | " << worst(c.power_mape) << " | ";
+    std::cout.precision(2);
+    std::cout << c.seconds / static_cast<double>(c.time_mape.size()) << " |\n";
+    std::cout.precision(1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,11 +251,16 @@ int main(int argc, char** argv) {
   CLI::App app("PowerTrain transfer vs reference training, and the budget optimiser vs a brute-force scan, on the "
                "synthetic AGX Orin corpus.",
                "jetsweep_analysis_bench");
-  app.add_option("--reference-modes", opt.reference_modes, "reference modes trained on")->capture_default_str();
+  app.add_option("--reference-modes", opt.reference_modes,
+                 "reference modes trained on (--accuracy: modes per workload in the corpus)")->capture_default_str();
   app.add_option("--epochs", opt.epochs, "NN training epochs")->capture_default_str();
   app.add_option("--budgets", opt.budgets, "power budgets queried")->capture_default_str();
   app.add_option("--seed", opt.seed, "corpus and prediction seed")->capture_default_str();
   app.add_flag("--json", opt.json, "print JSON");
+  app.add_flag("--accuracy", opt.accuracy, "transfer accuracy, powertrain vs powertrain-paper, over seeds");
+  app.add_option("--targets", opt.targets, "--accuracy: target workloads")->delimiter(',')->capture_default_str();
+  app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
+  app.add_option("--seeds", opt.seeds, "--accuracy: seeds 1..N")->check(CLI::PositiveNumber)->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -173,6 +269,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  }
+  if (opt.accuracy) {
+    auto cells = run_accuracy(opt);
+    if (!cells.is_ok()) {
+      std::cerr << cells.status().to_string() << "\n";
+      return 1;
+    }
+    print_accuracy(opt, *cells);
+    return 0;
   }
   auto board = synthetic_board("agx-orin").value();
   SyntheticOptions so;

@@ -27,13 +27,18 @@ struct NnOptions {
   uint64_t seed = 1;
   int threads = 1;                   // LibTorch intra-op threads (a 4-256-128-64-1 net is fastest on one)
   bool log_target = false;           // fit log(y) instead of y (our improvement for MAPE); else y standardised
+  bool inverse_features = false;     // inputs (cores, cpu, gpu, emc) and their inverses: time scales with 1/clock
+  // > 0: train on every sample for this many full-batch Adam steps and keep the last weights (no validation
+  // split: with tens of modes a 10% split is 1-5 modes and checkpoints noise); 0: `epochs` with the 90:10 split
+  // and the best-validation checkpoint (PowerTrain's way).
+  int full_batch_steps = 0;
 };
 
 struct NnTrainingReport {
   int samples_train = 0;
   int samples_validation = 0;
-  int best_epoch = 0;
-  double best_validation_mse = 0;    // in the standardised target space
+  int best_epoch = 0;                // full-batch training: the steps taken
+  double best_validation_mse = 0;    // in the standardised target space (full-batch: the final training MSE)
   double seconds = 0;
 };
 

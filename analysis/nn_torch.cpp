@@ -13,11 +13,12 @@ namespace jetsweep::analysis {
 
 namespace {
 
-constexpr int kFeatures = 4;
+// Inputs per mode: cores, CPU, GPU, EMC MHz; with inverse features also their inverses.
+int64_t input_width(bool inverse) { return inverse ? 8 : 4; }
 
 struct MlpImpl : torch::nn::Module {
-  explicit MlpImpl(double dropout)
-      : l1(register_module("l1", torch::nn::Linear(kFeatures, 256))),
+  MlpImpl(int64_t inputs, double dropout)
+      : l1(register_module("l1", torch::nn::Linear(inputs, 256))),
         l2(register_module("l2", torch::nn::Linear(256, 128))),
         l3(register_module("l3", torch::nn::Linear(128, 64))),
         out(register_module("out", torch::nn::Linear(64, 1))),
@@ -46,14 +47,15 @@ class ThreadScope {
   int saved_;
 };
 
-torch::Tensor raw_features(const std::vector<ModeKey>& x) {
-  auto t = torch::empty({static_cast<int64_t>(x.size()), kFeatures}, torch::kFloat64);
+torch::Tensor raw_features(const std::vector<ModeKey>& x, bool inverse) {
+  auto t = torch::empty({static_cast<int64_t>(x.size()), input_width(inverse)}, torch::kFloat64);
   auto a = t.accessor<double, 2>();
   for (size_t i = 0; i < x.size(); ++i) {
-    a[i][0] = x[i].cores;
-    a[i][1] = x[i].cpu_mhz;
-    a[i][2] = x[i].gpu_mhz;
-    a[i][3] = x[i].emc_mhz;
+    const double v[4] = {static_cast<double>(x[i].cores), x[i].cpu_mhz, x[i].gpu_mhz, x[i].emc_mhz};
+    for (int j = 0; j < 4; ++j) {
+      a[i][j] = v[j];
+      if (inverse) a[i][4 + j] = v[j] > 0 ? 1.0 / v[j] : 0.0;
+    }
   }
   return t;
 }
@@ -62,14 +64,15 @@ torch::Tensor raw_features(const std::vector<ModeKey>& x) {
 class TorchModel final : public NnModel {
  public:
   mutable Mlp net{nullptr};   // mutable: predict() switches it to eval mode and runs it (one thread at a time)
-  torch::Tensor x_mean, x_std;  // float64 [4]
+  torch::Tensor x_mean, x_std;  // float64 [input_width]
   double y_mean = 0, y_std = 1;
   bool log_target = false;
+  bool inverse_features = false;
   double dropout = 0.1;
   NnTrainingReport training;
 
   torch::Tensor scale_x(const std::vector<ModeKey>& x) const {
-    return ((raw_features(x) - x_mean) / x_std).to(torch::kFloat32);
+    return ((raw_features(x, inverse_features) - x_mean) / x_std).to(torch::kFloat32);
   }
   double to_target_space(double y) const { return ((log_target ? std::log(y) : y) - y_mean) / y_std; }
   double from_target_space(double z) const {
@@ -77,7 +80,8 @@ class TorchModel final : public NnModel {
     return log_target ? std::exp(v) : v;
   }
 
-  // Fits the target scaler, splits 90:10, trains with Adam + MSE, keeps the best-validation weights.
+  // Fits the target scaler, then trains with Adam + MSE: full-batch steps on every sample when
+  // o.full_batch_steps > 0, else epochs on a 90:10 split keeping the best-validation weights.
   Status fit(const std::vector<ModeKey>& x, const std::vector<double>& y, const NnOptions& o) {
     const auto start = std::chrono::steady_clock::now();
     const int64_t n = static_cast<int64_t>(x.size());
@@ -94,7 +98,34 @@ class TorchModel final : public NnModel {
     auto xs = scale_x(x);
     auto ys = torch::empty({n, 1}, torch::kFloat32);
     for (int64_t i = 0; i < n; ++i) ys[i][0] = static_cast<float>((ty[static_cast<size_t>(i)] - y_mean) / y_std);
+    if (o.full_batch_steps > 0) fit_full_batch(xs, ys, o);
+    else fit_with_validation(xs, ys, o);
+    net->eval();
+    training.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return Status::ok();
+  }
 
+  // Every sample in every step; the last weights are kept.
+  void fit_full_batch(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
+    torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
+    net->train();
+    for (int step = 0; step < o.full_batch_steps; ++step) {
+      opt.zero_grad();
+      auto loss = torch::mse_loss(net->forward(xs), ys);
+      loss.backward();
+      opt.step();
+    }
+    net->eval();
+    torch::NoGradGuard ng;
+    training.samples_train = static_cast<int>(xs.size(0));
+    training.samples_validation = 0;
+    training.best_epoch = o.full_batch_steps;
+    training.best_validation_mse = torch::mse_loss(net->forward(xs), ys).item<double>();
+  }
+
+  // PowerTrain's way: a seeded 90:10 split, `epochs` of minibatches, the best-validation weights kept.
+  void fit_with_validation(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
+    const int64_t n = xs.size(0);
     auto perm = torch::randperm(n, torch::TensorOptions().dtype(torch::kInt64));
     int64_t n_val = static_cast<int64_t>(std::llround(static_cast<double>(n) * o.validation_fraction));
     n_val = std::max<int64_t>(1, std::min<int64_t>(n_val, n - 1));
@@ -137,13 +168,10 @@ class TorchModel final : public NnModel {
       auto params = net->parameters();
       for (size_t i = 0; i < params.size(); ++i) params[i].copy_(best[i]);
     }
-    net->eval();
     training.samples_train = static_cast<int>(n_train);
     training.samples_validation = static_cast<int>(n_val);
     training.best_epoch = best_epoch;
     training.best_validation_mse = best_loss;
-    training.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return Status::ok();
   }
 
   Result<std::unique_ptr<NnModel>> transfer(const std::vector<ModeKey>& x, const std::vector<double>& y,
@@ -153,13 +181,15 @@ class TorchModel final : public NnModel {
   const NnTrainingReport& report() const override { return training; }
 };
 
-// A network freshly initialised for `o` (seeded), for training from scratch or for transfer.
-std::unique_ptr<TorchModel> fresh(const NnOptions& o) {
+// A network freshly initialised for `o` (seeded) on inputs with or without inverses, for training from
+// scratch or for transfer.
+std::unique_ptr<TorchModel> fresh(const NnOptions& o, bool inverse_features) {
   torch::manual_seed(o.seed);
   auto m = std::make_unique<TorchModel>();
   m->log_target = o.log_target;
+  m->inverse_features = inverse_features;
   m->dropout = o.dropout;
-  m->net = Mlp(o.dropout);
+  m->net = Mlp(input_width(inverse_features), o.dropout);
   return m;
 }
 
@@ -167,7 +197,10 @@ Result<std::unique_ptr<NnModel>> TorchModel::transfer(const std::vector<ModeKey>
                                                       const NnOptions& o) const {
   try {
     ThreadScope threads(o.threads);
-    auto m = fresh(o);  // fresh output layer (seeded init); hidden layers copied below
+    if (o.inverse_features != inverse_features)
+      return invalid_argument(std::string("PowerTrain transfer: the reference model was trained ") +
+                              (inverse_features ? "with" : "without") + " inverse features");
+    auto m = fresh(o, inverse_features);  // fresh output layer (seeded init); hidden layers copied below
     {
       torch::NoGradGuard ng;
       m->net->l1->weight.copy_(net->l1->weight);
@@ -215,7 +248,7 @@ Status TorchModel::save(const std::string& path) const {
     ar.write("x_std", x_std);
     ar.write("y_scale", torch::tensor({y_mean, y_std, log_target ? 1.0 : 0.0, dropout,
                                        static_cast<double>(training.best_epoch), training.best_validation_mse,
-                                       training.seconds},
+                                       training.seconds, inverse_features ? 1.0 : 0.0},
                                       torch::kFloat64));
     const std::string tmp = path + ".tmp";
     ar.save_to(tmp);
@@ -236,8 +269,8 @@ class TorchBackend final : public NnBackend {
                                          const NnOptions& o) const override {
     try {
       ThreadScope threads(o.threads);
-      auto m = fresh(o);
-      auto raw = raw_features(x);
+      auto m = fresh(o, o.inverse_features);
+      auto raw = raw_features(x, o.inverse_features);
       m->x_mean = raw.mean(0);
       m->x_std = raw.std(0, /*unbiased=*/false);
       m->x_std = torch::where(m->x_std > 0, m->x_std, torch::ones_like(m->x_std));
@@ -263,7 +296,8 @@ class TorchBackend final : public NnBackend {
       m->training.best_epoch = static_cast<int>(a[4]);
       m->training.best_validation_mse = a[5];
       m->training.seconds = a[6];
-      m->net = Mlp(m->dropout);
+      m->inverse_features = ys.size(0) > 7 && a[7] != 0;   // files saved before ABI 2 hold 7 values
+      m->net = Mlp(input_width(m->inverse_features), m->dropout);
       m->net->load(ar);
       ar.read("x_mean", m->x_mean);
       ar.read("x_std", m->x_std);

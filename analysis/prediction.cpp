@@ -153,7 +153,8 @@ Status reference_models(const Corpus& corpus, const PredictRequest& req, const W
   NnOptions ro = o;
   ro.seed = req.reference_seed;
   std::vector<double> rt, rp;
-  std::string key = "powertrain-ref-v1|" + ref.device + "|" + ref.workload;
+  ro.full_batch_steps = 0;   // the reference has thousands of modes: the paper's epochs and validation split
+  std::string key = "powertrain-ref-v2|" + ref.device + "|" + ref.workload;
   char buf[160];
   for (const auto& m : rx) {
     const ModeRecord* r = ref.find(m);
@@ -162,8 +163,9 @@ Status reference_models(const Corpus& corpus, const PredictRequest& req, const W
     std::snprintf(buf, sizeof buf, "|%s=%.9g,%.9g", m.label().c_str(), r->minibatch_ms, *r->power_mw);
     key += buf;
   }
-  std::snprintf(buf, sizeof buf, "|e%d b%d lr%.9g d%.9g v%.9g s%llu log%d", o.epochs, o.batch_size, o.learning_rate,
-                o.dropout, o.validation_fraction, static_cast<unsigned long long>(ro.seed), o.log_target ? 1 : 0);
+  std::snprintf(buf, sizeof buf, "|e%d b%d lr%.9g d%.9g v%.9g s%llu log%d inv%d", o.epochs, o.batch_size,
+                o.learning_rate, o.dropout, o.validation_fraction, static_cast<unsigned long long>(ro.seed),
+                o.log_target ? 1 : 0, o.inverse_features ? 1 : 0);
   key += buf;
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   ReferenceModelInfo info;
@@ -222,9 +224,17 @@ Result<PredictOutcome> run_nn(const Corpus& corpus, const PredictRequest& req, c
   }
   NnOptions o = req.nn;
   o.seed = req.seed;
+  if (req.method == Method::kPowerTrain) {
+    o.log_target = true;
+    o.inverse_features = true;
+    if (o.full_batch_steps <= 0) o.full_batch_steps = kPowerTrainFineTuneSteps;
+  } else {
+    o.full_batch_steps = 0;   // nn and powertrain-paper train as the paper does, on the four knobs
+    o.inverse_features = false;
+  }
   std::shared_ptr<NnRegressor> time_nn, power_nn;
 
-  if (req.method == Method::kPowerTrain) {
+  if (is_transfer(req.method)) {
     if (req.references.empty()) return invalid_argument("--reference: powertrain needs a reference workload");
     std::optional<NnRegressor> ref_time, ref_power;
     JS_RETURN_IF_ERROR(reference_models(corpus, req, target, o, out, ref_time, ref_power));
@@ -271,7 +281,8 @@ Result<Method> parse_method(const std::string& text) {
   if (text == "linear") return Method::kLinear;
   if (text == "nn") return Method::kNn;
   if (text == "powertrain") return Method::kPowerTrain;
-  return invalid_argument("--method: unknown method '" + text + "' (known: linear, nn, powertrain)");
+  if (text == "powertrain-paper") return Method::kPowerTrainPaper;
+  return invalid_argument("--method: unknown method '" + text + "' (known: linear, nn, powertrain, powertrain-paper)");
 }
 
 const char* to_string(Method m) {
@@ -279,9 +290,12 @@ const char* to_string(Method m) {
     case Method::kLinear: return "linear";
     case Method::kNn: return "nn";
     case Method::kPowerTrain: return "powertrain";
+    case Method::kPowerTrainPaper: return "powertrain-paper";
   }
   return "?";
 }
+
+bool is_transfer(Method m) { return m == Method::kPowerTrain || m == Method::kPowerTrainPaper; }
 
 std::vector<ModeKey> sample_modes(const std::vector<ModeKey>& modes, size_t k, uint64_t seed) {
   std::vector<ModeKey> v = modes;

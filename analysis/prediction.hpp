@@ -16,9 +16,16 @@
 
 namespace jetsweep::analysis {
 
-enum class Method { kLinear, kNn, kPowerTrain };
-Result<Method> parse_method(const std::string& text);  // "linear" | "nn" | "powertrain"
+// kPowerTrain: PowerTrain transfer made robust (log targets, inverse-frequency inputs, full-batch fine-tuning
+// on every target mode); kPowerTrainPaper: as the paper gives it (raw targets, a 90:10 split and
+// best-validation checkpointing also when fine-tuning on tens of modes). docs/ANALYSIS.md has both measured.
+enum class Method { kLinear, kNn, kPowerTrain, kPowerTrainPaper };
+// "linear" | "nn" | "powertrain" | "powertrain-paper"
+Result<Method> parse_method(const std::string& text);
 const char* to_string(Method m);
+bool is_transfer(Method m);  // powertrain or powertrain-paper
+// Full-batch Adam steps of kPowerTrain's fine-tuning (PredictRequest::nn.full_batch_steps 0 = this).
+inline constexpr int kPowerTrainFineTuneSteps = 300;
 
 struct PredictRequest {
   Method method = Method::kPowerTrain;
@@ -31,7 +38,7 @@ struct PredictRequest {
   SearchCriterion criterion = SearchCriterion::kRmse;
   size_t pool = 10;                      // candidate modes for the nCk search (seeded subset if more)
   // nn / powertrain
-  NnOptions nn;
+  NnOptions nn;                          // powertrain sets log_target and inverse_features itself
   size_t reference_modes = 0;            // 0 = every reference mode
   uint64_t reference_seed = 1;           // reference model's seed (kept apart so it is reused across seeds)
   std::string model_dir;                 // where reference models are saved and reused; empty = no cache

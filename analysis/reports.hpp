@@ -73,7 +73,7 @@ Result<PredictReport> predict_report(const Corpus& corpus, const PredictRequest&
 // sweep of power budgets against the PowerTrain baselines (MAXN, a Pareto over 50 random modes).
 struct OptimizeQuery {
   WorkloadRef workload;
-  std::string method = "observed";       // observed | linear | nn | powertrain
+  std::string method = "observed";       // observed | linear | nn | powertrain | powertrain-paper
   std::optional<PredictRequest> predict;  // for the prediction methods
   std::optional<double> power_budget_w;
   std::optional<double> time_budget_ms;

@@ -86,6 +86,15 @@ TEST_CASE("powertrain: transfer on 50 modes reaches the stated MAPE and beats NN
   CHECK(*pt->power_mape_pct < 6.0);   // ... and < 6% for power
   CHECK(*pt->time_mape_pct < *nn->time_mape_pct);
 
+  // The paper's method holds the paper's bounds here too (its own reference model).
+  req.method = Method::kPowerTrainPaper;
+  auto paper = run_prediction(c, req);
+  REQUIRE(paper.is_ok());
+  CHECK_FALSE(paper->reference->loaded);
+  MESSAGE("powertrain-paper time " << *paper->time_mape_pct << "% power " << *paper->power_mape_pct << "%");
+  CHECK(*paper->time_mape_pct < 15.0);
+  CHECK(*paper->power_mape_pct < 6.0);
+
   // Reused: same reference, another target, no retraining.
   req.method = Method::kPowerTrain;
   req.target = {"yolo", ""};
@@ -93,6 +102,46 @@ TEST_CASE("powertrain: transfer on 50 modes reaches the stated MAPE and beats NN
   REQUIRE(again.is_ok());
   CHECK(again->reference->loaded);
   CHECK(*again->time_mape_pct < 15.0);
+  std::filesystem::remove_all(dir);
+}
+
+// The paper's fine-tuning (raw targets, a 90:10 split of 30 modes, best-validation checkpoint) lands anywhere
+// between good and useless depending on the seed for a CPU-bound target transferred from a GPU-bound reference;
+// the default (log targets, inverse-frequency inputs, full-batch fine-tuning) holds on every seed.
+TEST_CASE("powertrain: holds on every seed where powertrain-paper diverges (ResNet -> LeNet, 30 modes)") {
+  Corpus c = synthetic_corpus("agx-orin", {"resnet", "lenet"}, {.noise_pct = 2, .seed = 7, .max_modes = 1500});
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("jetsweep-nn-seeds-" + std::to_string(::getpid()))).string();
+  PredictRequest req;
+  req.target = {"lenet", ""};
+  req.references = {{"resnet", ""}};
+  req.train_modes = 30;
+  req.reference_modes = 1000;
+  req.model_dir = dir;
+  std::vector<double> paper_t, robust_t, robust_p;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    req.seed = seed;
+    req.method = Method::kPowerTrainPaper;
+    auto paper = run_prediction(c, req);
+    REQUIRE_MESSAGE(paper.is_ok(), paper.status().to_string());
+    req.method = Method::kPowerTrain;
+    auto robust = run_prediction(c, req);
+    REQUIRE_MESSAGE(robust.is_ok(), robust.status().to_string());
+    CHECK(robust->time_training.samples_validation == 0);
+    CHECK(robust->time_training.best_epoch == kPowerTrainFineTuneSteps);
+    CHECK(paper->time_training.samples_validation == 3);
+    paper_t.push_back(*paper->time_mape_pct);
+    robust_t.push_back(*robust->time_mape_pct);
+    robust_p.push_back(*robust->power_mape_pct);
+    MESSAGE("seed " << seed << ": powertrain-paper time " << *paper->time_mape_pct << "%, powertrain time "
+                    << *robust->time_mape_pct << "% power " << *robust->power_mape_pct << "%");
+  }
+  const double paper_worst = *std::max_element(paper_t.begin(), paper_t.end());
+  const double robust_worst = *std::max_element(robust_t.begin(), robust_t.end());
+  WARN(paper_worst > 30.0);                      // the failure this guards against is present here (55% measured)
+  CHECK(robust_worst < 25.0);                    // ... and gone on every seed
+  CHECK(median(robust_t) < median(paper_t));
+  CHECK(*std::max_element(robust_p.begin(), robust_p.end()) < 8.0);
   std::filesystem::remove_all(dir);
 }
 
@@ -114,6 +163,33 @@ TEST_CASE("nn: save and load give identical predictions; bad inputs are rejected
   auto a = net->predict(modes), b = back->predict(modes);
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == b[i]);
   std::filesystem::remove(path);
+
+  // Inverse-frequency inputs survive a reload; a transfer must use the reference's inputs.
+  NnOptions inv = o;
+  inv.inverse_features = true;
+  inv.log_target = true;
+  auto inet = NnRegressor::train(modes, y, inv);
+  REQUIRE(inet.is_ok());
+  REQUIRE(inet->save(path).is_ok());
+  auto iback = NnRegressor::load(path);
+  REQUIRE(iback.is_ok());
+  auto ia = inet->predict(modes), ib = iback->predict(modes);
+  for (size_t i = 0; i < ia.size(); ++i) CHECK(ia[i] == ib[i]);
+  std::filesystem::remove(path);
+  inv.full_batch_steps = 20;
+  std::vector<ModeKey> few(modes.begin(), modes.begin() + 10);
+  std::vector<double> few_y(y.begin(), y.begin() + 10);
+  auto tuned = iback->transfer(few, few_y, inv);
+  REQUIRE(tuned.is_ok());
+  CHECK(tuned->report().samples_train == 10);
+  CHECK(tuned->report().samples_validation == 0);
+  CHECK(tuned->report().best_epoch == 20);
+  NnOptions raw_inputs = inv;
+  raw_inputs.inverse_features = false;
+  auto mismatch = iback->transfer(few, few_y, raw_inputs);
+  REQUIRE_FALSE(mismatch.is_ok());
+  CHECK(mismatch.status().message().find("inverse features") != std::string::npos);
+
   CHECK_FALSE(NnRegressor::load("/nonexistent/model.pt").is_ok());
   CHECK_FALSE(NnRegressor::train({modes[0]}, {1.0}, o).is_ok());
   o.log_target = true;
