@@ -13,6 +13,7 @@
 #include "analysis/command_guard.hpp"
 #include "analysis/csv_corpus.hpp"
 #include "analysis/print_reports.hpp"
+#include "analysis/simulator_corpus.hpp"
 #include "analysis/synthetic_corpus.hpp"
 #include "common/text.hpp"
 
@@ -89,8 +90,9 @@ std::vector<FlagDecl> flags_of(const std::string& command) {
                                  {"--workload", "W", "one workload (or --run)"},
                                  {"--instance", "NAME", "one board instance"},
                                  {"--plot", "FILE", "stacked bars of stall / compute / other"}});
-  return {{"--device", "BOARD", "agx-orin, agx-xavier or orin-nano", "agx-orin"},
-          {"--workloads", "A,B", "synthetic workloads (default: all)"},
+  return {{"--device", "BOARD", "agx-orin, agx-xavier or orin-nano (--simulator: any simulated class)", "agx-orin"},
+          {"--workloads", "A,B", "synthetic workloads, or MODEL/DATASET with --simulator (default: all)"},
+          {"--simulator", "", "the board simulator's model (agent --sim) instead of the synthetic ground truth"},
           {"--modes", "N", "modes per workload (0 = every mode)", "0"},
           {"--noise-pct", "P", "measurement noise", "0"},
           {"--seed", "S", "random seed", "1"},
@@ -288,6 +290,18 @@ Status cmd_epochs(const Flags& a, std::ostream& out) {
 }
 
 Result<Corpus> synthetic_corpus(const Flags& a) {
+  if (a.on("--simulator")) {
+    if (a.on("--linear-truth")) return bad("--linear-truth: not with --simulator (the simulator's model is its own)");
+    SimulatorCorpusOptions o;
+    o.board_class = a.get("--device");
+    o.workloads = split_list(a.get("--workloads"));
+    JS_ASSIGN_OR_RETURN(int64_t modes, a.integer("--modes", 0));
+    JS_ASSIGN_OR_RETURN(int64_t seed, a.integer("--seed", 0));
+    JS_ASSIGN_OR_RETURN(o.noise_pct, a.number("--noise-pct", 0));
+    o.max_modes = static_cast<size_t>(modes);
+    o.seed = static_cast<uint64_t>(seed);
+    return simulator_corpus(o);
+  }
   JS_ASSIGN_OR_RETURN(BoardGrid board, synthetic_board(a.get("--device")));
   std::vector<SyntheticWorkload> ws;
   for (const auto& n : split_list(a.get("--workloads"))) {

@@ -16,8 +16,11 @@ std::vector<double> ladder_mhz(double first_khz, double step_khz, double last_kh
 
 double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
+
+}  // namespace
+
 // Per (workload, mode) noise: a hash of the inputs so every corpus slice sees the same value.
-double noise_factor(uint64_t seed, const std::string& workload, const ModeKey& m, int which, double pct) {
+double synthetic_noise_factor(uint64_t seed, const std::string& workload, const ModeKey& m, int which, double pct) {
   if (pct <= 0) return 1.0;
   uint64_t h = 1469598103934665603ULL ^ seed;
   auto mix = [&](uint64_t v) {
@@ -34,8 +37,6 @@ double noise_factor(uint64_t seed, const std::string& workload, const ModeKey& m
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   return 1.0 + pct / 100.0 * u(rng);
 }
-
-}  // namespace
 
 std::vector<ModeKey> BoardGrid::modes() const {
   std::vector<ModeKey> out;
@@ -148,8 +149,8 @@ Corpus generate_corpus(const BoardGrid& board, const std::vector<SyntheticWorklo
       const double t = options.linear_truth
                            ? lin[0] * m.cpu_mhz + lin[1] * m.cores + lin[2] * m.gpu_mhz + lin[3] * m.emc_mhz + lin[4]
                            : synthetic_time_ms(board, w, m);
-      r.minibatch_ms = t * noise_factor(options.seed, w.name, m, 0, options.noise_pct);
-      r.power_mw = synthetic_power_mw(board, w, m) * noise_factor(options.seed, w.name, m, 1, options.noise_pct);
+      r.minibatch_ms = t * synthetic_noise_factor(options.seed, w.name, m, 0, options.noise_pct);
+      r.power_mw = synthetic_power_mw(board, w, m) * synthetic_noise_factor(options.seed, w.name, m, 1, options.noise_pct);
       r.runs = 1;
       r.epochs = 1;
       r.where = c.source;

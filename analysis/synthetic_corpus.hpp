@@ -53,6 +53,10 @@ std::vector<double> synthetic_linear_coefficients();
 double synthetic_time_ms(const BoardGrid& board, const SyntheticWorkload& w, const ModeKey& m);
 double synthetic_power_mw(const BoardGrid& board, const SyntheticWorkload& w, const ModeKey& m);
 
+// 1 + a uniform deviation within +-pct% fixed by (seed, workload, mode, which): every slice of a corpus sees the
+// same value for a row. `which` tells time (0) and power (1) apart.
+double synthetic_noise_factor(uint64_t seed, const std::string& workload, const ModeKey& m, int which, double pct);
+
 Corpus generate_corpus(const BoardGrid& board, const std::vector<SyntheticWorkload>& workloads,
                        const SyntheticOptions& options);
 

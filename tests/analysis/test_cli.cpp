@@ -180,6 +180,13 @@ TEST_CASE("cli: export from a CSV corpus reads back; synth writes a corpus") {
   REQUIRE_MESSAGE(s.rc == 0, s.err);
   CHECK(boost::json::parse(s.out).as_object().at("rows").to_number<int>() == 1800);
   CHECK(analyze({"synth", "--device", "tx2"}).rc == 2);
+  auto sim = analyze({"synth", "--simulator", "--device", "agx-orin", "--workloads", "lenet5/fashion-mnist", "--modes",
+                      "40", "--out", corpus.file("sim.csv"), "--json"});
+  REQUIRE_MESSAGE(sim.rc == 0, sim.err);
+  CHECK(boost::json::parse(sim.out).as_object().at("rows").to_number<int>() == 40);
+  auto sim_bad = analyze({"synth", "--simulator", "--linear-truth"});
+  CHECK(sim_bad.rc == 2);
+  CHECK(sim_bad.err.find("--linear-truth") != std::string::npos);
 }
 
 TEST_CASE("cli: unlike configurations are refused or kept apart; --where, --pool-over and simulated marks") {
