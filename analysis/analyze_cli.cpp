@@ -173,6 +173,13 @@ Result<PredictRequest> predict_request(const Flags& a, const Corpus& corpus, con
   JS_ASSIGN_OR_RETURN(int64_t rm, a.integer("--reference-modes", 0));
   r.reference_modes = static_cast<size_t>(rm);
   r.model_dir = a.on("--no-model-cache") ? "" : a.get("--model-dir", default_model_dir());
+  // Flags the chosen method would ignore are refused rather than dropped.
+  if (a.has("--fine-tune-steps") && r.method != Method::kPowerTrain)
+    return bad("--fine-tune-steps: only --method powertrain fine-tunes in full-batch steps (" +
+               std::string(to_string(r.method)) + " trains for --nn-epochs with a validation split)");
+  if (a.on("--log-target") && r.method == Method::kPowerTrain)
+    return bad("--log-target: --method powertrain always regresses log time and log power (the switch is for nn "
+               "and powertrain-paper)");
   if (is_transfer(r.method) && r.references.empty())
     return bad("--reference: powertrain needs the reference workload to transfer from");
   return r;

@@ -184,6 +184,14 @@ TEST_CASE("cli: export from a CSV corpus reads back; synth writes a corpus") {
                       "40", "--out", corpus.file("sim.csv"), "--json"});
   REQUIRE_MESSAGE(sim.rc == 0, sim.err);
   CHECK(boost::json::parse(sim.out).as_object().at("rows").to_number<int>() == 40);
+  auto steps_paper = analyze({"predict", "--csv", corpus.path(), "--method", "powertrain-paper", "--reference", "resnet",
+                              "--target", "mobilenet", "--fine-tune-steps", "50"});
+  CHECK(steps_paper.rc == 2);
+  CHECK(steps_paper.err.find("--fine-tune-steps") != std::string::npos);
+  auto log_robust = analyze({"predict", "--csv", corpus.path(), "--method", "powertrain", "--reference", "resnet",
+                             "--target", "mobilenet", "--log-target"});
+  CHECK(log_robust.rc == 2);
+  CHECK(log_robust.err.find("--log-target") != std::string::npos);
   auto sim_bad = analyze({"synth", "--simulator", "--linear-truth"});
   CHECK(sim_bad.rc == 2);
   CHECK(sim_bad.err.find("--linear-truth") != std::string::npos);
