@@ -11,6 +11,18 @@
 
 namespace jetsweep::analysis {
 
+EpochSample epoch_sample_of(const ModeRecord& r) {
+  EpochSample e;
+  e.device = r.device;
+  e.workload = r.workload;
+  e.instance = r.instance;
+  e.mode_name = r.mode_name;
+  e.mode = r.mode;
+  e.axes = r.axes;
+  e.simulated = r.simulated;
+  return e;
+}
+
 namespace {
 
 std::string fmt_mhz(double v) {

@@ -116,6 +116,9 @@ struct EpochSample {
   std::optional<bool> reference_state;   // the run named no power mode (the class's reference state)
   std::string where;
 };
+// An epoch sample of the row's board, workload, instance, mode, configuration and simulated mark (figures unset).
+EpochSample epoch_sample_of(const ModeRecord& r);
+
 
 struct Corpus {
   std::string source;  // file name or "database"

@@ -37,18 +37,6 @@ const char* const kAxisColumns[] = {"pin_clocks", "fan",     "batch_size", "work
                                     "compute",    "timing",  "gpu_gating"};
 
 
-// An epoch sample of the row's board, workload, instance, mode and configuration.
-EpochSample epoch_of(const ModeRecord& r) {
-  EpochSample e;
-  e.device = r.device;
-  e.workload = r.workload;
-  e.instance = r.instance;
-  e.mode_name = r.mode_name;
-  e.mode = r.mode;
-  e.axes = r.axes;
-  e.simulated = r.simulated;
-  return e;
-}
 
 // A finite number filling the text; nullopt otherwise.
 std::optional<double> to_double(const std::string& s) {
@@ -284,7 +272,7 @@ Result<ModeRecord> mode_record(CsvRow& row, RowNumbers& n, const char* epoch_s_c
 
 // The row as an epoch sample (time and energy as given; normalised once every row is read).
 EpochSample epoch_sample(const CsvRow& row, const ModeRecord& r, const RowNumbers& n) {
-  EpochSample e = epoch_of(r);
+  EpochSample e = epoch_sample_of(r);
   e.repetition = n.repetition ? static_cast<int>(*n.repetition) : 0;
   e.run_id = n.run_id ? static_cast<int64_t>(*n.run_id) : 0;
   e.dataset = row.text("dataset");

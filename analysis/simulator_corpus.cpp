@@ -88,14 +88,10 @@ Result<Corpus> simulator_corpus(const SimulatorCorpusOptions& o) {
       r.epochs = 1;
       r.simulated = true;
       r.where = c.source;
-      EpochSample e;
-      e.device = r.device;
-      e.workload = r.workload;
-      e.mode = r.mode;
+      EpochSample e = epoch_sample_of(r);
       e.time = r.minibatch_ms;
       e.power_w = *r.power_mw / 1e3;
       e.energy = *r.power_mw * r.minibatch_ms / 1e3;  // mJ per minibatch
-      e.simulated = true;
       e.where = c.source;
       c.rows.push_back(std::move(r));
       c.epochs.push_back(std::move(e));
