@@ -63,6 +63,31 @@ const std::vector<FlagDecl>& predict_flags() {
   return flags;
 }
 
+const std::vector<FlagDecl>& adaptive_flags() {
+  static const std::vector<FlagDecl> flags = {
+      {"--target", "W", "the new workload: its rows are the oracle, revealed as modes are picked (required)"},
+      {"--reference", "W", "the reference workload the predictor transfers from (required)"},
+      {"--budget", "N", "modes to profile in all", "15"},
+      {"--strategy", "front|random", "front: expected improvement of the optimum per budget; random: for comparison",
+       "front"},
+      {"--power-budgets-w", "W,W..", "budgets to aim at and judge (default: 1 W steps across the target's power)"},
+      {"--round-size", "N", "modes per round after the first", "2"},
+      {"--first-round", "N", "space-filling modes first (0 = half the budget)", "0"},
+      {"--cross-board", "", "allow a reference measured on another board class"},
+      {"--no-baselines", "", "skip PowerTrain with --budget and with 50 random modes"},
+      {"--nn-epochs", "N", "the reference network's training epochs", "100"},
+      {"--batch-size", "N", "the reference network's batch size", "32"},
+      {"--dropout", "P", "dropout, below 1", "0.1"},
+      {"--fine-tune-steps", "N", "baselines: full-batch Adam steps on the target modes", "300"},
+      {"--reference-modes", "N", "reference modes (0 = every one)", "0"},
+      {"--reference-seed", "S", "the reference network's seed", "1"},
+      {"--model-dir", "DIR", "reference model cache (default $XDG_CACHE_HOME/jetsweep/models)"},
+      {"--no-model-cache", "", "neither reuse nor save reference models"},
+      {"--threads", "N", "torch threads", "1"},
+  };
+  return flags;
+}
+
 std::vector<FlagDecl> flags_of(const std::string& command) {
   if (command == "variability")
     return with(source_flags(), {{"--workload", "W", "only this workload"},
@@ -85,6 +110,7 @@ std::vector<FlagDecl> flags_of(const std::string& command) {
                                       {"--sweep", "FROM:TO:STEP", "sweep of power budgets (W) against the optimum"},
                                       {"--plot", "FILE", "plot the candidates' power-time Pareto"}}),
                 predict_flags());
+  if (command == "adaptive") return with(source_flags(), adaptive_flags());
   if (command == "epochs")
     return with(source_flags(), {{"--run", "ID", "one run"},
                                  {"--workload", "W", "one workload (or --run)"},
@@ -110,6 +136,7 @@ constexpr CommandInfo kCommands[] = {
     {"pareto", "the Pareto front of one workload (time or energy vs power or energy)"},
     {"predict", "predict a workload's time and power per mode (linear, nn, powertrain, powertrain-paper), held-out accuracy"},
     {"optimize", "the fastest mode within a power budget (or lowest power within a time budget), budget sweeps"},
+    {"adaptive", "replay adaptive profiling of a new workload (its rows as the oracle) against PowerTrain baselines"},
     {"epochs", "stall / compute / other per epoch, epoch 0 apart"},
     {"synth", "write a synthetic corpus CSV"},
 };
@@ -278,6 +305,55 @@ Status cmd_optimize(const Flags& a, std::ostream& out) {
   return print_and_plot(a, out, report);
 }
 
+Result<AdaptiveQuery> adaptive_query(const Flags& a, const Corpus& corpus) {
+  AdaptiveQuery q;
+  if (a.get("--target").empty()) return bad("--target: required (the workload whose profiling is replayed)");
+  if (a.get("--reference").empty()) return bad("--reference: required (the workload to transfer from)");
+  if (split_list(a.get("--reference")).size() != 1) return bad("--reference: give one reference workload");
+  q.target = workload_flag(a, corpus, a.get("--target"));
+  q.reference = workload_flag(a, corpus, a.get("--reference"));
+  JS_ASSIGN_OR_RETURN(int64_t budget, a.integer("--budget", 1));
+  if (size_t(budget) < kAdaptiveMinBudget)
+    return bad("--budget: " + std::to_string(budget) + " is below the strategy's minimum of " +
+               std::to_string(kAdaptiveMinBudget) + " modes");
+  q.options.budget = size_t(budget);
+  JS_ASSIGN_OR_RETURN(q.options.strategy, parse_adaptive_strategy(a.get("--strategy")));
+  for (const auto& item : split_list(a.get("--power-budgets-w"))) {
+    const auto w = parse_double(item);
+    if (!w || !std::isfinite(*w) || *w <= 0)
+      return bad("--power-budgets-w: '" + item + "' is not a positive number of watts");
+    q.options.power_budgets_w.push_back(*w);
+  }
+  if (a.has("--power-budgets-w") && q.options.power_budgets_w.empty())
+    return bad("--power-budgets-w: no budget given");
+  JS_ASSIGN_OR_RETURN(int64_t round, a.integer("--round-size", 1));
+  q.round_size = size_t(round);
+  JS_ASSIGN_OR_RETURN(int64_t first, a.integer("--first-round", 0));
+  if (first > 0 && (size_t(first) < kAdaptiveMinBudget || first > budget))
+    return bad("--first-round: must be between " + std::to_string(kAdaptiveMinBudget) + " and --budget (" +
+               std::to_string(budget) + ")");
+  q.options.first_round = size_t(first);
+  JS_ASSIGN_OR_RETURN(int64_t seed, a.integer("--seed", 0));
+  q.options.seed = uint64_t(seed);
+  q.cross_board = a.on("--cross-board");
+  q.baselines = !a.on("--no-baselines");
+  JS_RETURN_IF_ERROR(nn_flags(a, q.predict.nn));
+  JS_ASSIGN_OR_RETURN(int64_t rseed, a.integer("--reference-seed", 0));
+  q.predict.reference_seed = uint64_t(rseed);
+  JS_ASSIGN_OR_RETURN(int64_t rm, a.integer("--reference-modes", 0));
+  q.predict.reference_modes = size_t(rm);
+  q.predict.model_dir = a.on("--no-model-cache") ? "" : a.get("--model-dir", default_model_dir());
+  return q;
+}
+
+Status cmd_adaptive(const Flags& a, std::ostream& out) {
+  JS_ASSIGN_OR_RETURN(Corpus corpus, load_source(a));
+  JS_ASSIGN_OR_RETURN(AdaptiveQuery q, adaptive_query(a, corpus));
+  JS_ASSIGN_OR_RETURN(auto report, adaptive_report(corpus, q));
+  print_report(out, report, a.on("--json"));
+  return Status::ok();
+}
+
 Status cmd_epochs(const Flags& a, std::ostream& out) {
   JS_ASSIGN_OR_RETURN(Corpus corpus, load_source(a));
   if (!corpus.epoch_times) return bad("--csv: the corpus has no per-epoch columns (epoch_s); export it with --per-epoch");
@@ -347,6 +423,7 @@ Status run_command(const std::string& command, const Flags& a, std::ostream& out
   if (command == "predict") return cmd_predict(a, out);
   if (command == "optimize") return cmd_optimize(a, out);
   if (command == "epochs") return cmd_epochs(a, out);
+  if (command == "adaptive") return cmd_adaptive(a, out);
   return cmd_synth(a, out);
 }
 

@@ -139,15 +139,17 @@ std::string safe_name(std::string s) {
   return s;
 }
 
-// PowerTrain's reference models (time and power) of the first reference workload: reused from req.model_dir when
-// saved there with the same data and options, else trained (and saved). Fills out.reference and notes.
-Status reference_models(const Corpus& corpus, const PredictRequest& req, const WorkloadData& target,
-                        const NnOptions& o, PredictOutcome& out, std::optional<NnRegressor>& ref_time,
-                        std::optional<NnRegressor>& ref_power) {
+}  // namespace
+
+Result<ReferenceModels> powertrain_reference(const Corpus& corpus, const PredictRequest& req,
+                                             const WorkloadData& target) {
+  if (req.references.empty()) return invalid_argument("--reference: powertrain needs a reference workload");
   JS_ASSIGN_OR_RETURN(auto ref, select_workload(corpus, req.references.front(), "--reference"));
   if (ref.workload == target.workload && ref.device == target.device)
     return invalid_argument("--reference: the reference is the target workload itself");
   if (!ref.has_power()) return invalid_argument("--reference: workload '" + ref.workload + "' lacks power data");
+  ReferenceModels out;
+  const NnOptions o = transfer_options(req);
   std::vector<ModeKey> rx = modes_of(ref);
   if (req.reference_modes > 0) rx = sample_modes(rx, req.reference_modes, req.reference_seed);
   NnOptions ro = o;
@@ -168,7 +170,7 @@ Status reference_models(const Corpus& corpus, const PredictRequest& req, const W
                 o.log_target ? 1 : 0, o.inverse_features ? 1 : 0);
   key += buf;
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
-  ReferenceModelInfo info;
+  ReferenceModelInfo& info = out.info;
   info.workload = ref.workload;
   info.device = ref.device;
   info.modes = rx.size();
@@ -181,8 +183,8 @@ Status reference_models(const Corpus& corpus, const PredictRequest& req, const W
       auto lt = NnRegressor::load(info.time_path);
       auto lp = NnRegressor::load(info.power_path);
       if (lt.is_ok() && lp.is_ok()) {
-        ref_time = std::move(lt).value();
-        ref_power = std::move(lp).value();
+        out.time = std::make_shared<const NnRegressor>(std::move(lt).value());
+        out.power = std::make_shared<const NnRegressor>(std::move(lp).value());
         info.loaded = true;
       } else {
         out.notes.push_back("could not reuse the saved reference model (" +
@@ -193,18 +195,33 @@ Status reference_models(const Corpus& corpus, const PredictRequest& req, const W
   if (!info.loaded) {
     JS_ASSIGN_OR_RETURN(auto tt, NnRegressor::train(rx, rt, ro));
     JS_ASSIGN_OR_RETURN(auto tp, NnRegressor::train(rx, rp, ro));
-    ref_time = std::move(tt);
-    ref_power = std::move(tp);
+    out.time = std::make_shared<const NnRegressor>(std::move(tt));
+    out.power = std::make_shared<const NnRegressor>(std::move(tp));
     if (!req.model_dir.empty()) {
-      Status s = ref_time->save(info.time_path);
-      if (s.is_ok()) s = ref_power->save(info.power_path);
+      Status s = out.time->save(info.time_path);
+      if (s.is_ok()) s = out.power->save(info.power_path);
       if (!s.is_ok()) out.notes.push_back("reference model not saved: " + s.message());
     }
   }
   info.seconds = seconds_since(t0);
-  out.reference = info;
-  return Status::ok();
+  return out;
 }
+
+NnOptions transfer_options(const PredictRequest& req) {
+  NnOptions o = req.nn;
+  o.seed = req.seed;
+  if (req.method == Method::kPowerTrain) {
+    o.log_target = true;
+    o.inverse_features = true;
+    if (o.full_batch_steps <= 0) o.full_batch_steps = kPowerTrainFineTuneSteps;
+  } else {
+    o.full_batch_steps = 0;   // nn and powertrain-paper train as the paper does, on the four knobs
+    o.inverse_features = false;
+  }
+  return o;
+}
+
+namespace {
 
 Result<PredictOutcome> run_nn(const Corpus& corpus, const PredictRequest& req, const WorkloadData& target) {
   PredictOutcome out;
@@ -222,27 +239,18 @@ Result<PredictOutcome> run_nn(const Corpus& corpus, const PredictRequest& req, c
       p_y.push_back(*r->power_mw);
     }
   }
-  NnOptions o = req.nn;
-  o.seed = req.seed;
-  if (req.method == Method::kPowerTrain) {
-    o.log_target = true;
-    o.inverse_features = true;
-    if (o.full_batch_steps <= 0) o.full_batch_steps = kPowerTrainFineTuneSteps;
-  } else {
-    o.full_batch_steps = 0;   // nn and powertrain-paper train as the paper does, on the four knobs
-    o.inverse_features = false;
-  }
+  const NnOptions o = transfer_options(req);
   std::shared_ptr<NnRegressor> time_nn, power_nn;
 
   if (is_transfer(req.method)) {
-    if (req.references.empty()) return invalid_argument("--reference: powertrain needs a reference workload");
-    std::optional<NnRegressor> ref_time, ref_power;
-    JS_RETURN_IF_ERROR(reference_models(corpus, req, target, o, out, ref_time, ref_power));
+    JS_ASSIGN_OR_RETURN(ReferenceModels ref, powertrain_reference(corpus, req, target));
+    out.reference = ref.info;
+    out.notes.insert(out.notes.end(), ref.notes.begin(), ref.notes.end());
     const auto t1 = std::chrono::steady_clock::now();
-    JS_ASSIGN_OR_RETURN(auto xt, ref_time->transfer(train, t_y, o));
+    JS_ASSIGN_OR_RETURN(auto xt, ref.time->transfer(train, t_y, o));
     time_nn = std::make_shared<NnRegressor>(std::move(xt));
     if (p_x.size() >= 2) {
-      JS_ASSIGN_OR_RETURN(auto xp, ref_power->transfer(p_x, p_y, o));
+      JS_ASSIGN_OR_RETURN(auto xp, ref.power->transfer(p_x, p_y, o));
       power_nn = std::make_shared<NnRegressor>(std::move(xp));
     }
     out.fit_seconds = seconds_since(t1);

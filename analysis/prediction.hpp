@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,20 @@ struct PredictOutcome {
 };
 
 Result<PredictOutcome> run_prediction(const Corpus& corpus, const PredictRequest& request);
+
+// PowerTrain's reference networks (time and power) of request.references.front(), trained on every reference mode
+// (or request.reference_modes of them) the paper's way, reused from request.model_dir when saved there with the
+// same data and options. kInvalidArgument naming --reference when the reference is absent, is the target itself
+// or lacks power data. The networks are shared read-only: predict() from one thread at a time.
+struct ReferenceModels {
+  std::shared_ptr<const NnRegressor> time, power;
+  ReferenceModelInfo info;
+  std::vector<std::string> notes;  // e.g. a saved model that could not be reused
+};
+Result<ReferenceModels> powertrain_reference(const Corpus& corpus, const PredictRequest& request,
+                                             const WorkloadData& target);
+// The network options of request.method (powertrain: log targets, inverse inputs, full-batch fine-tuning).
+NnOptions transfer_options(const PredictRequest& request);
 
 // Seeded choice of k modes out of `modes` (all of them when k >= size).
 std::vector<ModeKey> sample_modes(const std::vector<ModeKey>& modes, size_t k, uint64_t seed);

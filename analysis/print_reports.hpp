@@ -18,12 +18,14 @@ void print_text(std::ostream& out, const ParetoReport& r);
 void print_text(std::ostream& out, const PredictReport& r);
 void print_text(std::ostream& out, const OptimizeReport& r);
 void print_text(std::ostream& out, const EpochsReport& r);
+void print_text(std::ostream& out, const AdaptiveReport& r);
 
 boost::json::object report_json(const VariabilityCommandReport& r);
 boost::json::object report_json(const ParetoReport& r);
 boost::json::object report_json(const PredictReport& r);
 boost::json::object report_json(const OptimizeReport& r);
 boost::json::object report_json(const EpochsReport& r);
+boost::json::object report_json(const AdaptiveReport& r);
 
 // One JSON value on one line.
 void print_json(std::ostream& out, const boost::json::value& v);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/adaptive.hpp"
 #include "analysis/corpus.hpp"
 #include "analysis/optimizer.hpp"
 #include "analysis/prediction.hpp"
@@ -109,6 +110,48 @@ struct OptimizeReport {
   std::optional<size_t> observed_of(size_t candidate) const;
 };
 Result<OptimizeReport> optimize_report(const Corpus& corpus, const OptimizeQuery& query);
+
+// adaptive: an offline replay of adaptive profiling (adaptive.hpp) against the target's rows as the oracle: a
+// mode's time and power are revealed only when the strategy picks it. Judged on every mode of the target, beside
+// PowerTrain transfer from the same number of random modes and from 50 (the same seed).
+struct AdaptiveQuery {
+  WorkloadRef reference, target;
+  AdaptiveOptions options;        // budget, strategy, power budgets, seed
+  size_t round_size = 2;          // modes per round after the first
+  bool cross_board = false;       // allow a reference measured on another board class
+  bool baselines = true;          // also PowerTrain with `budget` and 50 random modes
+  PredictRequest predict;         // the reference network's options and cache (method powertrain)
+};
+// One strategy's figures over the target's modes.
+struct AdaptiveFigures {
+  std::string strategy;           // "adaptive (front)", "powertrain 15 random", ...
+  size_t profiled = 0;
+  std::optional<double> time_mape_pct, power_mape_pct, energy_mape_pct;  // over the modes not profiled
+  double front_precision = 0, front_recall = 0;  // predicted Pareto front (time, power) against the true one
+  size_t front_size = 0, true_front_size = 0;
+  SweepMetrics sweep;             // per budget: the pick's time penalty against the true optimum, excess power
+  double seconds = 0;             // choosing and fitting (the reference network excluded)
+};
+struct AdaptiveRound {
+  std::vector<ModeKey> modes;     // picked this round, in order
+  double seconds = 0;             // proposing this round (fit included)
+  std::optional<double> time_loo_pct, power_loo_pct;  // the fit after the round
+};
+struct AdaptiveReport {
+  AdaptiveReport(const Corpus& corpus, WorkloadData workload) : context(corpus), target(std::move(workload)) {}
+  ReportContext context;
+  WorkloadData target;
+  AdaptiveQuery query;
+  ReferenceModelInfo reference;
+  ModeValues oracle;              // the target's modes with power: the candidates and the ground truth
+  std::vector<double> budgets_w;  // the budgets judged (the query's, else 1 W steps across the target's power)
+  std::vector<AdaptiveRound> rounds;
+  std::vector<BudgetPick> picks;  // the adaptive predictor's pick per budget (candidate indices = oracle rows)
+  std::vector<AdaptiveFigures> figures;  // adaptive first, then the baselines
+  std::vector<std::string> notes;
+  double seconds = 0;             // the whole replay, reference network included
+};
+Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery& query);
 
 // epochs: stall / compute / other per epoch, epoch 0 apart, one group per board class, workload and
 // configuration (means are never taken over unlike rows).

@@ -266,3 +266,48 @@ TEST_CASE("cli: unlike configurations are refused or kept apart; --where, --pool
   CHECK(bad_pool.rc == 2);
   CHECK(bad_pool.err.find("--pool-over: unknown axis 'instance'") != std::string::npos);
 }
+
+TEST_CASE("cli: adaptive refuses bad plans naming the flag (budget, reference class, no power, budgets)") {
+  CorpusFile corpus(40);
+  const std::string both = corpus.file("two-boards.csv"), no_power = corpus.file("no-power.csv");
+  {
+    Corpus c = synthetic_corpus("agx-orin", {"resnet", "mobilenet"}, {.noise_pct = 2, .max_modes = 40});
+    const Corpus nano = synthetic_corpus("orin-nano", {"resnet"}, {.noise_pct = 2, .max_modes = 40});
+    c.rows.insert(c.rows.end(), nano.rows.begin(), nano.rows.end());
+    std::ofstream f(both);
+    write_corpus_csv(f, c);
+    for (auto& r : c.rows)
+      if (r.workload == "mobilenet") r.power_mw.reset();
+    std::ofstream g(no_power);
+    write_corpus_csv(g, c);
+  }
+  auto low = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@agx-orin", "--budget", "3"});
+  CHECK(low.rc == 2);
+  CHECK(low.err.find("--budget: 3 is below the strategy's minimum") != std::string::npos);
+  auto high = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@agx-orin",
+                       "--budget", "41", "--no-model-cache"});
+  CHECK(high.rc == 2);
+  CHECK(high.err.find("--budget: 41 is more than the target's 40 modes") != std::string::npos);
+  auto cross = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@orin-nano"});
+  CHECK(cross.rc == 2);
+  CHECK(cross.err.find("--reference") != std::string::npos);
+  CHECK(cross.err.find("--cross-board") != std::string::npos);
+  auto unpowered = analyze({"adaptive", "--csv", no_power, "--target", "mobilenet", "--reference", "resnet@agx-orin"});
+  CHECK(unpowered.rc == 2);
+  CHECK(unpowered.err.find("--target: 'mobilenet' on agx-orin has no power data") != std::string::npos);
+  auto no_ref = analyze({"adaptive", "--csv", both, "--target", "mobilenet"});
+  CHECK(no_ref.rc == 2);
+  CHECK(no_ref.err.find("--reference: required") != std::string::npos);
+  auto budgets = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@agx-orin",
+                          "--power-budgets-w", "20,lots"});
+  CHECK(budgets.rc == 2);
+  CHECK(budgets.err.find("--power-budgets-w: 'lots'") != std::string::npos);
+  auto strategy = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@agx-orin",
+                           "--strategy", "greedy"});
+  CHECK(strategy.rc == 2);
+  CHECK(strategy.err.find("--strategy") != std::string::npos);
+  auto first = analyze({"adaptive", "--csv", both, "--target", "mobilenet", "--reference", "resnet@agx-orin",
+                        "--first-round", "20"});
+  CHECK(first.rc == 2);
+  CHECK(first.err.find("--first-round") != std::string::npos);
+}

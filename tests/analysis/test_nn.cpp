@@ -5,10 +5,15 @@
 
 #include <unistd.h>
 
+#include <boost/json.hpp>
+
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "analysis/nn_backend.hpp"
 #include "analysis/nn_predictor.hpp"
+#include "analysis/csv_corpus.hpp"
 #include "analysis/prediction.hpp"
 #include "analysis/simulator_corpus.hpp"
 #include "analysis/stats.hpp"
@@ -18,6 +23,7 @@
 using namespace jetsweep;
 using namespace jetsweep::analysis;
 using namespace jetsweep::testing;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -250,4 +256,49 @@ TEST_CASE("nn plugin: found next to the executable; a missing or foreign library
 
   // The first loadable plugin among the candidates wins.
   CHECK(load_nn_backend({"/nonexistent/libjetsweep_nn.so", nn_plugin_candidates().front()}).is_ok());
+}
+
+TEST_CASE("adaptive: `analyze adaptive` replays through the reference network beside the PowerTrain baselines") {
+  const fs::path dir = fs::temp_directory_path() / ("jetsweep-adaptive-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string csv = (dir / "corpus.csv").string();
+  {
+    std::ofstream f(csv);
+    write_corpus_csv(f, synthetic_corpus("agx-orin", {"resnet", "mobilenet"}, {.noise_pct = 2, .seed = 3, .max_modes = 600}));
+  }
+  const std::vector<std::string> args = {"adaptive", "--csv", csv, "--target", "mobilenet", "--reference", "resnet",
+                                         "--nn-epochs", "30", "--model-dir", (dir / "models").string()};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const Run j = analyze(json_args);
+  REQUIRE_MESSAGE(j.rc == 0, j.err);
+  const auto o = boost::json::parse(j.out).as_object();
+  CHECK(o.at("candidates").to_number<int>() == 600);
+  std::set<std::string> modes;
+  size_t profiled = 0;
+  for (const auto& round : o.at("rounds").as_array())
+    for (const auto& m : round.as_object().at("modes").as_array()) {
+      ++profiled;
+      modes.insert(boost::json::serialize(m));
+    }
+  CHECK(profiled == 15);
+  CHECK(modes.size() == 15);
+  const auto& figures = o.at("figures").as_array();
+  REQUIRE(figures.size() == 3);
+  CHECK(figures[0].as_object().at("strategy").as_string() == "adaptive (front)");
+  CHECK(figures[0].as_object().at("profiled").to_number<int>() == 15);
+  CHECK(figures[1].as_object().at("strategy").as_string() == "powertrain 15 random");
+  CHECK(figures[2].as_object().at("profiled").to_number<int>() == 50);
+  // The transfer learned the target: far better than the ~60% of a constant prediction on this grid.
+  CHECK(figures[0].as_object().at("time_mape_pct").to_number<double>() < 25.0);
+  CHECK(figures[0].as_object().at("power_mape_pct").to_number<double>() < 10.0);
+  const auto& picks = o.at("picks").as_array();
+  REQUIRE_FALSE(picks.empty());
+  for (const auto& p : picks) CHECK(p.as_object().contains("time_penalty_pct"));
+  const Run t = analyze(args);
+  REQUIRE_MESSAGE(t.rc == 0, t.err);
+  CHECK(t.out.find("adaptive pick per power budget") != std::string::npos);
+  CHECK(t.out.find("powertrain 50 random") != std::string::npos);
+  CHECK(t.out.find("reference network: 600 modes, loaded") != std::string::npos);  // the first run saved it
+  fs::remove_all(dir);
 }

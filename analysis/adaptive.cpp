@@ -1,0 +1,546 @@
+#include "analysis/adaptive.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+
+#include "analysis/stats.hpp"
+
+namespace jetsweep::analysis {
+
+namespace {
+
+constexpr double kLambdas[] = {0.03, 0.1, 0.3, 1, 3, 10, 30};
+constexpr double kPowerBound = 0.6744897501960817;  // one-sided 75% normal quantile
+constexpr size_t kDefaultBudgets = 12;
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
+
+std::vector<double> standardised(const std::vector<double>& v) {
+  const double mu = mean(v), sd = sample_stddev(v);
+  std::vector<double> out;
+  for (double x : v) out.push_back(sd > 1e-12 ? (x - mu) / sd : 0.0);
+  return out;
+}
+
+// A design matrix over the candidates: an intercept column, then each term standardised over the candidates (a
+// constant term becomes 0).
+Eigen::MatrixXd design(const std::vector<std::vector<double>>& terms) {
+  Eigen::MatrixXd x(terms.front().size(), terms.size() + 1);
+  x.col(0).setOnes();
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const auto z = standardised(terms[k]);
+    for (size_t i = 0; i < z.size(); ++i) x(Eigen::Index(i), Eigen::Index(k + 1)) = z[i];
+  }
+  return x;
+}
+
+// Ridge regression of z on x (column 0, the intercept, unpenalised), the penalty chosen from kLambdas by the mean
+// leave-one-out relative error of the prediction (closed form through the hat matrix).
+struct RidgeModel {
+  Eigen::VectorXd beta;
+  Eigen::MatrixXd a_inv;
+  double sigma2 = 0;           // leave-one-out mean squared residual (in z's space)
+  double lambda = 0;
+  double loo_rel = std::numeric_limits<double>::infinity();  // mean leave-one-out |pred / obs - 1|
+};
+
+// log_form: z = log(obs) - log(anchor); else z = obs - anchor. `obs` are the observed values.
+RidgeModel fit_ridge(const Eigen::MatrixXd& x, const Eigen::VectorXd& z, const std::vector<double>& obs,
+                     bool log_form) {
+  RidgeModel best;
+  const Eigen::Index n = x.rows(), d = x.cols();
+  for (double lambda : kLambdas) {
+    Eigen::MatrixXd a = x.transpose() * x;
+    for (Eigen::Index k = 1; k < d; ++k) a(k, k) += lambda;
+    const Eigen::MatrixXd a_inv = a.ldlt().solve(Eigen::MatrixXd::Identity(d, d));
+    const Eigen::VectorXd beta = a_inv * (x.transpose() * z);
+    const Eigen::VectorXd resid = z - x * beta;
+    double sse = 0, rel = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double h = x.row(i) * a_inv * x.row(i).transpose();
+      const double e = resid(i) / std::max(1.0 - h, 1e-6);
+      sse += e * e;
+      rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
+    }
+    rel /= double(n);
+    if (rel < best.loo_rel) {
+      best.beta = beta;
+      best.a_inv = a_inv;
+      best.lambda = lambda;
+      best.loo_rel = rel;
+      best.sigma2 = std::max(sse / double(n), 1e-10);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+// A Gaussian-process correction of the ridge residuals over the knob ranks (squared-exponential kernel): the
+// predictor follows the measured modes near them and falls back to the ridge away from them. Its length scale and
+// noise share are chosen by leave-one-out; it is kept only when that beats the ridge alone.
+struct AdaptiveProfiler::Designs {
+  Eigen::MatrixXd time_log, power_log, power_lin;
+};
+
+namespace {
+
+struct LocalCorrection {
+  bool active = false;
+  double length2 = 0, signal2 = 0, noise2 = 0;
+  std::vector<size_t> idx;
+  Eigen::MatrixXd k_inv;
+  Eigen::VectorXd alpha;
+};
+
+using Ranks = std::vector<std::vector<double>>;
+
+double kernel(const Ranks& ranks, const LocalCorrection& c, size_t a, size_t b) {
+  double d2 = 0;
+  for (size_t k = 0; k < 4; ++k) d2 += (ranks[a][k] - ranks[b][k]) * (ranks[a][k] - ranks[b][k]);
+  return c.signal2 * std::exp(-0.5 * d2 / c.length2);
+}
+
+LocalCorrection fit_local(const Ranks& ranks, const std::vector<size_t>& idx, const Eigen::VectorXd& resid,
+                          const std::vector<double>& obs, bool log_form, double ridge_loo_rel) {
+  LocalCorrection best;
+  const Eigen::Index n = resid.size();
+  if (n < 4) return best;
+  const double signal2 = resid.squaredNorm() / double(n);
+  if (!(signal2 > 1e-14)) return best;
+  double best_rel = ridge_loo_rel;
+  for (double length : {0.1, 0.2, 0.35}) {
+    for (double noise_share : {0.05, 0.25}) {
+      LocalCorrection c;
+      c.length2 = length * length;
+      c.signal2 = signal2;
+      c.noise2 = noise_share * signal2;
+      c.idx = idx;
+      Eigen::MatrixXd k(n, n);
+      for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = 0; j < n; ++j)
+          k(i, j) = kernel(ranks, c, idx[size_t(i)], idx[size_t(j)]) + (i == j ? c.noise2 : 0.0);
+      c.k_inv = k.ldlt().solve(Eigen::MatrixXd::Identity(n, n));
+      c.alpha = c.k_inv * resid;
+      double rel = 0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        // Leave-one-out residual of the corrected prediction: alpha_i / (K^-1)_ii.
+        const double e = c.alpha(i) / c.k_inv(i, i);
+        rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
+      }
+      rel /= double(n);
+      if (rel < best_rel) {
+        best_rel = rel;
+        c.active = true;
+        best = std::move(c);
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<AdaptiveStrategy> parse_adaptive_strategy(const std::string& text) {
+  if (text == "front") return AdaptiveStrategy::kFrontImprovement;
+  if (text == "random") return AdaptiveStrategy::kRandom;
+  return invalid_argument("--strategy: unknown strategy '" + text + "' (known: front, random)");
+}
+
+const char* to_string(AdaptiveStrategy s) { return s == AdaptiveStrategy::kRandom ? "random" : "front"; }
+
+Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidates, std::vector<double> ref_time_ms,
+                                                  std::vector<double> ref_power_mw, AdaptiveOptions options) {
+  if (candidates.empty()) return invalid_argument("adaptive: no candidate modes");
+  if (ref_time_ms.size() != candidates.size() || ref_power_mw.size() != candidates.size())
+    return invalid_argument("adaptive: the reference predictions do not match the candidate modes");
+  if (options.budget < kAdaptiveMinBudget)
+    return invalid_argument("--budget: " + std::to_string(options.budget) + " is below the strategy's minimum of " +
+                            std::to_string(kAdaptiveMinBudget) + " modes");
+  if (options.budget > candidates.size())
+    return invalid_argument("--budget: " + std::to_string(options.budget) + " is more than the board's " +
+                            std::to_string(candidates.size()) + " modes");
+  for (double b : options.power_budgets_w)
+    if (!(b > 0) || !std::isfinite(b)) return invalid_argument("--power-budgets-w: budgets must be positive watts");
+  AdaptiveProfiler p;
+  std::map<int, std::set<double>> values;  // knob -> distinct values, for ranks
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const ModeKey& m = candidates[i];
+    if (!m.explicit_settings())
+      return invalid_argument("adaptive: candidate mode " + m.label() + " lacks a knob setting");
+    if (!(ref_time_ms[i] > 0) || !(ref_power_mw[i] > 0) || !std::isfinite(ref_time_ms[i]) ||
+        !std::isfinite(ref_power_mw[i]))
+      return invalid_argument("--reference: non-positive prediction for mode " + m.label());
+    values[0].insert(m.cores);
+    values[1].insert(m.cpu_mhz);
+    values[2].insert(m.gpu_mhz);
+    values[3].insert(m.emc_mhz);
+  }
+  // Time: log(target) = log(reference) + ridge over log knobs and inverse knobs (time sums work / clock terms).
+  // Power: the same in log space, or target = reference + ridge over dynamic-power terms in milliwatts; the fit
+  // keeps whichever predicts its observations better (leave-one-out).
+  std::vector<std::vector<double>> log_terms(9), lin_terms(8);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const ModeKey& m = candidates[i];
+    const double c = m.cores, f = m.cpu_mhz, g = m.gpu_mhz, e = m.emc_mhz;
+    const double knobs[] = {std::log(c), std::log(f), std::log(g), std::log(e), 1 / c, 1 / f, 1 / g, 1 / e};
+    for (size_t k = 0; k < 8; ++k) log_terms[k + 1].push_back(knobs[k]);
+    const double dyn[] = {ref_power_mw[i], c * f, g, e, f, c, g * g, c * f * f};
+    for (size_t k = 0; k < 8; ++k) lin_terms[k].push_back(dyn[k]);
+    p.ref_log_time_.push_back(std::log(ref_time_ms[i]));
+    p.ref_log_power_.push_back(std::log(ref_power_mw[i]));
+  }
+  auto designs = std::make_shared<Designs>();
+  log_terms[0] = p.ref_log_time_;
+  designs->time_log = design(log_terms);
+  log_terms[0] = p.ref_log_power_;
+  designs->power_log = design(log_terms);
+  designs->power_lin = design(lin_terms);
+  p.designs_ = std::move(designs);
+  p.ref_power_mw_ = std::move(ref_power_mw);
+  auto rank = [&](int knob, double v) {
+    const auto& s = values[knob];
+    if (s.size() < 2) return 0.5;
+    return double(std::distance(s.begin(), s.find(v))) / double(s.size() - 1);
+  };
+  for (const auto& m : candidates)
+    p.ranks_.push_back({rank(0, m.cores), rank(1, m.cpu_mhz), rank(2, m.gpu_mhz), rank(3, m.emc_mhz)});
+  if (options.first_round == 0) options.first_round = std::max(kAdaptiveMinBudget, (options.budget + 1) / 2);
+  options.first_round = std::clamp(options.first_round, kAdaptiveMinBudget, options.budget);
+  p.candidates_ = std::move(candidates);
+  p.options_ = std::move(options);
+  return p;
+}
+
+std::optional<size_t> AdaptiveProfiler::index_of(const ModeKey& m) const {
+  // Candidates come from mode_grid (sorted); fall back to a scan for any other order.
+  auto it = std::lower_bound(candidates_.begin(), candidates_.end(), m);
+  if (it != candidates_.end() && *it == m) return size_t(it - candidates_.begin());
+  for (size_t i = 0; i < candidates_.size(); ++i)
+    if (candidates_[i] == m) return i;
+  return std::nullopt;
+}
+
+Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observed) const {
+  std::vector<size_t> t_idx, p_idx;
+  std::vector<double> t_y, p_y;
+  for (const auto& o : observed) {
+    auto i = index_of(o.mode);
+    if (!i) return invalid_argument("adaptive: observed mode " + o.mode.label() + " is not a candidate mode");
+    if (!(o.time_ms > 0)) return invalid_argument("adaptive: observed mode " + o.mode.label() + " has no time");
+    t_idx.push_back(*i);
+    t_y.push_back(std::log(o.time_ms));
+    if (o.power_mw && *o.power_mw > 0) {
+      p_idx.push_back(*i);
+      p_y.push_back(std::log(*o.power_mw));
+    }
+  }
+  if (t_idx.size() < 2) return invalid_argument("adaptive: the fit needs at least 2 profiled modes");
+  AdaptiveFit f;
+  f.observations = observed.size();
+  const size_t n = candidates_.size();
+  // Fits one form on the observed rows and predicts every candidate: the mean and the log-space spread.
+  struct FormFit {
+    RidgeModel model;
+    std::vector<double> mean, log_sd;
+  };
+  auto fit_form = [&](const Eigen::MatrixXd& x_all, const std::vector<size_t>& idx, const std::vector<double>& y,
+                      const std::vector<double>& anchor, bool log_form) {
+    Eigen::MatrixXd x(idx.size(), x_all.cols());
+    Eigen::VectorXd z(idx.size());
+    for (size_t r = 0; r < idx.size(); ++r) {
+      x.row(Eigen::Index(r)) = x_all.row(Eigen::Index(idx[r]));
+      z(Eigen::Index(r)) = log_form ? std::log(y[r]) - std::log(anchor[idx[r]]) : y[r] - anchor[idx[r]];
+    }
+    FormFit out;
+    out.model = fit_ridge(x, z, y, log_form);
+    Eigen::VectorXd mu = x_all * out.model.beta;
+    const LocalCorrection local = fit_local(ranks_, idx, z - x * out.model.beta, y, log_form, out.model.loo_rel);
+    out.mean.resize(n);
+    out.log_sd.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto row = x_all.row(Eigen::Index(i));
+      double var = out.model.sigma2 * (1.0 + double(row * out.model.a_inv * row.transpose()));
+      if (local.active) {
+        Eigen::VectorXd k(idx.size());
+        for (size_t r = 0; r < idx.size(); ++r) k(Eigen::Index(r)) = kernel(ranks_, local, i, idx[r]);
+        mu(Eigen::Index(i)) += k.dot(local.alpha);
+        // The residual's posterior variance replaces the ridge's residual share where observations are near.
+        const double posterior = std::max(local.signal2 - k.dot(local.k_inv * k), 0.0) + local.noise2;
+        var = out.model.sigma2 * double(row * out.model.a_inv * row.transpose()) + std::min(posterior, out.model.sigma2);
+      }
+      const double sd = std::sqrt(var);
+      if (log_form) {
+        out.mean[i] = anchor[i] * std::exp(mu(Eigen::Index(i)));
+        out.log_sd[i] = sd;
+      } else {
+        // A linear correction can extrapolate below zero far from its data: floor at a tenth of the reference.
+        out.mean[i] = std::max(anchor[i] + mu(Eigen::Index(i)), 0.1 * anchor[i]);
+        out.log_sd[i] = sd / out.mean[i];
+      }
+    }
+    return out;
+  };
+  std::vector<double> ref_time(n);
+  for (size_t i = 0; i < n; ++i) ref_time[i] = std::exp(ref_log_time_[i]);
+  std::vector<double> t_obs, p_obs;
+  for (double v : t_y) t_obs.push_back(std::exp(v));
+  for (double v : p_y) p_obs.push_back(std::exp(v));
+  FormFit t = fit_form(designs_->time_log, t_idx, t_obs, ref_time, true);
+  f.time_ms = std::move(t.mean);
+  f.log_time_sd = std::move(t.log_sd);
+  f.time_loo_pct = 100.0 * t.model.loo_rel;
+  f.time_lambda = t.model.lambda;
+  if (p_idx.size() >= 2) {
+    FormFit pl = fit_form(designs_->power_log, p_idx, p_obs, ref_power_mw_, true);
+    FormFit pw = fit_form(designs_->power_lin, p_idx, p_obs, ref_power_mw_, false);
+    const bool linear = pw.model.loo_rel < pl.model.loo_rel;
+    FormFit& best = linear ? pw : pl;
+    f.power_linear = linear;
+    f.power_mw = std::move(best.mean);
+    f.log_power_sd = std::move(best.log_sd);
+    f.power_loo_pct = 100.0 * best.model.loo_rel;
+    f.power_lambda = best.model.lambda;
+  }
+  return f;
+}
+
+std::vector<double> AdaptiveProfiler::budgets(const AdaptiveFit& fit) const {
+  if (!options_.power_budgets_w.empty()) return options_.power_budgets_w;
+  if (fit.power_mw.empty()) return {};
+  std::vector<double> w;
+  for (double p : fit.power_mw) w.push_back(p / 1000.0);
+  const double lo = quantile(w, 0.01), hi = quantile(w, 0.99);
+  std::vector<double> out;
+  for (size_t k = 0; k < kDefaultBudgets; ++k) out.push_back(lo + (hi - lo) * double(k) / double(kDefaultBudgets - 1));
+  return out;
+}
+
+std::vector<size_t> AdaptiveProfiler::first_round(const std::vector<bool>& taken, size_t n) const {
+  // The most spread of several Latin hypercubes over the knob ranks (largest smallest pairwise distance), each
+  // point snapped to the nearest mode not yet taken.
+  std::mt19937_64 rng(options_.seed * 0x9E3779B97F4A7C15ULL + 17);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<size_t> best;
+  double best_spread = -1;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::vector<std::vector<double>> pts(n, std::vector<double>(4));
+    for (size_t k = 0; k < 4; ++k) {
+      std::vector<size_t> perm(n);
+      for (size_t i = 0; i < n; ++i) perm[i] = i;
+      std::shuffle(perm.begin(), perm.end(), rng);
+      for (size_t i = 0; i < n; ++i) pts[i][k] = (double(perm[i]) + u(rng)) / double(n);
+    }
+    std::vector<bool> used = taken;
+    std::vector<size_t> picks;
+    for (const auto& pt : pts) {
+      size_t arg = candidates_.size();
+      double dist = std::numeric_limits<double>::infinity();
+      for (size_t c = 0; c < candidates_.size(); ++c) {
+        if (used[c]) continue;
+        double s = 0;
+        for (size_t k = 0; k < 4; ++k) s += (ranks_[c][k] - pt[k]) * (ranks_[c][k] - pt[k]);
+        if (s < dist) {
+          dist = s;
+          arg = c;
+        }
+      }
+      if (arg == candidates_.size()) break;
+      used[arg] = true;
+      picks.push_back(arg);
+    }
+    double spread = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < picks.size(); ++i)
+      for (size_t j = i + 1; j < picks.size(); ++j) {
+        double s = 0;
+        for (size_t k = 0; k < 4; ++k) s += std::pow(ranks_[picks[i]][k] - ranks_[picks[j]][k], 2);
+        spread = std::min(spread, s);
+      }
+    if (spread > best_spread) {
+      best_spread = spread;
+      best = picks;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// The modes that could be on the time-power Pareto front given the fit's accuracy: no other mode is predicted to
+// be better in both by more than the leave-one-out error. Expected improvement alone favours the corners of the
+// knob space, where the spread is widest and no optimum lies.
+std::vector<bool> near_front(const AdaptiveFit& fit) {
+  const size_t c = fit.time_ms.size();
+  const double eps_t = std::log1p(fit.time_loo_pct / 100.0), eps_p = std::log1p(fit.power_loo_pct / 100.0);
+  std::vector<size_t> order(c);
+  for (size_t i = 0; i < c; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return fit.power_mw[a] < fit.power_mw[b]; });
+  std::vector<double> log_p(c), prefix_min_t(c);
+  double run = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < c; ++k) {
+    log_p[k] = std::log(fit.power_mw[order[k]]);
+    run = std::min(run, std::log(fit.time_ms[order[k]]));
+    prefix_min_t[k] = run;
+  }
+  std::vector<bool> band(c, false);
+  for (size_t k = 0; k < c; ++k) {
+    const size_t i = order[k];
+    // Modes with power below this one's by more than eps_p: a prefix of the order.
+    const size_t below = size_t(std::lower_bound(log_p.begin(), log_p.end(), log_p[k] - eps_p) - log_p.begin());
+    band[i] = below == 0 || prefix_min_t[below - 1] > std::log(fit.time_ms[i]) - eps_t;
+  }
+  return band;
+}
+
+}  // namespace
+
+std::vector<size_t> AdaptiveProfiler::improvement_round(const AdaptiveFit& fit, const std::vector<Observation>& observed,
+                                                        const std::vector<bool>& taken, size_t n) const {
+  const size_t c = candidates_.size();
+  std::vector<bool> used = taken;
+  std::vector<size_t> picks;
+  const std::vector<double> budgets_w = budgets(fit);
+  if (fit.power_mw.empty() || budgets_w.empty()) {
+    // No power model: where the time model is least sure.
+    for (size_t k = 0; k < n; ++k) {
+      size_t arg = c;
+      for (size_t i = 0; i < c; ++i)
+        if (!used[i] && (arg == c || fit.log_time_sd[i] > fit.log_time_sd[arg])) arg = i;
+      if (arg == c) break;
+      used[arg] = true;
+      picks.push_back(arg);
+    }
+    return picks;
+  }
+  // Incumbent per budget: the log time of the fastest profiled mode within it; with none, a time beyond every
+  // prediction so that any mode likely to fit counts as an improvement.
+  double worst = -std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < c; ++i) worst = std::max(worst, std::log(fit.time_ms[i]) + 3 * fit.log_time_sd[i]);
+  std::vector<double> incumbent(budgets_w.size(), worst);
+  for (const auto& o : observed) {
+    if (!o.power_mw) continue;
+    for (size_t b = 0; b < budgets_w.size(); ++b)
+      if (*o.power_mw <= budgets_w[b] * 1000.0) incumbent[b] = std::min(incumbent[b], std::log(o.time_ms));
+  }
+  std::vector<double> log_budget;
+  for (double b : budgets_w) log_budget.push_back(std::log(b * 1000.0));
+  const std::vector<bool> band = near_front(fit);
+  for (size_t k = 0; k < n; ++k) {
+    size_t arg = c;
+    double best = -1;
+    for (size_t i = 0; i < c; ++i) {
+      if (used[i] || !band[i]) continue;
+      const double mt = std::log(fit.time_ms[i]), st = std::max(fit.log_time_sd[i], 1e-9);
+      const double mp = std::log(fit.power_mw[i]), sp = std::max(fit.log_power_sd[i], 1e-9);
+      double score = 0;
+      for (size_t b = 0; b < budgets_w.size(); ++b) {
+        const double feasible = normal_cdf((log_budget[b] - mp) / sp);
+        if (feasible < 1e-6) continue;
+        const double z = (incumbent[b] - mt) / st;
+        score += feasible * ((incumbent[b] - mt) * normal_cdf(z) + st * normal_pdf(z));
+      }
+      if (score > best) {
+        best = score;
+        arg = i;
+      }
+    }
+    if (arg == c) break;
+    used[arg] = true;
+    picks.push_back(arg);
+    // Kriging believer: the pick counts as profiled at its predicted values for the rest of the batch.
+    for (size_t b = 0; b < budgets_w.size(); ++b)
+      if (std::log(fit.power_mw[arg]) <= log_budget[b])
+        incumbent[b] = std::min(incumbent[b], std::log(fit.time_ms[arg]));
+  }
+  return picks;
+}
+
+Result<std::vector<size_t>> AdaptiveProfiler::propose(const std::vector<Observation>& observed,
+                                                      size_t max_batch) const {
+  std::vector<bool> taken(candidates_.size(), false);
+  size_t count = 0;
+  for (const auto& o : observed) {
+    auto i = index_of(o.mode);
+    if (!i) return invalid_argument("adaptive: observed mode " + o.mode.label() + " is not a candidate mode");
+    if (!taken[*i]) ++count;
+    taken[*i] = true;
+  }
+  if (count >= options_.budget || max_batch == 0) return std::vector<size_t>{};
+  size_t n = std::min(max_batch, options_.budget - count);
+  if (options_.strategy == AdaptiveStrategy::kRandom) {
+    std::vector<size_t> free;
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      if (!taken[i]) free.push_back(i);
+    std::mt19937_64 rng(options_.seed * 0x9E3779B97F4A7C15ULL + count);
+    std::vector<size_t> picks;
+    for (size_t k = 0; k < n && !free.empty(); ++k) {
+      std::uniform_int_distribution<size_t> d(0, free.size() - 1);
+      const size_t j = d(rng);
+      picks.push_back(free[j]);
+      free.erase(free.begin() + std::ptrdiff_t(j));
+    }
+    return picks;
+  }
+  if (count < options_.first_round) return first_round(taken, std::min(n, options_.first_round - count));
+  JS_ASSIGN_OR_RETURN(AdaptiveFit f, fit(observed));
+  return improvement_round(f, observed, taken, n);
+}
+
+Result<std::vector<Observation>> AdaptiveProfiler::replay(const std::vector<Observation>& oracle, size_t round_size,
+                                                         const RoundCallback& on_round) const {
+  if (oracle.size() != candidates_.size())
+    return invalid_argument("adaptive: the oracle does not hold one observation per candidate mode");
+  std::vector<Observation> observed;
+  for (;;) {
+    JS_ASSIGN_OR_RETURN(auto next, propose(observed, observed.empty() ? options_.budget : std::max<size_t>(round_size, 1)));
+    if (next.empty()) break;
+    for (size_t i : next) observed.push_back(oracle[i]);
+    if (on_round) JS_RETURN_IF_ERROR(on_round(next, observed));
+  }
+  return observed;
+}
+
+std::vector<BudgetPick> AdaptiveProfiler::choose(const AdaptiveFit& fit, const std::vector<Observation>& observed,
+                                                 const std::vector<double>& budgets_w) const {
+  std::vector<bool> measured(candidates_.size(), false);
+  for (const auto& o : observed)
+    if (auto i = index_of(o.mode)) measured[*i] = true;
+  std::vector<BudgetPick> out;
+  for (double b : budgets_w) {
+    BudgetPick pick;
+    pick.budget_w = b;
+    for (const auto& o : observed) {
+      if (!o.power_mw || *o.power_mw > b * 1000.0) continue;
+      if (!pick.candidate || o.time_ms < pick.time_ms) {
+        pick.candidate = index_of(o.mode);
+        pick.measured = true;
+        pick.time_ms = o.time_ms;
+        pick.power_w = *o.power_mw / 1000.0;
+      }
+    }
+    if (!fit.power_mw.empty()) {
+      const double log_b = std::log(b * 1000.0);
+      for (size_t i = 0; i < candidates_.size(); ++i) {
+        if (measured[i]) continue;
+        if (std::log(fit.power_mw[i]) + kPowerBound * fit.log_power_sd[i] > log_b) continue;
+        if (!pick.candidate || fit.time_ms[i] < pick.time_ms) {
+          pick.candidate = i;
+          pick.measured = false;
+          pick.time_ms = fit.time_ms[i];
+          pick.power_w = fit.power_mw[i] / 1000.0;
+        }
+      }
+    }
+    out.push_back(pick);
+  }
+  return out;
+}
+
+}  // namespace jetsweep::analysis

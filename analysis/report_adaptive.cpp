@@ -1,0 +1,190 @@
+// adaptive_report: adaptive profiling replayed against a corpus, the target's rows as the oracle.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "analysis/pareto.hpp"
+#include "analysis/reports.hpp"
+#include "analysis/stats.hpp"
+
+namespace jetsweep::analysis {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The ground truth: the target's modes with power, in mode order (the candidates of the replay).
+struct Oracle {
+  std::vector<ModeKey> modes;
+  std::vector<double> time_ms, power_w;
+  Observation reveal(size_t i) const { return {modes[i], time_ms[i], power_w[i] * 1000.0}; }
+};
+
+// A strategy's predictions (time ms, power W per oracle mode; profiled modes carry their observations) and its
+// pick per budget, judged against the oracle.
+AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<double>& time_ms,
+                      const std::vector<double>& power_w, const std::vector<bool>& profiled,
+                      const std::vector<double>& budgets_w,
+                      const std::function<std::optional<size_t>(double)>& pick) {
+  AdaptiveFigures f;
+  f.strategy = std::move(name);
+  std::vector<double> t_obs, t_pred, p_obs, p_pred, e_obs, e_pred;
+  std::vector<double> front_t(o.modes.size()), front_p(o.modes.size());
+  for (size_t i = 0; i < o.modes.size(); ++i) {
+    front_t[i] = profiled[i] ? o.time_ms[i] : time_ms[i];
+    front_p[i] = profiled[i] ? o.power_w[i] : power_w[i];
+    if (profiled[i]) {
+      ++f.profiled;
+      continue;
+    }
+    t_obs.push_back(o.time_ms[i]);
+    t_pred.push_back(time_ms[i]);
+    p_obs.push_back(o.power_w[i]);
+    p_pred.push_back(power_w[i]);
+    e_obs.push_back(o.time_ms[i] * o.power_w[i]);
+    e_pred.push_back(time_ms[i] * power_w[i]);
+  }
+  if (!t_obs.empty()) {
+    f.time_mape_pct = mape_pct(t_obs, t_pred);
+    f.power_mape_pct = mape_pct(p_obs, p_pred);
+    f.energy_mape_pct = mape_pct(e_obs, e_pred);
+  }
+  const auto truth = pareto_front(o.time_ms, o.power_w);
+  const auto predicted = pareto_front(front_t, front_p);
+  const std::set<size_t> true_set(truth.begin(), truth.end());
+  size_t hits = 0;
+  for (size_t i : predicted) hits += true_set.count(i);
+  f.front_size = predicted.size();
+  f.true_front_size = truth.size();
+  f.front_precision = predicted.empty() ? 0.0 : double(hits) / double(predicted.size());
+  f.front_recall = truth.empty() ? 0.0 : double(hits) / double(truth.size());
+  f.sweep = evaluate_sweep(f.strategy, budgets_w, o.time_ms, o.power_w, pick);
+  return f;
+}
+
+// PowerTrain transfer from k random modes (as `analyze optimize --method powertrain` picks: the fastest predicted
+// mode within the budget, every mode predicted).
+Result<AdaptiveFigures> powertrain_baseline(const Corpus& corpus, const AdaptiveQuery& q, const Oracle& o, size_t k,
+                                            const std::vector<double>& budgets_w) {
+  PredictRequest req = q.predict;
+  req.method = Method::kPowerTrain;
+  req.target = q.target;
+  req.references = {q.reference};
+  req.train_modes = int(k);
+  req.seed = q.options.seed;
+  const auto t0 = std::chrono::steady_clock::now();
+  JS_ASSIGN_OR_RETURN(PredictOutcome p, run_prediction(corpus, req));
+  const auto pred = p.predict(o.modes);
+  std::vector<double> t, w;
+  for (const auto& m : pred) {
+    t.push_back(m.time_ms);
+    w.push_back(m.power_mw ? *m.power_mw / 1000.0 : std::numeric_limits<double>::infinity());
+  }
+  std::vector<bool> profiled(o.modes.size(), false);
+  const std::set<ModeKey> trained(p.train_modes.begin(), p.train_modes.end());
+  for (size_t i = 0; i < o.modes.size(); ++i) profiled[i] = trained.count(o.modes[i]) > 0;
+  BudgetOptimizer opt(t, w);
+  const double fit_seconds = seconds_since(t0) - (p.reference ? p.reference->seconds : 0.0);
+  AdaptiveFigures f = judge("powertrain " + std::to_string(k) + " random", o, t, w, profiled, budgets_w,
+                            [&](double b) { return opt.fastest_within_power(b); });
+  f.seconds = fit_seconds;
+  return f;
+}
+
+}  // namespace
+
+Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery& q) {
+  const auto t_start = std::chrono::steady_clock::now();
+  JS_ASSIGN_OR_RETURN(WorkloadData target, select_workload(corpus, q.target, "--target"));
+  AdaptiveReport r(corpus, std::move(target));
+  r.query = q;
+  Oracle o;
+  for (const auto& m : r.target.modes) {
+    if (!m.power_mw) continue;
+    o.modes.push_back(m.mode);
+    o.time_ms.push_back(m.minibatch_ms);
+    o.power_w.push_back(*m.power_mw / 1000.0);
+  }
+  if (o.modes.empty())
+    return invalid_argument("--target: '" + r.target.workload + "' on " + r.target.device +
+                            " has no power data: adaptive profiling needs measured power (a board with power rails)");
+  if (o.modes.size() < r.target.modes.size())
+    r.notes.push_back(std::to_string(r.target.modes.size() - o.modes.size()) +
+                      " target modes without power are left out of the replay");
+  if (q.options.budget > o.modes.size())
+    return invalid_argument("--budget: " + std::to_string(q.options.budget) + " is more than the target's " +
+                            std::to_string(o.modes.size()) + " modes with power");
+  JS_ASSIGN_OR_RETURN(WorkloadData ref, select_workload(corpus, q.reference, "--reference"));
+  if (ref.device != r.target.device && !q.cross_board)
+    return invalid_argument("--reference: '" + ref.workload + "' was measured on " + ref.device + ", the target on " +
+                            r.target.device + "; a transfer across board classes needs --cross-board");
+  PredictRequest req = q.predict;
+  req.method = Method::kPowerTrain;
+  req.target = q.target;
+  req.references = {q.reference};
+  req.seed = q.options.seed;
+  JS_ASSIGN_OR_RETURN(ReferenceModels models, powertrain_reference(corpus, req, r.target));
+  r.reference = models.info;
+  r.notes.insert(r.notes.end(), models.notes.begin(), models.notes.end());
+  for (size_t i = 0; i < o.modes.size(); ++i) r.oracle.add(o.modes[i], o.time_ms[i], o.power_w[i]);
+  const auto t_replay = std::chrono::steady_clock::now();
+  JS_ASSIGN_OR_RETURN(AdaptiveProfiler profiler,
+                      AdaptiveProfiler::create(o.modes, models.time->predict(o.modes), models.power->predict(o.modes),
+                                               q.options));
+  if (q.options.power_budgets_w.empty()) {
+    r.budgets_w = budget_range(std::ceil(*std::min_element(o.power_w.begin(), o.power_w.end())),
+                               std::floor(*std::max_element(o.power_w.begin(), o.power_w.end())), 1.0);
+  } else {
+    r.budgets_w = q.options.power_budgets_w;
+  }
+  std::vector<Observation> oracle;
+  for (size_t i = 0; i < o.modes.size(); ++i) oracle.push_back(o.reveal(i));
+  std::vector<bool> profiled(o.modes.size(), false);
+  auto t_round = std::chrono::steady_clock::now();
+  auto on_round = [&](const std::vector<size_t>& picks, const std::vector<Observation>& observed) -> Status {
+    AdaptiveRound round;
+    round.seconds = seconds_since(t_round);
+    for (size_t i : picks) {
+      profiled[i] = true;
+      round.modes.push_back(o.modes[i]);
+    }
+    if (observed.size() >= 2) {  // the fit after the round, for the report (not timed as part of it)
+      JS_ASSIGN_OR_RETURN(AdaptiveFit after, profiler.fit(observed));
+      round.time_loo_pct = after.time_loo_pct;
+      if (!after.power_mw.empty()) round.power_loo_pct = after.power_loo_pct;
+    }
+    r.rounds.push_back(std::move(round));
+    t_round = std::chrono::steady_clock::now();
+    return Status::ok();
+  };
+  JS_ASSIGN_OR_RETURN(std::vector<Observation> observed, profiler.replay(oracle, q.round_size, on_round));
+  JS_ASSIGN_OR_RETURN(AdaptiveFit fit, profiler.fit(observed));
+  r.picks = profiler.choose(fit, observed, r.budgets_w);
+  std::vector<double> power_w;
+  for (double p : fit.power_mw) power_w.push_back(p / 1000.0);
+  AdaptiveFigures adaptive =
+      judge(std::string("adaptive (") + to_string(q.options.strategy) + ")", o, fit.time_ms, power_w, profiled,
+            r.budgets_w, [&](double b) -> std::optional<size_t> {
+              for (const auto& p : r.picks)
+                if (p.budget_w == b) return p.candidate;
+              return std::nullopt;
+            });
+  adaptive.seconds = seconds_since(t_replay);
+  r.figures.push_back(std::move(adaptive));
+  if (q.baselines) {
+    for (size_t k : {q.options.budget, size_t(50)}) {
+      if (k >= o.modes.size()) continue;
+      JS_ASSIGN_OR_RETURN(auto f, powertrain_baseline(corpus, q, o, k, r.budgets_w));
+      r.figures.push_back(std::move(f));
+    }
+  }
+  r.seconds = seconds_since(t_start);
+  return r;
+}
+
+}  // namespace jetsweep::analysis

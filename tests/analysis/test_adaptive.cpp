@@ -1,0 +1,207 @@
+// Adaptive profiling (analysis/adaptive.hpp) without a network: the reference predictions are the reference
+// workload's own synthetic values, so these tests exercise the strategy, the fit and the decision rule alone.
+// (The replay command with the reference network is in test_nn.cpp.)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "analysis/adaptive.hpp"
+#include "analysis/optimizer.hpp"
+#include "analysis/stats.hpp"
+#include "analysis_fixture.hpp"
+
+using namespace jetsweep::analysis;
+using namespace jetsweep::testing;
+
+namespace {
+
+// One workload's values on every mode of the synthetic AGX Orin grid (4,368 modes), 2% noise.
+struct Truth {
+  std::vector<ModeKey> modes;
+  std::vector<double> time_ms, power_mw;
+  std::vector<Observation> oracle() const {
+    std::vector<Observation> o;
+    for (size_t i = 0; i < modes.size(); ++i) o.push_back({modes[i], time_ms[i], power_mw[i]});
+    return o;
+  }
+};
+
+Truth truth_of(const Corpus& corpus, const std::string& workload) {
+  Truth t;
+  auto w = select_workload(corpus, {workload, "agx-orin"}, "--target").value();
+  for (const auto& r : w.modes) {
+    t.modes.push_back(r.mode);
+    t.time_ms.push_back(r.minibatch_ms);
+    t.power_mw.push_back(*r.power_mw);
+  }
+  return t;
+}
+
+const Corpus& orin_corpus() {
+  static const Corpus c = synthetic_corpus("agx-orin", {"resnet", "lenet", "mobilenet"}, {.noise_pct = 2, .seed = 1});
+  return c;
+}
+
+AdaptiveProfiler profiler_for(const Truth& ref, AdaptiveOptions o) {
+  auto p = AdaptiveProfiler::create(ref.modes, ref.time_ms, ref.power_mw, o);
+  REQUIRE(p.is_ok());
+  return std::move(p).value();
+}
+
+// The replay's judged figures: the median time penalty and the share of picks over budget + 1 W.
+struct Judged {
+  double penalty_median = 0, over_plus1 = 0, time_mape = 0;
+  size_t profiled = 0;
+};
+
+Judged replay_and_judge(const Truth& ref, const Truth& target, AdaptiveStrategy s, uint64_t seed) {
+  AdaptiveOptions o;
+  o.strategy = s;
+  o.seed = seed;
+  const AdaptiveProfiler p = profiler_for(ref, o);
+  auto observed = p.replay(target.oracle(), 2);
+  REQUIRE(observed.is_ok());
+  auto fit = p.fit(*observed);
+  REQUIRE(fit.is_ok());
+  std::vector<double> true_w;
+  for (double mw : target.power_mw) true_w.push_back(mw / 1000.0);
+  const auto budgets = budget_range(std::ceil(*std::min_element(true_w.begin(), true_w.end())),
+                                    std::floor(*std::max_element(true_w.begin(), true_w.end())), 1.0);
+  const auto picks = p.choose(*fit, *observed, budgets);
+  size_t k = 0;
+  const SweepMetrics m = evaluate_sweep("adaptive", budgets, target.time_ms, true_w, [&](double) { return picks[k++].candidate; });
+  std::set<ModeKey> seen;
+  for (const auto& ob : *observed) seen.insert(ob.mode);
+  std::vector<double> obs, pred;
+  for (size_t i = 0; i < target.modes.size(); ++i) {
+    if (seen.count(target.modes[i])) continue;
+    obs.push_back(target.time_ms[i]);
+    pred.push_back(fit->time_ms[i]);
+  }
+  return {m.time_penalty_median_pct, m.over_limit_plus1_pct, mape_pct(obs, pred), observed->size()};
+}
+
+}  // namespace
+
+TEST_CASE("adaptive: a replay profiles exactly the budget, never a mode twice, the same for the same seed") {
+  const Truth ref = truth_of(orin_corpus(), "resnet"), target = truth_of(orin_corpus(), "lenet");
+  for (AdaptiveStrategy s : {AdaptiveStrategy::kFrontImprovement, AdaptiveStrategy::kRandom}) {
+    CAPTURE(to_string(s));
+    AdaptiveOptions o;
+    o.strategy = s;
+    o.budget = 12;
+    o.seed = 7;
+    const AdaptiveProfiler p = profiler_for(ref, o);
+    std::vector<size_t> rounds;
+    auto a = p.replay(target.oracle(), 3, [&](const std::vector<size_t>& picks, const std::vector<Observation>&) {
+      rounds.push_back(picks.size());
+      return jetsweep::Status::ok();
+    });
+    REQUIRE(a.is_ok());
+    CHECK(a->size() == 12);
+    std::set<ModeKey> unique;
+    for (const auto& ob : *a) unique.insert(ob.mode);
+    CHECK(unique.size() == 12);
+    if (s == AdaptiveStrategy::kFrontImprovement) {
+      REQUIRE(rounds.size() >= 2);
+      CHECK(rounds.front() == 6);  // the first round: half the budget, space-filling
+      for (size_t k = 1; k < rounds.size(); ++k) CHECK(rounds[k] <= 3);
+    }
+    auto b = p.replay(target.oracle(), 3);
+    REQUIRE(b.is_ok());
+    for (size_t k = 0; k < 12; ++k) CHECK((*a)[k].mode == (*b)[k].mode);
+    o.seed = 8;
+    auto c = profiler_for(ref, o).replay(target.oracle(), 3);
+    REQUIRE(c.is_ok());
+    bool differs = false;
+    for (size_t k = 0; k < 12; ++k) differs = differs || (*a)[k].mode != (*c)[k].mode;
+    CHECK(differs);
+    // Nothing more once the budget is spent.
+    auto more = p.propose(*a, 5);
+    REQUIRE(more.is_ok());
+    CHECK(more->empty());
+  }
+}
+
+TEST_CASE("adaptive: the fit recovers a target that is the reference times a power law of the knobs") {
+  const Truth ref = truth_of(orin_corpus(), "resnet");
+  Truth target = ref;
+  for (size_t i = 0; i < target.modes.size(); ++i) {
+    const ModeKey& m = target.modes[i];
+    target.time_ms[i] = ref.time_ms[i] * 1.7 * std::pow(m.gpu_mhz / 1300.5, -0.3) * std::pow(m.cpu_mhz / 2201.6, 0.1);
+    target.power_mw[i] = ref.power_mw[i] + 0.004 * m.gpu_mhz * m.gpu_mhz + 0.5 * m.emc_mhz;  // more GPU power
+  }
+  AdaptiveOptions o;
+  o.strategy = AdaptiveStrategy::kRandom;
+  o.budget = 30;
+  const AdaptiveProfiler p = profiler_for(ref, o);
+  auto observed = p.replay(target.oracle(), 2);
+  REQUIRE(observed.is_ok());
+  auto fit = p.fit(*observed);
+  REQUIRE(fit.is_ok());
+  CHECK(fit->time_loo_pct < 1.0);
+  CHECK(fit->power_loo_pct < 1.0);
+  CHECK(mape_pct(target.time_ms, fit->time_ms) < 1.0);
+  CHECK(mape_pct(target.power_mw, fit->power_mw) < 1.0);
+  CHECK(fit->power_linear);  // the added power is linear in the dynamic terms, not a log-space factor
+}
+
+TEST_CASE("adaptive: choosing where the optimum can move beats choosing at random (budgets across the power range)") {
+  // Five seeds per target; a strategy that picks at random loses on the time penalty against the true optimum.
+  const Truth ref = truth_of(orin_corpus(), "resnet");
+  for (const std::string name : {"lenet", "mobilenet"}) {
+    CAPTURE(name);
+    const Truth target = truth_of(orin_corpus(), name);
+    std::vector<double> front_pen, random_pen, front_over;
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      const Judged f = replay_and_judge(ref, target, AdaptiveStrategy::kFrontImprovement, seed);
+      const Judged r = replay_and_judge(ref, target, AdaptiveStrategy::kRandom, seed);
+      CHECK(f.profiled == 15);
+      CHECK(r.profiled == 15);
+      front_pen.push_back(f.penalty_median);
+      random_pen.push_back(r.penalty_median);
+      front_over.push_back(f.over_plus1);
+      MESSAGE(name << " seed " << seed << ": penalty front " << f.penalty_median << "% random " << r.penalty_median
+                   << "%, over budget+1W front " << f.over_plus1 << "%, time MAPE front " << f.time_mape << "% random "
+                   << r.time_mape << "%");
+    }
+    CHECK(median(front_pen) < median(random_pen));
+    CHECK(median(front_over) <= 5.0);
+  }
+}
+
+TEST_CASE("adaptive: bad plans are refused naming the flag") {
+  const Truth ref = truth_of(orin_corpus(), "resnet");
+  AdaptiveOptions o;
+  o.budget = kAdaptiveMinBudget - 1;
+  auto low = AdaptiveProfiler::create(ref.modes, ref.time_ms, ref.power_mw, o);
+  REQUIRE_FALSE(low.is_ok());
+  CHECK(low.status().message().find("--budget") != std::string::npos);
+  CHECK(low.status().message().find("minimum") != std::string::npos);
+  o.budget = ref.modes.size() + 1;
+  auto high = AdaptiveProfiler::create(ref.modes, ref.time_ms, ref.power_mw, o);
+  REQUIRE_FALSE(high.is_ok());
+  CHECK(high.status().message().find("--budget") != std::string::npos);
+  o.budget = 15;
+  auto mismatch = AdaptiveProfiler::create(ref.modes, {1.0, 2.0}, ref.power_mw, o);
+  CHECK_FALSE(mismatch.is_ok());
+  std::vector<double> bad = ref.time_ms;
+  bad[3] = -1;
+  auto negative = AdaptiveProfiler::create(ref.modes, bad, ref.power_mw, o);
+  REQUIRE_FALSE(negative.is_ok());
+  CHECK(negative.status().message().find("--reference") != std::string::npos);
+  o.power_budgets_w = {20, -3};
+  auto budgets = AdaptiveProfiler::create(ref.modes, ref.time_ms, ref.power_mw, o);
+  REQUIRE_FALSE(budgets.is_ok());
+  CHECK(budgets.status().message().find("--power-budgets-w") != std::string::npos);
+  o.power_budgets_w.clear();
+  const AdaptiveProfiler p = profiler_for(ref, o);
+  auto foreign = p.propose({{ModeKey{3, 1.0, 2.0, 3.0}, 10.0, 5000.0}}, 2);
+  REQUIRE_FALSE(foreign.is_ok());
+  CHECK(foreign.status().message().find("not a candidate") != std::string::npos);
+  CHECK_FALSE(p.fit({{ref.modes[0], ref.time_ms[0], ref.power_mw[0]}}).is_ok());  // one observation
+  CHECK(parse_adaptive_strategy("front").is_ok());
+  CHECK_FALSE(parse_adaptive_strategy("greedy").is_ok());
+}
