@@ -2,9 +2,13 @@
 // budget optimiser over every AGX Orin mode (18,096) vs a brute-force scan, on the synthetic corpus.
 // With --accuracy instead: transfer accuracy of powertrain against powertrain-paper over seeds, on a
 // corpus of --reference-modes modes per workload (resnet -> each target), median and worst MAPE per K.
+// With --adaptive instead: `analyze adaptive` replays (budget 15) over seeds, resnet -> each target on the 4,368-mode
+// synthetic corpus and resnet18/cifar10 -> lenet5/fashion-mnist on the simulator's AGX Orin modes, beside the random
+// strategy and PowerTrain with 15 and 50 random modes; medians over seeds, the time per replay.
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
 //                                [--accuracy [--targets A,B] [--train-modes 15,30,50] [--seeds N]]
+//                                [--adaptive [--targets A,B] [--seeds N]]
 #include <CLI/CLI.hpp>
 
 #include <boost/json.hpp>
@@ -14,16 +18,20 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "analysis/nn_predictor.hpp"
 #include "analysis/optimizer.hpp"
 #include "analysis/prediction.hpp"
+#include "analysis/reports.hpp"
+#include "analysis/simulator_corpus.hpp"
 #include "analysis/stats.hpp"
 #include "analysis/synthetic_corpus.hpp"
 
 using namespace jetsweep::analysis;
 using jetsweep::Result;
+using jetsweep::Status;
 
 namespace {
 
@@ -38,6 +46,7 @@ struct BenchOptions {
   uint64_t seed = 1;
   bool json = false;
   bool accuracy = false;
+  bool adaptive = false;
   std::vector<std::string> targets = {"lenet", "mobilenet", "yolo", "bert"};
   std::vector<int> train_modes = {15, 30, 50};
   int seeds = 10;
@@ -244,6 +253,125 @@ void print_accuracy(const BenchOptions& opt, const std::vector<AccuracyCell>& ce
   }
 }
 
+// One (corpus, target, strategy) row of the adaptive table: each figure per seed.
+struct AdaptiveRow {
+  std::string corpus, target, strategy;
+  std::vector<double> time, power, energy, precision, recall, penalty, over1, seconds;
+  void add(const AdaptiveFigures& f) {
+    time.push_back(f.time_mape_pct.value_or(0));
+    power.push_back(f.power_mape_pct.value_or(0));
+    energy.push_back(f.energy_mape_pct.value_or(0));
+    precision.push_back(f.front_precision);
+    recall.push_back(f.front_recall);
+    penalty.push_back(f.sweep.time_penalty_median_pct);
+    over1.push_back(f.sweep.over_limit_plus1_pct);
+    seconds.push_back(f.seconds);
+  }
+};
+
+// Replays on one corpus: per target and seed the front strategy with the PowerTrain baselines, and the random
+// strategy; the reference network is trained once per corpus (a scratch model directory).
+Status adaptive_rows(const Corpus& corpus, const std::string& corpus_name, const WorkloadRef& reference,
+                     const std::vector<std::string>& targets, const BenchOptions& opt, std::vector<AdaptiveRow>& rows) {
+  char tmpl[] = "/tmp/jetsweep-bench-models-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return jetsweep::io_error("cannot create a scratch model directory");
+  for (const auto& t : targets) {
+    std::map<std::string, AdaptiveRow> by_strategy;
+    std::vector<std::string> order;
+    for (int seed = 1; seed <= opt.seeds; ++seed) {
+      for (AdaptiveStrategy s : {AdaptiveStrategy::kFrontImprovement, AdaptiveStrategy::kRandom}) {
+        AdaptiveQuery q;
+        q.reference = reference;
+        q.target = {t, reference.device};
+        q.options.strategy = s;
+        q.options.seed = static_cast<uint64_t>(seed);
+        q.baselines = s == AdaptiveStrategy::kFrontImprovement;
+        q.predict.nn.epochs = opt.epochs;
+        q.predict.model_dir = tmpl;
+        auto r = adaptive_report(corpus, q);
+        if (!r.is_ok()) {
+          std::filesystem::remove_all(tmpl);
+          return r.status().with_context(corpus_name + ", " + t + ", seed " + std::to_string(seed));
+        }
+        for (const auto& f : r->figures) {
+          if (!by_strategy.count(f.strategy)) order.push_back(f.strategy);
+          AdaptiveRow& row = by_strategy[f.strategy];
+          row.corpus = corpus_name;
+          row.target = t;
+          row.strategy = f.strategy;
+          row.add(f);
+        }
+      }
+    }
+    for (const auto& name : order) rows.push_back(std::move(by_strategy[name]));
+  }
+  std::filesystem::remove_all(tmpl);
+  return Status::ok();
+}
+
+Result<std::vector<AdaptiveRow>> run_adaptive(const BenchOptions& opt) {
+  std::vector<AdaptiveRow> rows;
+  auto board = synthetic_board("agx-orin").value();
+  std::vector<SyntheticWorkload> ws = {synthetic_workload("resnet").value()};
+  for (const auto& t : opt.targets) {
+    auto w = synthetic_workload(t);
+    if (!w.is_ok()) return w.status().with_context("--targets");
+    ws.push_back(*w);
+  }
+  SyntheticOptions so;
+  so.seed = opt.seed;
+  so.noise_pct = 2.0;
+  so.max_modes = opt.reference_modes;
+  const Corpus synthetic = generate_corpus(board, ws, so);
+  JS_RETURN_IF_ERROR(adaptive_rows(synthetic, "synthetic " + std::to_string(synthetic.rows.size() / ws.size()) +
+                                                  " modes",
+                                   {"resnet", "agx-orin"}, opt.targets, opt, rows));
+  SimulatorCorpusOptions sim;
+  sim.workloads = {"resnet18/cifar10", "lenet5/fashion-mnist"};
+  sim.noise_pct = 2.0;
+  sim.seed = opt.seed;
+  sim.max_modes = opt.reference_modes;  // PowerTrain's corpus size (a seeded subset of the class's 18,096 modes)
+  JS_ASSIGN_OR_RETURN(Corpus simulated, simulator_corpus(sim));
+  JS_RETURN_IF_ERROR(adaptive_rows(simulated, "simulator " + std::to_string(simulated.rows.size() / 2) + " modes",
+                                   {"resnet18/cifar10", "agx-orin"}, {"lenet5/fashion-mnist"}, opt, rows));
+  return rows;
+}
+
+void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& rows) {
+  if (opt.json) {
+    boost::json::array a;
+    for (const auto& r : rows)
+      a.push_back({{"corpus", r.corpus}, {"target", r.target}, {"strategy", r.strategy}, {"seeds", r.time.size()},
+                   {"time_mape_median", median(r.time)}, {"time_mape_worst", *std::max_element(r.time.begin(), r.time.end())},
+                   {"power_mape_median", median(r.power)}, {"energy_mape_median", median(r.energy)},
+                   {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},
+                   {"time_penalty_median", median(r.penalty)}, {"over_budget_plus1_median", median(r.over1)},
+                   {"seconds_median", median(r.seconds)}});
+    std::cout << boost::json::serialize(a) << "\n";
+    return;
+  }
+  std::cout << "Adaptive profiling replays (budget 15 unless the strategy says otherwise; " << opt.seeds
+            << " seeds, medians; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
+               "target's power of the pick's time against the true optimum; >B+1W: share of picks over budget by "
+               "more than 1 W; s: choosing and fitting per replay, the reference network excluded)\n"
+            << "| corpus | target | strategy | time MAPE | time worst | power MAPE | energy MAPE | front P | front R | "
+               "penalty % | >B+1W % | s |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::cout.setf(std::ios::fixed);
+  for (const auto& r : rows) {
+    std::cout.precision(1);
+    std::cout << "| " << r.corpus << " | " << r.target << " | " << r.strategy << " | " << median(r.time) << " | "
+              << *std::max_element(r.time.begin(), r.time.end()) << " | " << median(r.power) << " | "
+              << median(r.energy) << " | ";
+    std::cout.precision(2);
+    std::cout << median(r.precision) << " | " << median(r.recall) << " | ";
+    std::cout.precision(1);
+    std::cout << median(r.penalty) << " | " << median(r.over1) << " | ";
+    std::cout.precision(2);
+    std::cout << median(r.seconds) << " |\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,9 +386,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "corpus and prediction seed")->capture_default_str();
   app.add_flag("--json", opt.json, "print JSON");
   app.add_flag("--accuracy", opt.accuracy, "transfer accuracy, powertrain vs powertrain-paper, over seeds");
-  app.add_option("--targets", opt.targets, "--accuracy: target workloads")->delimiter(',')->capture_default_str();
+  app.add_flag("--adaptive", opt.adaptive, "adaptive profiling replays against the PowerTrain baselines, over seeds");
+  app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
-  app.add_option("--seeds", opt.seeds, "--accuracy: seeds 1..N")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--seeds", opt.seeds, "--accuracy, --adaptive: seeds 1..N")->check(CLI::PositiveNumber)->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -269,6 +398,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  }
+  if (opt.adaptive) {
+    auto rows = run_adaptive(opt);
+    if (!rows.is_ok()) {
+      std::cerr << rows.status().to_string() << "\n";
+      return 1;
+    }
+    print_adaptive(opt, *rows);
+    return 0;
   }
   if (opt.accuracy) {
     auto cells = run_accuracy(opt);
