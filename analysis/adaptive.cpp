@@ -70,7 +70,7 @@ RidgeModel fit_ridge(const Eigen::MatrixXd& x, const Eigen::VectorXd& z, const s
       rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
     }
     rel /= double(n);
-    if (rel < best.loo_rel) {
+    if (rel < best.loo_rel || best.beta.size() == 0) {
       best.beta = beta;
       best.a_inv = a_inv;
       best.lambda = lambda;
@@ -108,14 +108,20 @@ double kernel(const Ranks& ranks, const LocalCorrection& c, size_t a, size_t b) 
   return c.signal2 * std::exp(-0.5 * d2 / c.length2);
 }
 
+// `hat`: the ridge's hat matrix X A^-1 X^T on the observations; `resid` = (I - hat) z. Ridge then GP is one linear
+// smoother S = I - noise2 K^-1 (I - hat), so its leave-one-out residual is alpha_i / [K^-1 (I - hat)]_ii: the GP
+// is judged on the same footing as the ridge alone. `loo_rel` (the ridge's on entry) returns the combined error.
 LocalCorrection fit_local(const Ranks& ranks, const std::vector<size_t>& idx, const Eigen::VectorXd& resid,
-                          const std::vector<double>& obs, bool log_form, double ridge_loo_rel) {
+                          const Eigen::MatrixXd& hat, const std::vector<double>& obs, bool log_form,
+                          double& loo_rel) {
   LocalCorrection best;
+  // The correction is part of the model (a GP with the ridge as its mean): its length and noise share are chosen
+  // by the combined leave-one-out error; too few observations or no residual leave the ridge alone.
   const Eigen::Index n = resid.size();
   if (n < 4) return best;
   const double signal2 = resid.squaredNorm() / double(n);
   if (!(signal2 > 1e-14)) return best;
-  double best_rel = ridge_loo_rel;
+  double best_rel = std::numeric_limits<double>::infinity();
   for (double length : {0.1, 0.2, 0.35}) {
     for (double noise_share : {0.05, 0.25}) {
       LocalCorrection c;
@@ -129,10 +135,11 @@ LocalCorrection fit_local(const Ranks& ranks, const std::vector<size_t>& idx, co
           k(i, j) = kernel(ranks, c, idx[size_t(i)], idx[size_t(j)]) + (i == j ? c.noise2 : 0.0);
       c.k_inv = k.ldlt().solve(Eigen::MatrixXd::Identity(n, n));
       c.alpha = c.k_inv * resid;
+      const Eigen::MatrixXd m = c.k_inv * (Eigen::MatrixXd::Identity(n, n) - hat);
       double rel = 0;
       for (Eigen::Index i = 0; i < n; ++i) {
-        // Leave-one-out residual of the corrected prediction: alpha_i / (K^-1)_ii.
-        const double e = c.alpha(i) / c.k_inv(i, i);
+        const double d = m(i, i);
+        const double e = c.alpha(i) / (std::abs(d) > 1e-12 ? d : 1e-12);
         rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
       }
       rel /= double(n);
@@ -143,6 +150,7 @@ LocalCorrection fit_local(const Ranks& ranks, const std::vector<size_t>& idx, co
       }
     }
   }
+  if (best.active) loo_rel = best_rel;
   return best;
 }
 
@@ -234,7 +242,10 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   for (const auto& o : observed) {
     auto i = index_of(o.mode);
     if (!i) return invalid_argument("adaptive: observed mode " + o.mode.label() + " is not a candidate mode");
-    if (!(o.time_ms > 0)) return invalid_argument("adaptive: observed mode " + o.mode.label() + " has no time");
+    if (!(o.time_ms > 0) || !std::isfinite(o.time_ms))
+      return invalid_argument("adaptive: observed mode " + o.mode.label() + " has no finite positive time");
+    if (o.power_mw && !std::isfinite(*o.power_mw))
+      return invalid_argument("adaptive: observed mode " + o.mode.label() + " has a non-finite power");
     t_idx.push_back(*i);
     t_y.push_back(std::log(o.time_ms));
     if (o.power_mw && *o.power_mw > 0) {
@@ -249,6 +260,7 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   // Fits one form on the observed rows and predicts every candidate: the mean and the log-space spread.
   struct FormFit {
     RidgeModel model;
+    double loo_rel = 0;  // leave-one-out mean relative error of the ridge with its GP correction
     std::vector<double> mean, log_sd;
   };
   auto fit_form = [&](const Eigen::MatrixXd& x_all, const std::vector<size_t>& idx, const std::vector<double>& y,
@@ -262,7 +274,9 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
     FormFit out;
     out.model = fit_ridge(x, z, y, log_form);
     Eigen::VectorXd mu = x_all * out.model.beta;
-    const LocalCorrection local = fit_local(ranks_, idx, z - x * out.model.beta, y, log_form, out.model.loo_rel);
+    const Eigen::MatrixXd hat = x * out.model.a_inv * x.transpose();
+    out.loo_rel = out.model.loo_rel;
+    const LocalCorrection local = fit_local(ranks_, idx, z - x * out.model.beta, hat, y, log_form, out.loo_rel);
     out.mean.resize(n);
     out.log_sd.resize(n);
     for (size_t i = 0; i < n; ++i) {
@@ -296,17 +310,17 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   FormFit t = fit_form(designs_->time_log, t_idx, t_obs, ref_time, true);
   f.time_ms = std::move(t.mean);
   f.log_time_sd = std::move(t.log_sd);
-  f.time_loo_pct = 100.0 * t.model.loo_rel;
+  f.time_loo_pct = 100.0 * t.loo_rel;
   f.time_lambda = t.model.lambda;
   if (p_idx.size() >= 2) {
     FormFit pl = fit_form(designs_->power_log, p_idx, p_obs, ref_power_mw_, true);
     FormFit pw = fit_form(designs_->power_lin, p_idx, p_obs, ref_power_mw_, false);
-    const bool linear = pw.model.loo_rel < pl.model.loo_rel;
+    const bool linear = pw.loo_rel < pl.loo_rel;
     FormFit& best = linear ? pw : pl;
     f.power_linear = linear;
     f.power_mw = std::move(best.mean);
     f.log_power_sd = std::move(best.log_sd);
-    f.power_loo_pct = 100.0 * best.model.loo_rel;
+    f.power_loo_pct = 100.0 * best.loo_rel;
     f.power_lambda = best.model.lambda;
   }
   return f;
@@ -435,8 +449,11 @@ std::vector<size_t> AdaptiveProfiler::improvement_round(const AdaptiveFit& fit, 
   for (size_t k = 0; k < n; ++k) {
     size_t arg = c;
     double best = -1;
+    // Every mode near the front profiled: the rest compete (the budget is spent in full).
+    bool any_band = false;
+    for (size_t i = 0; i < c && !any_band; ++i) any_band = !used[i] && band[i];
     for (size_t i = 0; i < c; ++i) {
-      if (used[i] || !band[i]) continue;
+      if (used[i] || (any_band && !band[i])) continue;
       const double mt = std::log(fit.time_ms[i]), st = std::max(fit.log_time_sd[i], 1e-9);
       const double mp = std::log(fit.power_mw[i]), sp = std::max(fit.log_power_sd[i], 1e-9);
       double score = 0;
@@ -488,7 +505,22 @@ Result<std::vector<size_t>> AdaptiveProfiler::propose(const std::vector<Observat
     }
     return picks;
   }
-  if (count < options_.first_round) return first_round(taken, std::min(n, options_.first_round - count));
+  if (count < options_.first_round) {
+    // One design for the whole first round (the same for a seed however the round is batched); its points not yet
+    // profiled come first, and fresh points fill in for any the caller profiled otherwise.
+    n = std::min(n, options_.first_round - count);
+    std::vector<size_t> picks;
+    for (size_t i : first_round(std::vector<bool>(candidates_.size(), false), options_.first_round))
+      if (!taken[i] && picks.size() < n) {
+        picks.push_back(i);
+        taken[i] = true;
+      }
+    if (picks.size() < n) {
+      const auto more = first_round(taken, n - picks.size());
+      picks.insert(picks.end(), more.begin(), more.end());
+    }
+    return picks;
+  }
   JS_ASSIGN_OR_RETURN(AdaptiveFit f, fit(observed));
   return improvement_round(f, observed, taken, n);
 }

@@ -35,7 +35,7 @@ struct AdaptiveOptions {
   AdaptiveStrategy strategy = AdaptiveStrategy::kFrontImprovement;
   size_t budget = 15;                 // modes to profile in all (>= kAdaptiveMinBudget)
   size_t first_round = 0;             // space-filling modes first; 0 = ceil(budget / 2), at least kAdaptiveMinBudget
-  std::vector<double> power_budgets_w;  // empty = ten budgets across the predicted power range
+  std::vector<double> power_budgets_w;  // empty = twelve budgets across the predicted power range
   uint64_t seed = 1;
 };
 
@@ -48,7 +48,7 @@ struct Observation {
 
 // The target's predictor after some observations: mean and spread (log space) per candidate.
 struct AdaptiveFit {
-  std::vector<double> time_ms, power_mw;          // predicted (exp of the log mean) per candidate
+  std::vector<double> time_ms, power_mw;          // predicted per candidate (the model's mean)
   std::vector<double> log_time_sd, log_power_sd;  // predictive standard deviation of the log
   double time_loo_pct = 0, power_loo_pct = 0;     // leave-one-out MAPE over the observations
   double time_lambda = 0, power_lambda = 0;       // the ridge penalties chosen
@@ -78,11 +78,11 @@ class AdaptiveProfiler {
   Result<std::vector<size_t>> propose(const std::vector<Observation>& observed, size_t max_batch) const;
   // The predictor from the observations (at least 2 with time; power modelled when at least 2 have power).
   Result<AdaptiveFit> fit(const std::vector<Observation>& observed) const;
-  // Per budget: the fastest profiled mode within it, or an unprofiled one whose predicted power, raised by the
-  // 90% predictive bound, fits and whose predicted time beats it.
+  // Per budget: the fastest profiled mode within it, or an unprofiled one whose predicted power, raised to its
+  // one-sided 75% predictive bound, fits and whose predicted time beats it.
   std::vector<BudgetPick> choose(const AdaptiveFit& fit, const std::vector<Observation>& observed,
                                  const std::vector<double>& budgets_w) const;
-  // The budgets the strategy aims at: the options' or ten across the fit's predicted power range (5th-95th pct).
+  // The budgets the strategy aims at: the options' or twelve across the fit's predicted power range (1st-99th pct).
   std::vector<double> budgets(const AdaptiveFit& fit) const;
 
   // Offline replay against known values (oracle[i]: candidate i's observation): rounds of propose-and-reveal,

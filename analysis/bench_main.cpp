@@ -256,16 +256,20 @@ void print_accuracy(const BenchOptions& opt, const std::vector<AccuracyCell>& ce
 // One (corpus, target, strategy) row of the adaptive table: each figure per seed.
 struct AdaptiveRow {
   std::string corpus, target, strategy;
-  std::vector<double> time, power, energy, precision, recall, penalty, over1, seconds;
-  void add(const AdaptiveFigures& f) {
-    time.push_back(f.time_mape_pct.value_or(0));
-    power.push_back(f.power_mape_pct.value_or(0));
-    energy.push_back(f.energy_mape_pct.value_or(0));
+  std::vector<double> time, power, energy, precision, recall, penalty, over1, abstained, seconds;
+  Status add(const AdaptiveFigures& f) {
+    if (!f.time_mape_pct || !f.power_mape_pct || !f.energy_mape_pct)
+      return jetsweep::internal_error(f.strategy + ": no modes left unprofiled to score");
+    time.push_back(*f.time_mape_pct);
+    power.push_back(*f.power_mape_pct);
+    energy.push_back(*f.energy_mape_pct);
+    abstained.push_back(double(f.abstained));
     precision.push_back(f.front_precision);
     recall.push_back(f.front_recall);
     penalty.push_back(f.sweep.time_penalty_median_pct);
     over1.push_back(f.sweep.over_limit_plus1_pct);
     seconds.push_back(f.seconds);
+    return Status::ok();
   }
 };
 
@@ -299,7 +303,10 @@ Status adaptive_rows(const Corpus& corpus, const std::string& corpus_name, const
           row.corpus = corpus_name;
           row.target = t;
           row.strategy = f.strategy;
-          row.add(f);
+          if (Status s = row.add(f); !s.is_ok()) {
+            std::filesystem::remove_all(tmpl);
+            return s;
+          }
         }
       }
     }
@@ -346,6 +353,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                    {"power_mape_median", median(r.power)}, {"energy_mape_median", median(r.energy)},
                    {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},
                    {"time_penalty_median", median(r.penalty)}, {"over_budget_plus1_median", median(r.over1)},
+                   {"abstained_median", median(r.abstained)},
                    {"seconds_median", median(r.seconds)}});
     std::cout << boost::json::serialize(a) << "\n";
     return;
@@ -353,10 +361,11 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
   std::cout << "Adaptive profiling replays (budget 15 unless the strategy says otherwise; " << opt.seeds
             << " seeds, medians; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
                "target's power of the pick's time against the true optimum; >B+1W: share of picks over budget by "
-               "more than 1 W; s: choosing and fitting per replay, the reference network excluded)\n"
+               "more than 1 W; no pick: budgets with an optimum where it chose nothing, left out of penalty and >B+1W; "
+               "s: choosing and fitting per replay, the reference network's training excluded)\n"
             << "| corpus | target | strategy | time MAPE | time worst | power MAPE | energy MAPE | front P | front R | "
-               "penalty % | >B+1W % | s |\n"
-            << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "penalty % | >B+1W % | no pick | s |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::cout.setf(std::ios::fixed);
   for (const auto& r : rows) {
     std::cout.precision(1);
@@ -366,7 +375,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     std::cout.precision(2);
     std::cout << median(r.precision) << " | " << median(r.recall) << " | ";
     std::cout.precision(1);
-    std::cout << median(r.penalty) << " | " << median(r.over1) << " | ";
+    std::cout << median(r.penalty) << " | " << median(r.over1) << " | " << median(r.abstained) << " | ";
     std::cout.precision(2);
     std::cout << median(r.seconds) << " |\n";
   }

@@ -22,6 +22,7 @@ bj::object figures_json(const AdaptiveFigures& f) {
   o["true_front_size"] = f.true_front_size;
   o["budgets"] = f.sweep.budgets;
   o["infeasible"] = f.sweep.infeasible;
+  o["abstained"] = f.abstained;
   o["time_penalty_median_pct"] = jnum(f.sweep.time_penalty_median_pct, 5);
   o["time_penalty_q3_pct"] = jnum(f.sweep.time_penalty_q3_pct, 5);
   o["time_penalty_mean_pct"] = jnum(f.sweep.time_penalty_mean_pct, 5);
@@ -120,16 +121,17 @@ void print_text(std::ostream& out, const AdaptiveReport& r) {
   out << "\n"
       << pad("strategy", 24) << pad_left("profiled", 9) << pad_left("time%", 8) << pad_left("power%", 8)
       << pad_left("energy%", 8) << pad_left("front P", 8) << pad_left("front R", 8) << pad_left("pen med%", 9)
-      << pad_left("pen q3%", 8) << pad_left(">B+1W%", 8) << pad_left("s", 7) << "\n";
+      << pad_left("pen q3%", 8) << pad_left(">B+1W%", 8) << pad_left("no pick", 8) << pad_left("s", 7) << "\n";
   for (const auto& f : r.figures) {
     out << pad(f.strategy, 24) << pad_left(std::to_string(f.profiled), 9) << pad_left(fixed(f.time_mape_pct, 1), 8)
         << pad_left(fixed(f.power_mape_pct, 1), 8) << pad_left(fixed(f.energy_mape_pct, 1), 8)
         << pad_left(fixed(f.front_precision, 2), 8) << pad_left(fixed(f.front_recall, 2), 8)
         << pad_left(fixed(f.sweep.time_penalty_median_pct, 2), 9) << pad_left(fixed(f.sweep.time_penalty_q3_pct, 2), 8)
-        << pad_left(fixed(f.sweep.over_limit_plus1_pct, 1), 8) << pad_left(fixed(f.seconds, 2), 7) << "\n";
+        << pad_left(fixed(f.sweep.over_limit_plus1_pct, 1), 8) << pad_left(std::to_string(f.abstained), 8)
+        << pad_left(fixed(f.seconds, 2), 7) << "\n";
   }
   out << "(MAPE over the modes not profiled; front P/R: precision and recall of the predicted time-power Pareto "
-         "front; pen: time penalty against the true optimum per budget; >B+1W: picks over the budget by > 1 W)\n\n";
+         "front; pen: time penalty against the true optimum per budget; >B+1W: picks over the budget by > 1 W; no pick: budgets with an optimum where it chose nothing, left out of pen and >B+1W)\n\n";
   out << "adaptive pick per power budget:\n";
   for (const auto& p : r.picks) {
     out << "  " << pad_left(fixed(p.budget_w, 1), 6) << " W: ";

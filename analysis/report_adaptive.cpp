@@ -64,6 +64,10 @@ AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<doubl
   f.front_precision = predicted.empty() ? 0.0 : double(hits) / double(predicted.size());
   f.front_recall = truth.empty() ? 0.0 : double(hits) / double(truth.size());
   f.sweep = evaluate_sweep(f.strategy, budgets_w, o.time_ms, o.power_w, pick);
+  // Budgets with a true optimum where the strategy chose nothing: the sweep leaves them out of its figures.
+  BudgetOptimizer truth_opt(o.time_ms, o.power_w);
+  for (double b : budgets_w)
+    if (truth_opt.fastest_within_power(b) && !pick(b)) ++f.abstained;
   return f;
 }
 
@@ -88,7 +92,14 @@ Result<AdaptiveFigures> powertrain_baseline(const Corpus& corpus, const Adaptive
   std::vector<bool> profiled(o.modes.size(), false);
   const std::set<ModeKey> trained(p.train_modes.begin(), p.train_modes.end());
   for (size_t i = 0; i < o.modes.size(); ++i) profiled[i] = trained.count(o.modes[i]) > 0;
-  BudgetOptimizer opt(t, w);
+  // Its profiled modes choose at their observed values, as the adaptive strategy's do.
+  std::vector<double> t_pick = t, w_pick = w;
+  for (size_t i = 0; i < o.modes.size(); ++i)
+    if (profiled[i]) {
+      t_pick[i] = o.time_ms[i];
+      w_pick[i] = o.power_w[i];
+    }
+  BudgetOptimizer opt(t_pick, w_pick);
   const double fit_seconds = seconds_since(t0) - (p.reference ? p.reference->seconds : 0.0);
   AdaptiveFigures f = judge("powertrain " + std::to_string(k) + " random", o, t, w, profiled, budgets_w,
                             [&](double b) { return opt.fastest_within_power(b); });
@@ -105,7 +116,9 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   r.query = q;
   Oracle o;
   for (const auto& m : r.target.modes) {
-    if (!m.power_mw) continue;
+    if (!m.power_mw || !(*m.power_mw > 0) || !std::isfinite(*m.power_mw) || !(m.minibatch_ms > 0) ||
+        !std::isfinite(m.minibatch_ms))
+      continue;
     o.modes.push_back(m.mode);
     o.time_ms.push_back(m.minibatch_ms);
     o.power_w.push_back(*m.power_mw / 1000.0);
@@ -115,7 +128,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
                             " has no power data: adaptive profiling needs measured power (a board with power rails)");
   if (o.modes.size() < r.target.modes.size())
     r.notes.push_back(std::to_string(r.target.modes.size() - o.modes.size()) +
-                      " target modes without power are left out of the replay");
+                      " target modes without a positive power (or time) are left out of the replay");
   if (q.options.budget > o.modes.size())
     return invalid_argument("--budget: " + std::to_string(q.options.budget) + " is more than the target's " +
                             std::to_string(o.modes.size()) + " modes with power");
@@ -146,6 +159,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   for (size_t i = 0; i < o.modes.size(); ++i) oracle.push_back(o.reveal(i));
   std::vector<bool> profiled(o.modes.size(), false);
   auto t_round = std::chrono::steady_clock::now();
+  double report_fit_seconds = 0;  // the per-round fits below are for the report, not part of the strategy
   auto on_round = [&](const std::vector<size_t>& picks, const std::vector<Observation>& observed) -> Status {
     AdaptiveRound round;
     round.seconds = seconds_since(t_round);
@@ -153,12 +167,14 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
       profiled[i] = true;
       round.modes.push_back(o.modes[i]);
     }
+    const auto t_fit = std::chrono::steady_clock::now();
     if (observed.size() >= 2) {  // the fit after the round, for the report (not timed as part of it)
       JS_ASSIGN_OR_RETURN(AdaptiveFit after, profiler.fit(observed));
       round.time_loo_pct = after.time_loo_pct;
       if (!after.power_mw.empty()) round.power_loo_pct = after.power_loo_pct;
     }
     r.rounds.push_back(std::move(round));
+    report_fit_seconds += seconds_since(t_fit);
     t_round = std::chrono::steady_clock::now();
     return Status::ok();
   };
@@ -167,6 +183,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   r.picks = profiler.choose(fit, observed, r.budgets_w);
   std::vector<double> power_w;
   for (double p : fit.power_mw) power_w.push_back(p / 1000.0);
+  if (power_w.size() != o.modes.size()) return internal_error("adaptive: no power model after the replay");
   AdaptiveFigures adaptive =
       judge(std::string("adaptive (") + to_string(q.options.strategy) + ")", o, fit.time_ms, power_w, profiled,
             r.budgets_w, [&](double b) -> std::optional<size_t> {
@@ -174,11 +191,11 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
                 if (p.budget_w == b) return p.candidate;
               return std::nullopt;
             });
-  adaptive.seconds = seconds_since(t_replay);
+  adaptive.seconds = seconds_since(t_replay) - report_fit_seconds;
   r.figures.push_back(std::move(adaptive));
   if (q.baselines) {
     for (size_t k : {q.options.budget, size_t(50)}) {
-      if (k >= o.modes.size()) continue;
+      if (k >= o.modes.size() || (k == 50 && q.options.budget == 50)) continue;
       JS_ASSIGN_OR_RETURN(auto f, powertrain_baseline(corpus, q, o, k, r.budgets_w));
       r.figures.push_back(std::move(f));
     }

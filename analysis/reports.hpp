@@ -130,7 +130,9 @@ struct AdaptiveFigures {
   double front_precision = 0, front_recall = 0;  // predicted Pareto front (time, power) against the true one
   size_t front_size = 0, true_front_size = 0;
   SweepMetrics sweep;             // per budget: the pick's time penalty against the true optimum, excess power
-  double seconds = 0;             // choosing and fitting (the reference network excluded)
+  size_t abstained = 0;           // budgets with a true optimum where the strategy chose nothing (not in `sweep`)
+  double seconds = 0;             // choosing and fitting, with the reference network's predictions of every mode
+                                  // (its training or loading excluded)
 };
 struct AdaptiveRound {
   std::vector<ModeKey> modes;     // picked this round, in order

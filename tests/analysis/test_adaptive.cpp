@@ -70,8 +70,10 @@ Judged replay_and_judge(const Truth& ref, const Truth& target, AdaptiveStrategy 
   const auto budgets = budget_range(std::ceil(*std::min_element(true_w.begin(), true_w.end())),
                                     std::floor(*std::max_element(true_w.begin(), true_w.end())), 1.0);
   const auto picks = p.choose(*fit, *observed, budgets);
-  size_t k = 0;
-  const SweepMetrics m = evaluate_sweep("adaptive", budgets, target.time_ms, true_w, [&](double) { return picks[k++].candidate; });
+  const SweepMetrics m = evaluate_sweep("adaptive", budgets, target.time_ms, true_w, [&](double b) {
+    const size_t k = size_t(std::find(budgets.begin(), budgets.end(), b) - budgets.begin());
+    return picks[k].candidate;
+  });
   std::set<ModeKey> seen;
   for (const auto& ob : *observed) seen.insert(ob.mode);
   std::vector<double> obs, pred;
