@@ -178,9 +178,9 @@ void print_text(const BenchOptions& opt, const TransferResult& tr, const Optimis
             << "  picks agree on " << o.agree << "/" << o.budgets << " budgets (checksum " << o.checksum << ")\n";
 }
 
-// Transfer accuracy over seeds: each method's reference models are trained once (cached in a scratch
-// directory) and every seed re-samples the K target modes and re-fine-tunes.
-Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {
+// The transfer corpus of --accuracy and --adaptive: resnet (the reference) and the --targets on the synthetic AGX
+// Orin grid, --reference-modes modes per workload, 2% noise.
+Result<Corpus> transfer_corpus(const BenchOptions& opt) {
   auto board = synthetic_board("agx-orin").value();
   std::vector<SyntheticWorkload> ws = {synthetic_workload("resnet").value()};
   for (const auto& t : opt.targets) {
@@ -192,9 +192,25 @@ Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {
   so.seed = opt.seed;
   so.noise_pct = 2.0;
   so.max_modes = opt.reference_modes;
-  const Corpus corpus = generate_corpus(board, ws, so);
-  char tmpl[] = "/tmp/jetsweep-bench-models-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return jetsweep::io_error("cannot create a scratch model directory");
+  return generate_corpus(board, ws, so);
+}
+
+// A scratch directory for reference models, removed when it goes out of scope.
+struct ScratchModelDir {
+  char path[40] = "/tmp/jetsweep-bench-models-XXXXXX";
+  bool made = ::mkdtemp(path) != nullptr;
+  ~ScratchModelDir() {
+    if (made) std::filesystem::remove_all(path);
+  }
+};
+
+// Transfer accuracy over seeds: each method's reference models are trained once (cached in a scratch
+// directory) and every seed re-samples the K target modes and re-fine-tunes.
+Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {
+  JS_ASSIGN_OR_RETURN(const Corpus corpus, transfer_corpus(opt));
+  ScratchModelDir scratch;
+  if (!scratch.made) return jetsweep::io_error("cannot create a scratch model directory");
+  const char* tmpl = scratch.path;
   std::vector<AccuracyCell> cells;
   for (const auto& t : opt.targets)
     for (int k : opt.train_modes)
@@ -212,17 +228,14 @@ Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {
           auto p = run_prediction(corpus, req);
           if (p.is_ok() && (!p->time_mape_pct || !p->power_mape_pct))
             p = jetsweep::invalid_argument("no held-out modes to score (K covers the corpus)");
-          if (!p.is_ok()) {
-            std::filesystem::remove_all(tmpl);
+          if (!p.is_ok())
             return p.status().with_context(t + ", K " + std::to_string(k) + ", seed " + std::to_string(seed));
-          }
           c.time_mape.push_back(*p->time_mape_pct);
           c.power_mape.push_back(*p->power_mape_pct);
           c.seconds += p->fit_seconds;
         }
         cells.push_back(std::move(c));
       }
-  std::filesystem::remove_all(tmpl);
   return cells;
 }
 
@@ -277,8 +290,9 @@ struct AdaptiveRow {
 // strategy; the reference network is trained once per corpus (a scratch model directory).
 Status adaptive_rows(const Corpus& corpus, const std::string& corpus_name, const WorkloadRef& reference,
                      const std::vector<std::string>& targets, const BenchOptions& opt, std::vector<AdaptiveRow>& rows) {
-  char tmpl[] = "/tmp/jetsweep-bench-models-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return jetsweep::io_error("cannot create a scratch model directory");
+  ScratchModelDir scratch;
+  if (!scratch.made) return jetsweep::io_error("cannot create a scratch model directory");
+  const char* tmpl = scratch.path;
   for (const auto& t : targets) {
     std::map<std::string, AdaptiveRow> by_strategy;
     std::vector<std::string> order;
@@ -293,44 +307,26 @@ Status adaptive_rows(const Corpus& corpus, const std::string& corpus_name, const
         q.predict.nn.epochs = opt.epochs;
         q.predict.model_dir = tmpl;
         auto r = adaptive_report(corpus, q);
-        if (!r.is_ok()) {
-          std::filesystem::remove_all(tmpl);
-          return r.status().with_context(corpus_name + ", " + t + ", seed " + std::to_string(seed));
-        }
+        if (!r.is_ok()) return r.status().with_context(corpus_name + ", " + t + ", seed " + std::to_string(seed));
         for (const auto& f : r->figures) {
           if (!by_strategy.count(f.strategy)) order.push_back(f.strategy);
           AdaptiveRow& row = by_strategy[f.strategy];
           row.corpus = corpus_name;
           row.target = t;
           row.strategy = f.strategy;
-          if (Status s = row.add(f); !s.is_ok()) {
-            std::filesystem::remove_all(tmpl);
-            return s;
-          }
+          JS_RETURN_IF_ERROR(row.add(f));
         }
       }
     }
     for (const auto& name : order) rows.push_back(std::move(by_strategy[name]));
   }
-  std::filesystem::remove_all(tmpl);
   return Status::ok();
 }
 
 Result<std::vector<AdaptiveRow>> run_adaptive(const BenchOptions& opt) {
   std::vector<AdaptiveRow> rows;
-  auto board = synthetic_board("agx-orin").value();
-  std::vector<SyntheticWorkload> ws = {synthetic_workload("resnet").value()};
-  for (const auto& t : opt.targets) {
-    auto w = synthetic_workload(t);
-    if (!w.is_ok()) return w.status().with_context("--targets");
-    ws.push_back(*w);
-  }
-  SyntheticOptions so;
-  so.seed = opt.seed;
-  so.noise_pct = 2.0;
-  so.max_modes = opt.reference_modes;
-  const Corpus synthetic = generate_corpus(board, ws, so);
-  JS_RETURN_IF_ERROR(adaptive_rows(synthetic, "synthetic " + std::to_string(synthetic.rows.size() / ws.size()) +
+  JS_ASSIGN_OR_RETURN(const Corpus synthetic, transfer_corpus(opt));
+  JS_RETURN_IF_ERROR(adaptive_rows(synthetic, "synthetic " + std::to_string(synthetic.rows.size() / (opt.targets.size() + 1)) +
                                                   " modes",
                                    {"resnet", "agx-orin"}, opt.targets, opt, rows));
   SimulatorCorpusOptions sim;
