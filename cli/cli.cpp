@@ -254,7 +254,12 @@ class Commands {
     auto r = post_campaign<api::CreatedCampaignReply>("/api/campaigns" + query, "submission answer");
     if (!r) return c ? fail(r.status()) : bad_campaign(r.status().code() == Code::kInvalidArgument ? r.status() : c.status());
     print(*r, "submitted campaign " + std::to_string(r->value.campaign_id) + " (" + r->value.name + ") with " +
-                  std::to_string(r->value.runs) + " runs\n");
+                  std::to_string(r->value.runs) + " runs" +
+                  (r->value.adaptive_plans > 0
+                       ? " and " + std::to_string(r->value.adaptive_plans) + " adaptive-profiling plan" +
+                             (r->value.adaptive_plans == 1 ? "" : "s") + " (their runs come in rounds: jetsweep status)"
+                       : std::string()) +
+                  "\n");
     return 0;
   }
 

@@ -222,6 +222,15 @@ std::string format_status(const api::CampaignStatus& s, bool bar, std::time_t no
   if (s.set_aside_results > 0)
     out << "\n  set aside: " << s.set_aside_results << " result message" << (s.set_aside_results == 1 ? "" : "s")
         << " measured after their run was taken from the agent (table set_aside_results; docs/OPERATIONS.md)";
+  for (const auto& p : s.adaptive) {
+    out << "\n  adaptive plan " << p.plan_id << " (" << p.device << ", " << p.workload << "): " << p.state << ", round "
+        << p.rounds << ", " << p.profiled << "/" << p.budget << " modes profiled of " << p.candidates;
+    if (p.time_loo_pct) out << "; leave-one-out error time " << num(p.time_loo_pct, 1) << "%";
+    if (p.power_loo_pct) out << ", power " << num(p.power_loo_pct, 1) << "%";
+    if (p.front_size) out << "; predicted front " << *p.front_size << " modes";
+    if (p.front_changed) out << " (" << *p.front_changed << " entered or left since the round before)";
+    if (!p.error.empty()) out << "\n    " << p.error;
+  }
   return out.str();
 }
 

@@ -198,6 +198,42 @@ Status from_json(const bj::value& v, const std::string& where, Unrunnable& out) 
   return r.status();
 }
 
+bj::object to_json(const AdaptivePlanStatus& v) {
+  return {{"plan_id", v.plan_id},
+          {"device", v.device},
+          {"workload", v.workload},
+          {"state", v.state},
+          {"rounds", v.rounds},
+          {"budget", v.budget},
+          {"profiled", v.profiled},
+          {"candidates", v.candidates},
+          {"error", v.error},
+          {"time_loo_pct", number_or_null(v.time_loo_pct)},
+          {"power_loo_pct", number_or_null(v.power_loo_pct)},
+          {"front_size", v.front_size ? bj::value(*v.front_size) : bj::value(nullptr)},
+          {"front_changed", v.front_changed ? bj::value(*v.front_changed) : bj::value(nullptr)},
+          {"fit", v.fit}};
+}
+
+Status from_json(const bj::value& v, const std::string& where, AdaptivePlanStatus& out) {
+  ObjectReader r(v, where);
+  out.plan_id = r->integer("plan_id");
+  out.device = r->string("device");
+  out.workload = r->string("workload");
+  out.state = r->string("state");
+  out.rounds = r->integer("rounds");
+  out.budget = r->integer("budget");
+  out.profiled = r->integer("profiled");
+  out.candidates = r->integer("candidates");
+  out.error = r->string("error");
+  out.time_loo_pct = r->opt_number("time_loo_pct");
+  out.power_loo_pct = r->opt_number("power_loo_pct");
+  out.front_size = r->opt_integer("front_size");
+  out.front_changed = r->opt_integer("front_changed");
+  if (const bj::object* fit = r->object("fit")) out.fit = *fit;
+  return r.status();
+}
+
 bj::object to_json(const CampaignStatus& v) {
   bj::object o;
   o["campaign_id"] = v.campaign_id;
@@ -222,6 +258,7 @@ bj::object to_json(const CampaignStatus& v) {
   o["unrunnable_runs"] = v.unrunnable_runs;
   o["unrunnable"] = to_json(v.unrunnable);
   o["set_aside_results"] = v.set_aside_results;
+  o["adaptive"] = to_json(v.adaptive);
   return o;
 }
 
@@ -250,13 +287,15 @@ Status from_json(const bj::value& v, const std::string& where, CampaignStatus& o
   out.set_aside_results = r->opt_integer("set_aside_results").value_or(0);   // absent from controllers before it
   Status nested_status;
   nested(v, "unrunnable", where, out.unrunnable, nested_status);
+  if (v.is_object() && v.get_object().contains("adaptive"))   // absent from controllers before issue 33
+    nested(v, "adaptive", where, out.adaptive, nested_status);
   return finish(r, nested_status);
 }
 
 // ---- CreatedCampaignReply, RunCancelled ----
 
 bj::object to_json(const CreatedCampaignReply& v) {
-  return {{"campaign_id", v.campaign_id}, {"name", v.name}, {"runs", v.runs}};
+  return {{"campaign_id", v.campaign_id}, {"name", v.name}, {"runs", v.runs}, {"adaptive_plans", v.adaptive_plans}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, CreatedCampaignReply& out) {
@@ -264,6 +303,7 @@ Status from_json(const bj::value& v, const std::string& where, CreatedCampaignRe
   out.campaign_id = r->integer("campaign_id");
   out.name = r->string("name");
   out.runs = r->integer("runs");
+  out.adaptive_plans = r->opt_integer("adaptive_plans").value_or(0);   // absent from controllers before issue 33
   return r.status();
 }
 

@@ -115,6 +115,24 @@ struct Unrunnable {
   std::string reason;
 };
 
+// One adaptive-profiling plan of a campaign (issue 33): its progress and the summary of its latest fit.
+struct AdaptivePlanStatus {
+  int64_t plan_id = 0;
+  std::string device;          // board class
+  std::string workload;        // MODEL/DATASET
+  std::string state;           // profiling | done | failed
+  int64_t rounds = 0;          // rounds created
+  int64_t budget = 0;          // modes to profile
+  int64_t profiled = 0;        // runs of the plan done
+  int64_t candidates = 0;
+  std::string error;           // why it failed
+  // From the latest fit (absent before the second profiled mode): leave-one-out MAPE of the predictor, size of the
+  // predicted time-power Pareto front and how many modes entered or left it since the fit before.
+  std::optional<double> time_loo_pct, power_loo_pct;
+  std::optional<int64_t> front_size, front_changed;
+  boost::json::object fit;     // the whole latest fit (controller/adaptive_planner.hpp); {} in campaign lists
+};
+
 struct CampaignStatus {
   int64_t campaign_id = 0;
   std::string name;
@@ -140,12 +158,15 @@ struct CampaignStatus {
   // Result messages kept apart: measured by an agent after its run had been taken from it (requeued to another
   // agent, lost, cancelled). Not in any run's rows; 0 means nothing measured was left out (docs/OPERATIONS.md).
   int64_t set_aside_results = 0;
+  // Its adaptive-profiling plans (a campaign with a plan still profiling is not finished).
+  std::vector<AdaptivePlanStatus> adaptive;
 };
 
 struct CreatedCampaignReply {
   int64_t campaign_id = 0;
   std::string name;
   int64_t runs = 0;
+  int64_t adaptive_plans = 0;   // adaptive-profiling plans: their runs come in rounds, not counted in `runs`
 };
 
 // The answer to revoking an agent's credential (`jetsweep agents revoke NAME`).
@@ -397,6 +418,7 @@ boost::json::object to_json(const ErrorReply& v);
 boost::json::object to_json(const Health& v);
 boost::json::object to_json(const AgentInfo& v);
 boost::json::object to_json(const Unrunnable& v);
+boost::json::object to_json(const AdaptivePlanStatus& v);
 boost::json::object to_json(const CampaignStatus& v);
 boost::json::object to_json(const CreatedCampaignReply& v);
 boost::json::object to_json(const RunCancelled& v);
@@ -426,6 +448,7 @@ Status from_json(const boost::json::value& v, const std::string& where, ErrorRep
 Status from_json(const boost::json::value& v, const std::string& where, Health& out);
 Status from_json(const boost::json::value& v, const std::string& where, AgentInfo& out);
 Status from_json(const boost::json::value& v, const std::string& where, Unrunnable& out);
+Status from_json(const boost::json::value& v, const std::string& where, AdaptivePlanStatus& out);
 Status from_json(const boost::json::value& v, const std::string& where, CampaignStatus& out);
 Status from_json(const boost::json::value& v, const std::string& where, CreatedCampaignReply& out);
 Status from_json(const boost::json::value& v, const std::string& where, RunCancelled& out);

@@ -72,7 +72,7 @@ class CampaignParser {
     expand();
     add_includes();
     repeat();
-    if (campaign_.runs.empty()) fail(file_, matrix_, "every run is excluded: nothing to run");
+    if (campaign_.runs.empty() && campaign_.adaptive_plans.empty()) fail(file_, matrix_, "every run is excluded: nothing to run");
     return std::move(campaign_);
   }
 
@@ -333,8 +333,38 @@ class CampaignParser {
       }
     check_power_mode(file_, mode_where ? *mode_where : *where, c, fleet_);
     if (!generator_) return add(std::move(c), *where);
+    if (generator_->adaptive) return add_plan(std::move(c), *where);
     for (auto& m : generate_modes(file_, *generator_, c, limits_, fleet_, campaign_.mode_tables))
       add(std::move(m), *where);
+  }
+
+  // generate: adaptive: the combination's grid (exclusions applied) becomes one plan's candidates.
+  void add_plan(RunConfig c, const YAML::Node& where) {
+    const YAML::Node& g = generator_->node;
+    if (campaign_.repetitions != 1)
+      fail(file_, g, "'power_mode: {generate: adaptive}' profiles each mode once: 'repetitions' must be 1");
+    if (c.epochs < 2)
+      fail(file_, g, "'power_mode: {generate: adaptive}' needs 'epochs' >= 2: a mode's figures are the epochs after "
+                     "the warm-up epoch 0");
+    if (c.data.empty()) c.data = default_data_path(c.dataset);
+    check_fits(file_, where, c);
+    AdaptivePlanSpec plan = *generator_->adaptive;
+    for (const auto& m : generate_modes(file_, *generator_, c, limits_, fleet_, campaign_.mode_tables)) {
+      work(1);
+      bool excluded = false;
+      if (given(exclude_)) {
+        work(exclude_.size());
+        for (const auto& rule : exclude_) excluded = excluded || matches_rule(file_, rule, m);
+      }
+      if (!excluded) plan.candidates.push_back(mode_settings_of(m));
+    }
+    if (plan.budget > static_cast<int64_t>(plan.candidates.size()))
+      fail(file_, g, "'power_mode.budget' " + std::to_string(plan.budget) + " is more than the " +
+                         std::to_string(plan.candidates.size()) + " candidate modes of " + c.device);
+    for (const auto& other : campaign_.adaptive_plans)
+      if (other.base == c) fail(file_, where, "two adaptive plans for the same configuration of " + c.device);
+    plan.base = std::move(c);
+    campaign_.adaptive_plans.push_back(std::move(plan));
   }
 
   // Next odometer position; false after the last.
@@ -564,6 +594,15 @@ void apply_dry_run_caps(Campaign& campaign, const DryRunCaps& caps) {
     const size_t n = runs.size(), k = static_cast<size_t>(caps.max_runs);
     for (size_t i = 0; i < k; ++i) kept.push_back(runs[k == 1 ? 0 : i * (n - 1) / (k - 1)]);
     runs = std::move(kept);
+  }
+  // An adaptive plan's runs are capped as runs are (epochs at least 2: its figures are epochs 1+), and its budget
+  // by max_runs (at least the strategy's minimum).
+  for (auto& p : campaign.adaptive_plans) {
+    if (caps.max_runs > 0) p.budget = std::min(p.budget, std::max(caps.max_runs, kAdaptivePlanMinBudget));
+    if (caps.max_epochs > 0) p.base.epochs = std::min(p.base.epochs, std::max<int64_t>(caps.max_epochs, 2));
+    if (caps.max_minibatches > 0)
+      p.base.max_minibatches =
+          p.base.max_minibatches > 0 ? std::min(p.base.max_minibatches, caps.max_minibatches) : caps.max_minibatches;
   }
   for (auto& r : runs) {
     if (caps.max_epochs > 0) r.epochs = std::min(r.epochs, caps.max_epochs);

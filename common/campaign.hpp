@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/adaptive_plan.hpp"
 #include "common/board_tables.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
@@ -24,6 +25,8 @@ struct Campaign {
 
   std::vector<std::string> axes;   // keys given as lists, in file order (for the report)
   std::vector<RunConfig> runs;     // expanded, deterministic order
+  // `power_mode: {generate: adaptive}`: one plan per combination, whose runs the controller makes in rounds.
+  std::vector<AdaptivePlanSpec> adaptive_plans;
   // Per device a power-mode generator expanded on, the tables it drew from: "agx-orin: the papers' BSP tables of
   // agx-orin" offline, the enrolled boards' own when the controller expands it (FleetTables::resolve).
   std::vector<std::string> mode_tables;

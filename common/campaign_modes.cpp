@@ -12,16 +12,74 @@ namespace jetsweep::campaign_yaml {
 
 bool is_generator(const YAML::Node& n) { return n.IsMap() && n["generate"]; }
 
+namespace {
+
+const char* const kAdaptiveKeys = "budget, reference, reference_workload, strategy, power_budgets_w, cross_board";
+
+bool is_adaptive_key(const std::string& key) {
+  return key == "budget" || key == "reference" || key == "reference_workload" || key == "strategy" ||
+         key == "power_budgets_w" || key == "cross_board";
+}
+
+// The plan's own keys of `generate: adaptive` (the grid's every/cores/seed are read with the other generators').
+void read_adaptive(const std::string& file, const YAML::Node& n, const std::vector<YAML::const_iterator>& keys,
+                   ModeGenerator& g) {
+  AdaptivePlanSpec& s = *g.adaptive;
+  s.seed = g.seed;
+  s.where = place(file, n.Mark());
+  bool has_budget = false;
+  for (const auto& it : keys) {
+    const std::string key = scalar_text(it->first);
+    const YAML::Node v = it->second;
+    if (key == "budget") {
+      s.budget = to_int(file, "power_mode.budget", v);
+      if (s.budget < kAdaptivePlanMinBudget)
+        fail(file, v, "'power_mode.budget' " + std::to_string(s.budget) + " is below the adaptive strategy's minimum of " +
+                          std::to_string(kAdaptivePlanMinBudget) + " modes (its first round must fit the model)");
+      has_budget = true;
+    } else if (key == "reference") {
+      s.reference = to_string_value(file, "power_mode.reference", v);
+    } else if (key == "reference_workload") {
+      s.reference_workload = to_string_value(file, "power_mode.reference_workload", v);
+    } else if (key == "strategy") {
+      s.strategy = to_string_value(file, "power_mode.strategy", v);
+      if (s.strategy != "front" && s.strategy != "random")
+        fail(file, v, "'power_mode.strategy' must be 'front' or 'random', not '" + s.strategy + "'");
+    } else if (key == "power_budgets_w") {
+      if (!v.IsSequence() || v.size() == 0)
+        fail(file, v, "'power_mode.power_budgets_w' expects a list of watts, e.g. [20, 30, 40]");
+      if (v.size() > 1000) fail(file, v, "'power_mode.power_budgets_w' lists more than 1000 budgets");
+      for (const auto& b : v) {
+        const double w = to_double(file, "power_mode.power_budgets_w", b);
+        if (!(w > 0) || w > 1e4) fail(file, b, "'power_mode.power_budgets_w' must be watts in (0, 10000]");
+        s.power_budgets_w.push_back(w);
+      }
+    } else if (key == "cross_board") {
+      s.cross_board = to_bool(file, "power_mode.cross_board", v);
+    }
+  }
+  if (!has_budget) fail(file, n, "'power_mode: {generate: adaptive}' needs 'budget' (modes to profile, >= " +
+                                     std::to_string(kAdaptivePlanMinBudget) + ")");
+  if (s.reference.empty())
+    fail(file, n, "'power_mode: {generate: adaptive}' needs 'reference': a CSV corpus on the controller's machine, or "
+                  "a campaign (id or name) that profiled a reference workload on the board class");
+  if (g.count != 0) fail(file, n, "'count' goes with 'generate: sample'");
+}
+
+}  // namespace
+
 ModeGenerator parse_generator(const std::string& file, const YAML::Node& n, const CampaignLimits& limits) {
   ModeGenerator g;
+  std::vector<YAML::const_iterator> adaptive_keys;
   g.node = n;
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string key = scalar_text(it->first);
     if (key == "generate") {
       const std::string kind = to_string_value(file, "power_mode.generate", it->second);
-      if (kind != "grid" && kind != "sample")
-        fail(file, it->second, "'power_mode.generate' must be 'grid' or 'sample', not '" + kind + "'");
+      if (kind != "grid" && kind != "sample" && kind != "adaptive")
+        fail(file, it->second, "'power_mode.generate' must be 'grid', 'sample' or 'adaptive', not '" + kind + "'");
       g.sample = kind == "sample";
+      if (kind == "adaptive") g.adaptive.emplace();
     } else if (key == "every") {
       g.every = to_int(file, "power_mode.every", it->second);
       if (g.every < 1) fail(file, it->second, "'power_mode.every' must be >= 1");
@@ -48,10 +106,21 @@ ModeGenerator parse_generator(const std::string& file, const YAML::Node& n, cons
         if (c < 1) fail(file, v, "'power_mode.cores' must be >= 1");
         if (!distinct.insert(c).second) fail(file, v, "'power_mode.cores' lists " + std::to_string(c) + " twice");
       }
+    } else if (is_adaptive_key(key)) {
+      adaptive_keys.push_back(it);
     } else {
-      fail(file, it->first, "unknown power_mode generator key '" + key + "' (known: generate, every, count, seed, cores)");
+      fail(file, it->first, "unknown power_mode generator key '" + key +
+                                "' (known: generate, every, count, seed, cores; with generate: adaptive also " +
+                                kAdaptiveKeys + ")");
     }
   }
+  if (g.adaptive) {
+    read_adaptive(file, n, adaptive_keys, g);
+    return g;
+  }
+  if (!adaptive_keys.empty())
+    fail(file, adaptive_keys.front()->first,
+         "'" + scalar_text(adaptive_keys.front()->first) + "' goes with 'generate: adaptive'");
   if (g.sample && g.count == 0) fail(file, n, "'power_mode: {generate: sample}' needs 'count'");
   if (!g.sample && g.count != 0) fail(file, n, "'count' goes with 'generate: sample'");
   return g;

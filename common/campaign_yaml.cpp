@@ -71,8 +71,6 @@ int64_t to_int(const std::string& file, const std::string& key, const YAML::Node
   return to_number(file, key, n, "an integer", [](const std::string& s) { return parse_int(s); });
 }
 
-namespace {
-
 double to_double(const std::string& file, const std::string& key, const YAML::Node& n) {
   return to_number(file, key, n, "a number", [](const std::string& s) { return parse_double(s); });
 }
@@ -84,8 +82,6 @@ bool to_bool(const std::string& file, const std::string& key, const YAML::Node& 
   if (s == "false" || s == "no" || s == "off") return false;
   fail(file, n, "'" + key + "' expects true or false, got '" + s + "'");
 }
-
-}  // namespace
 
 std::string to_string_value(const std::string& file, const std::string& key, const YAML::Node& n) {
   if (!n.IsScalar()) fail(file, n, "'" + key + "' expects a string, got " + node_kind(n));

@@ -7,10 +7,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/adaptive_plan.hpp"
 #include "common/campaign.hpp"
 #include "common/run_config.hpp"
 
@@ -36,6 +38,8 @@ bool given(const YAML::Node& n);
 YAML::Node load_yaml(std::string_view text, const std::string& file);
 
 int64_t to_int(const std::string& file, const std::string& key, const YAML::Node& n);
+double to_double(const std::string& file, const std::string& key, const YAML::Node& n);
+bool to_bool(const std::string& file, const std::string& key, const YAML::Node& n);
 // The text of scalar `n` (the value of `key`), refused at n's place unless it is UTF-8 free of control characters
 // (with `allow_line_breaks`, tab, LF, CR and NEL are allowed).
 std::string checked_text(const std::string& file, const std::string& key, const YAML::Node& n, bool allow_line_breaks);
@@ -60,6 +64,9 @@ void check_power_mode(const std::string& file, const YAML::Node& where, const Ru
 struct ModeGenerator {
   YAML::Node node;
   bool sample = false;         // uniform random sample of `count` modes; else the grid
+  // generate: adaptive: the grid is the candidates of one adaptive-profiling plan per combination (plan's fields
+  // but base, candidates and where set; common/adaptive_plan.hpp), not runs.
+  std::optional<AdaptivePlanSpec> adaptive;
   int64_t every = 1;           // grid: every k-th value of each frequency table
   int64_t count = 0;           // sample size
   int64_t seed = 1;

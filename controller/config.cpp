@@ -56,6 +56,8 @@ void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
   text("--tls-cert", c.tls_cert, "FILE",
        "PEM certificate chain: serve https:// and wss:// on the port (plain http/ws then only from loopback)");
   text("--tls-key", c.tls_key, "FILE", "PEM private key of --tls-cert");
+  text("--model-dir", c.options.model_dir, "DIR",
+       "adaptive-profiling plans keep their reference networks here between fits and restarts (default: not kept)");
   app.add_flag("-v,--verbose", c.verbose, "debug logging");
 }
 
@@ -102,6 +104,7 @@ Status apply(const FlagText& t, ControllerConfig& c) {
     JS_ASSIGN_OR_RETURN(int64_t n, integer_in("--max-attempts", *t.max_attempts, 1, 1000));
     c.max_attempts = static_cast<int>(n);
   }
+  c.options.analysis_dsn = c.db_dsn;   // adaptive plans' references may name campaigns of the same database
   if (t.ingest_connections) {
     JS_ASSIGN_OR_RETURN(int64_t n, integer_in("--ingest-connections", *t.ingest_connections, 1, 64));
     c.ingest_connections = static_cast<int>(n);

@@ -56,9 +56,11 @@ Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions op
       ingest_(std::move(ingest)),
       options_(options),
       campaigns_(options_.max_campaigns_waiting),
+      planner_(AdaptivePlanner::Options{options_.analysis_dsn, options_.model_dir}),
       sweep_timer_(ioc),
       key_prefix_(random_key_prefix()) {
   campaigns_.start();
+  planner_.start();
   web_auth_ = std::make_unique<WebAuth>(options_.api_token, options_.viewer_token);
   live_ = std::make_shared<LiveHub>(ioc.get_executor(), [this](std::function<void(std::optional<std::string>)> done) {
     live_snapshot(std::move(done));
@@ -77,6 +79,7 @@ void Controller::stop() {
   stopped_ = true;
   sweep_timer_.cancel();
   campaigns_.stop();
+  planner_.stop();
   live_->stop();   // closes the dashboard's event streams
   const auto agents = agents_;   // a copy: close() calls on_agent_gone, which erases from agents_
   for (const auto& [id, weak] : agents)
@@ -99,6 +102,7 @@ void Controller::sweep() {
         self->dispatch_all();
         self->stop_cancelled_runs();
       });
+  plan_adaptive();
   sweep_timer_.expires_after(options_.sweep_interval);
   sweep_timer_.async_wait([self](boost::system::error_code ec) {
     if (!ec) self->sweep();
@@ -401,8 +405,12 @@ void Controller::parse_posted(const ApiCall& call, bool apply_dry_run, std::func
         const bool queued = self->campaigns_.post<Result<Posted>>(
             self->executor(),
             [p = std::move(p), query = std::move(query), limits = self->options_.campaign_limits, apply_dry_run,
-             boards = std::move(boards).value()]() mutable {
-              return parse_submission(std::move(p), query, limits, perf::fleet_tables(boards), apply_dry_run);
+             boards = std::move(boards).value(), planner = &self->planner_]() mutable -> Result<Posted> {
+              JS_ASSIGN_OR_RETURN(Posted parsed,
+                                  parse_submission(std::move(p), query, limits, perf::fleet_tables(boards), apply_dry_run));
+              // Every adaptive plan's reference found and fit to anchor it (loaded here, off the I/O thread).
+              for (const auto& plan : parsed.campaign->adaptive_plans) JS_RETURN_IF_ERROR(planner->check(plan));
+              return parsed;
             },
             [call, then = std::move(then)](Result<Posted> r) {
               if (!r) return call.fail(r.status().code() == Code::kInternal ? http::status::internal_server_error
@@ -439,10 +447,13 @@ void Controller::api_submit(const ApiCall& call) {
         },
         [self, call, c](Result<CreatedCampaign> r) {
           if (!r) return call.fail(r.status());
-          JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs";
+          JS_LOG_INFO << "campaign " << r->campaign_id << " (" << c->name << ") submitted with " << r->runs << " runs and "
+                      << c->adaptive_plans.size() << " adaptive plans";
           self->queue_changed();
-          call.reply(http::status::created, api::to_json(api::CreatedCampaignReply{r->campaign_id, c->name, r->runs}));
+          call.reply(http::status::created, api::to_json(api::CreatedCampaignReply{r->campaign_id, c->name, r->runs,
+                                                                              static_cast<int64_t>(c->adaptive_plans.size())}));
           self->dispatch_all();
+          if (!c->adaptive_plans.empty()) self->plan_adaptive();
         });
   });
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/campaign.hpp"
+#include "controller/adaptive_planner.hpp"
 #include "controller/campaign_worker.hpp"
 #include "controller/db_worker.hpp"
 #include "controller/fleet_telemetry.hpp"
@@ -41,6 +42,10 @@ struct ControllerOptions {
   CampaignLimits campaign_limits;                // bounds on parsing and expanding a posted campaign
   size_t max_campaigns_waiting = CampaignWorker::kDefaultMaxWaiting;   // beyond: 503 busy
   int64_t max_model_bytes = int64_t{1} << 30;    // the largest model file users may upload (--max-model-mb)
+  // Adaptive-profiling plans (issue 33): the database their references may name campaigns of ("" = CSV
+  // references only), and where their reference networks are kept ("" = retrained when the controller restarts).
+  std::string analysis_dsn;
+  std::string model_dir;
 };
 
 // Every torchscript:<sha256> model `campaign` names is a completed model file in `store` (api_models.cpp), else
@@ -88,6 +93,9 @@ class Controller : public std::enable_shared_from_this<Controller> {
   // Something may have made runs claimable (a campaign submitted or resumed, runs requeued or unclaimed, a
   // run finished and freed its board): idle agents whose last claim found nothing try again.
   void queue_changed() { ++queue_generation_; }
+  // Adaptive plans due for a round (none of their runs open) get it, or end, decided on the planner's thread
+  // (adaptive_rounds.cpp). Runs on every sweep and after a submission; one pass at a time.
+  void plan_adaptive();
 
   // HTTP API (routes in common/api.hpp); `respond` is called exactly once (io thread).
   void handle_api(HttpRequest&& req, std::function<void(HttpResponse&&)> respond);
@@ -98,6 +106,10 @@ class Controller : public std::enable_shared_from_this<Controller> {
 
  private:
   void sweep();
+  // Records one plan's decision (its round's runs, or its end); `left` counts the pass's decisions to come.
+  void apply_decision(AdaptiveDecision decision, std::shared_ptr<size_t> left);
+  void end_planning_pass(std::shared_ptr<size_t> left);
+  size_t boards_of_class(const std::string& device_class) const;
 
   // The route table of handle_api, and its handlers (one per route, io thread).
   static const std::vector<ApiRoute>& api_routes();
@@ -138,6 +150,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
   std::vector<DbWorker*> ingest_;
   ControllerOptions options_;
   CampaignWorker campaigns_;
+  AdaptivePlanner planner_;
+  bool planning_ = false;   // io thread: a plan_adaptive pass is under way
   size_t posts_reading_boards_ = 0;   // io thread: submissions between arrival and the CampaignWorker's queue
   FleetTelemetry fleet_telemetry_;
   metrics::ControllerMetrics metrics_;

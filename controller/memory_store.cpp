@@ -27,13 +27,6 @@ std::string pg_number(double v) {
   return std::string(buf, r.ptr);
 }
 
-// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none.
-std::string medium_of(const std::string& data) {
-  if (data.empty() || data[0] != '@') return "";
-  const size_t slash = data.find('/');
-  return data.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
-}
-
 bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -452,22 +445,31 @@ Result<CreatedCampaign> MemoryStore::create_campaign(const Campaign& c, const st
   row.request_key = request_key;
   campaigns_.emplace(row.id, row);
   // Queued in dispatch order (ids follow it), each keeping its ordinal in the expansion.
-  for (size_t ordinal : dispatch_order(*expanded, classes)) {
-    const RunConfig& cfg = expanded->runs[ordinal];
-    Run run;
-    run.id = next_run_id_++;
-    run.campaign_id = row.id;
-    run.ordinal = static_cast<int64_t>(ordinal);
-    run.config = to_json(cfg);
-    run.device = cfg.device;
-    run.epochs = cfg.epochs;
-    run.queued_at = now();
-    run.min_mem_bytes = required_memory_bytes(cfg);
-    if (const std::string medium = medium_of(cfg.data); !medium.empty()) run.storage = medium;
-    run.unfit_classes = classes_without_room(cfg);
-    runs_.emplace(run.id, std::move(run));
+  for (size_t ordinal : dispatch_order(*expanded, classes))
+    queue_run(row.id, static_cast<int64_t>(ordinal), expanded->runs[ordinal]);
+  for (const auto& spec : c.adaptive_plans) {
+    Plan plan;
+    plan.id = next_plan_id_++;
+    plan.campaign_id = row.id;
+    plan.spec = spec;
+    plans_.emplace(plan.id, std::move(plan));
   }
   return CreatedCampaign{row.id, row.run_count};
+}
+
+MemoryStore::Run& MemoryStore::queue_run(int64_t campaign_id, int64_t ordinal, const RunConfig& cfg) {
+  Run run;
+  run.id = next_run_id_++;
+  run.campaign_id = campaign_id;
+  run.ordinal = ordinal;
+  run.config = to_json(cfg);
+  run.device = cfg.device;
+  run.epochs = cfg.epochs;
+  run.queued_at = now();
+  run.min_mem_bytes = required_memory_bytes(cfg);
+  if (const std::string medium = storage_medium_of(cfg.data); !medium.empty()) run.storage = medium;
+  run.unfit_classes = classes_without_room(cfg);
+  return runs_.emplace(run.id, std::move(run)).first->second;
 }
 
 Result<int64_t> MemoryStore::resolve_campaign(const std::string& ref) {

@@ -64,6 +64,17 @@ class MemoryStore final : public Store {
     std::optional<std::string> storage_device, compute_device;
     std::optional<proto::WorkloadFacts> workload;
     std::string claim_key;   // the claim that assigned it (claim_run); "" for none
+    std::optional<int64_t> adaptive_plan_id, adaptive_round;
+  };
+  struct Plan {
+    int64_t id = 0;
+    int64_t campaign_id = 0;
+    AdaptivePlanSpec spec;
+    std::string state = "profiling";
+    int64_t rounds = 0;
+    std::string error;
+    std::optional<boost::json::object> fit;
+    std::map<int64_t, boost::json::object> round_fits;   // by round
   };
   struct MinibatchRow {
     double stall_s = 0, compute_s = 0;
@@ -114,6 +125,12 @@ class MemoryStore final : public Store {
   Result<api::RunDetail> run_detail(int64_t run_id) override;
   Result<std::vector<api::RunSample>> run_samples(int64_t run_id) override;
   Result<std::vector<AgentApplied>> agents_applied() override;
+  // Adaptive plans (memory_store_adaptive.cpp).
+  Result<std::vector<DuePlan>> adaptive_plans_due() override;
+  Result<bool> add_adaptive_round(int64_t plan_id, int64_t round, const std::vector<ModeSettings>& modes,
+                                  const boost::json::object& fit) override;
+  Status finish_adaptive_plan(int64_t plan_id, const std::string& state, const boost::json::object& fit,
+                              const std::string& error) override;
   // Model files (memory_store_models.cpp).
   Status put_model_chunk(const std::string& sha256, int64_t index, const std::string& data) override;
   Result<ModelFileInfo> complete_model_file(const std::string& sha256, int64_t bytes) override;
@@ -152,6 +169,9 @@ class MemoryStore final : public Store {
   void drop_results(int64_t run_id);
   // Read side (memory_store_queries.cpp).
   api::CampaignStatus status_of(const CampaignRow& c) const;
+  std::vector<api::AdaptivePlanStatus> plan_statuses(int64_t campaign_id, bool with_fit) const;   // adaptive.cpp
+  // One queued run of `cfg` (create_campaign, add_adaptive_round).
+  Run& queue_run(int64_t campaign_id, int64_t ordinal, const RunConfig& cfg);
   std::vector<api::Unrunnable> unrunnable(int64_t campaign_id) const;
   api::ReportRun report_run(const Run& run) const;
   api::ReportEpoch report_epoch(const Run& run, const proto::EpochResult& e) const;
@@ -171,7 +191,8 @@ class MemoryStore final : public Store {
     std::string message_type, reason;
   };
   std::map<std::tuple<int64_t, int64_t, std::string>, SetAside> set_aside_;      // (run, agent, frame)
-  int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1;
+  std::map<int64_t, Plan> plans_;
+  int64_t next_agent_id_ = 1, next_campaign_id_ = 1, next_run_id_ = 1, next_plan_id_ = 1;
   struct ModelFileRow {
     std::map<int64_t, std::string> chunks;
     std::optional<int64_t> bytes;   // set when the upload is complete

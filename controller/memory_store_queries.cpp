@@ -204,6 +204,8 @@ api::CampaignStatus MemoryStore::status_of(const CampaignRow& c) const {
   o.unrunnable = unrunnable(c.id);
   for (const auto& u : o.unrunnable) o.unrunnable_runs += u.runs;
   for (const auto& [key, kept] : set_aside_) o.set_aside_results += kept.campaign_id == c.id ? 1 : 0;
+  o.adaptive = plan_statuses(c.id, false);
+  adaptive_unfinished(o);
   return o;
 }
 

@@ -12,14 +12,6 @@
 namespace jetsweep::controller {
 namespace bj = boost::json;
 
-namespace {
-// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none.
-std::string storage_medium(const std::string& data) {
-  if (data.empty() || data[0] != '@') return "";
-  return data.substr(1, data.find('/') == std::string::npos ? std::string::npos : data.find('/') - 1);
-}
-}  // namespace
-
 Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::string& source_file,
                                                  const std::string& source_yaml, const std::string& request_key) {
   return guarded("storing the campaign", [&]() -> Result<CreatedCampaign> {
@@ -95,7 +87,7 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
                                                                                   : class_of(campaign->runs[i].device);
       for (size_t ordinal : dispatch_order(*campaign, classes)) {
         const RunConfig& run = campaign->runs[ordinal];
-        const std::string medium = storage_medium(run.data);
+        const std::string medium = storage_medium_of(run.data);
         copy << std::make_tuple(seq++, static_cast<int64_t>(ordinal), bj::serialize(to_json(run)), run.device, run.epochs,
                                 required_memory_bytes(run), medium.empty() ? nullptr : medium.c_str(),
                                 pg::text_array_literal(classes_without_room(run)));
@@ -106,6 +98,7 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
                   "SELECT $1, ordinal, config, device, epochs, min_mem_bytes, storage, unfit_classes FROM runs_stage "
                   "ORDER BY seq",
                   id);
+    pg_insert_adaptive_plans(w, id, c);
     w.commit();
     return CreatedCampaign{id, static_cast<int64_t>(campaign->runs.size())};
   });

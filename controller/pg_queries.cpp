@@ -119,10 +119,12 @@ std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
   return out;
 }
 
-api::CampaignStatus status_with_unrunnable(pqxx::work& w, const pqxx::row& row) {
+Result<api::CampaignStatus> status_with_unrunnable(pqxx::work& w, const pqxx::row& row) {
   api::CampaignStatus o = status_row(row);
   o.unrunnable = unrunnable(w, o.campaign_id);
   for (const auto& u : o.unrunnable) o.unrunnable_runs += u.runs;
+  JS_ASSIGN_OR_RETURN(o.adaptive, pg_adaptive_plan_statuses(w, o.campaign_id, false));
+  adaptive_unfinished(o);
   return o;
 }
 }  // namespace
@@ -132,7 +134,7 @@ Result<api::CampaignStatus> PgStore::campaign_status(int64_t campaign_id) {
     pqxx::work w(*conn_);
     auto r = w.exec_params(std::string(kStatusSql) + "WHERE c.id = $1 GROUP BY c.id", campaign_id);
     if (r.empty()) return not_found("no campaign " + std::to_string(campaign_id));
-    auto o = status_with_unrunnable(w, r[0]);
+    JS_ASSIGN_OR_RETURN(auto o, status_with_unrunnable(w, r[0]));
     w.commit();
     return o;
   });
@@ -143,7 +145,10 @@ Result<std::vector<api::CampaignStatus>> PgStore::list_campaigns() {
     pqxx::work w(*conn_);
     auto r = w.exec(std::string(kStatusSql) + "GROUP BY c.id ORDER BY c.id");
     std::vector<api::CampaignStatus> out;
-    for (const auto& row : r) out.push_back(status_with_unrunnable(w, row));
+    for (const auto& row : r) {
+      JS_ASSIGN_OR_RETURN(auto o, status_with_unrunnable(w, row));
+      out.push_back(std::move(o));
+    }
     w.commit();
     return out;
   });

@@ -64,6 +64,12 @@ class PgStore final : public Store {
   Result<std::vector<AgentApplied>> agents_applied() override;
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
+  // Adaptive plans (pg_adaptive.cpp).
+  Result<std::vector<DuePlan>> adaptive_plans_due() override;
+  Result<bool> add_adaptive_round(int64_t plan_id, int64_t round, const std::vector<ModeSettings>& modes,
+                                  const boost::json::object& fit) override;
+  Status finish_adaptive_plan(int64_t plan_id, const std::string& state, const boost::json::object& fit,
+                              const std::string& error) override;
   // Model files (pg_models.cpp).
   Status put_model_chunk(const std::string& sha256, int64_t index, const std::string& data) override;
   Result<ModelFileInfo> complete_model_file(const std::string& sha256, int64_t bytes) override;
@@ -93,6 +99,12 @@ class PgStore final : public Store {
   // Set when conn_ must be replaced; guarded drops it after its `fn` (never while a transaction may refer to it).
   bool drop_connection_ = false;
 };
+
+// pg_adaptive.cpp, inside the callers' transactions: a submitted campaign's plans (create_campaign), and a
+// campaign's plans as its status shows them (with their whole fits when `with_fit`).
+void pg_insert_adaptive_plans(pqxx::work& w, int64_t campaign_id, const Campaign& c);
+Result<std::vector<api::AdaptivePlanStatus>> pg_adaptive_plan_statuses(pqxx::work& w, int64_t campaign_id,
+                                                                       bool with_fit);
 
 // The numbered migrations compiled into the binary from sql/*.sql (generated at build time).
 struct Migration {

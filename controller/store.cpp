@@ -1,6 +1,8 @@
 // Store's default group commit: the messages one by one, through the typed ingest calls.
 #include "controller/store.hpp"
 
+#include "common/json_fields.hpp"
+
 #include <type_traits>
 #include <variant>
 
@@ -69,6 +71,54 @@ Status Store::ingest_batch(std::vector<IngestItem>& items) {
     if (item.result.code() == Code::kUnavailable) return item.result;
   }
   return Status::ok();
+}
+
+void adaptive_unfinished(api::CampaignStatus& s) {
+  if (s.state == "cancelled") return;
+  for (const auto& p : s.adaptive)
+    if (p.state == "profiling") {
+      s.finished = false;
+      s.eta_s.reset();   // the rounds to come are not estimated
+    }
+}
+
+std::string storage_medium_of(const std::string& data) {
+  if (data.empty() || data[0] != '@') return "";
+  const size_t slash = data.find('/');
+  return data.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+}
+
+api::AdaptivePlanStatus adaptive_plan_status(int64_t plan_id, const std::string& state, int64_t rounds,
+                                             const AdaptivePlanSpec& spec, int64_t profiled, const std::string& error,
+                                             const std::optional<boost::json::object>& fit, bool with_fit) {
+  api::AdaptivePlanStatus s;
+  s.plan_id = plan_id;
+  s.device = spec.base.device;
+  s.workload = spec.workload();
+  s.state = state;
+  s.rounds = rounds;
+  s.budget = spec.budget;
+  s.profiled = profiled;
+  s.candidates = static_cast<int64_t>(spec.candidates.size());
+  s.error = error;
+  if (!fit) return s;
+  if (const auto* summary = fit->if_contains("summary"); summary && summary->is_object()) {
+    const auto& o = summary->get_object();
+    auto number = [&](const char* k) -> std::optional<double> {
+      const auto* v = o.if_contains(k);
+      return v ? json::as_number(*v) : std::nullopt;
+    };
+    auto integer = [&](const char* k) -> std::optional<int64_t> {
+      const auto* v = o.if_contains(k);
+      return v ? json::as_integer(*v) : std::nullopt;
+    };
+    s.time_loo_pct = number("time_loo_pct");
+    s.power_loo_pct = number("power_loo_pct");
+    s.front_size = integer("front_size");
+    s.front_changed = integer("front_changed");
+  }
+  if (with_fit) s.fit = *fit;
+  return s;
 }
 
 }  // namespace jetsweep::controller

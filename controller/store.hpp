@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/adaptive_plan.hpp"
 #include "common/api.hpp"
 #include "common/campaign.hpp"
 #include "common/perf/estimate.hpp"
@@ -86,6 +87,28 @@ struct IngestItem {
   Status result;
   IngestOutcome outcome = IngestOutcome::kStored;   // when result is ok
 };
+
+// An adaptive plan ready for its next round (Store::adaptive_plans_due; issue 33).
+struct DuePlan {
+  int64_t plan_id = 0;
+  int64_t campaign_id = 0;
+  int64_t rounds = 0;                            // rounds created so far
+  AdaptivePlanSpec spec;
+  std::vector<PlanObservation> observations;     // its runs, all ended, by run id
+  std::optional<boost::json::object> fit;        // the fit recorded with the last round, if any
+};
+
+// Storage medium a run's data names ("@NAME" or "@NAME/REL"), or "" for none (runs.storage).
+std::string storage_medium_of(const std::string& data);
+
+// The status of an adaptive plan from its stored row (both stores): the spec's budget and candidates, and the
+// summary of `fit` (adaptive_planner.hpp's "summary" object), if any. `with_fit`: keep the whole fit.
+api::AdaptivePlanStatus adaptive_plan_status(int64_t plan_id, const std::string& state, int64_t rounds,
+                                             const AdaptivePlanSpec& spec, int64_t profiled, const std::string& error,
+                                             const std::optional<boost::json::object>& fit, bool with_fit);
+
+// A campaign with a plan still profiling is not finished (unless it was cancelled): its next round is to come.
+void adaptive_unfinished(api::CampaignStatus& s);
 
 // Why queued runs of nvpmodel mode `mode` wait (both stores' unrunnable()): every enrolled agent of `device`
 // that could otherwise take them booted its board with other GPU masks and none may reboot. `runs` = "N runs need ".
@@ -193,6 +216,19 @@ class Store {
   // For every agent with a run that reported its applied state: that of its executing run (assigned or running)
   // if it reported one, else that of the run it started last. By agent id; agents without one are absent.
   virtual Result<std::vector<AgentApplied>> agents_applied() = 0;
+
+  // Adaptive plans (sql/026; issue 33). Plans ready for their next round: profiling, of an active campaign, none of
+  // their runs queued, assigned or running; with the figures of their ended runs.
+  virtual Result<std::vector<DuePlan>> adaptive_plans_due() = 0;
+  // Creates round `round` of the plan, its runs (one per mode) queued, with `fit` (the predictor it was chosen
+  // from) in one transaction. Idempotent: when the plan has that round already (a retry, or a controller that
+  // restarted while choosing it) nothing changes and it returns false. kNotFound for no such plan.
+  virtual Result<bool> add_adaptive_round(int64_t plan_id, int64_t round, const std::vector<ModeSettings>& modes,
+                                          const boost::json::object& fit) = 0;
+  // Ends a profiling plan: "done" with its final `fit`, or "failed" with `error` (a plan ended already is left as
+  // it is). kNotFound for no such plan.
+  virtual Status finish_adaptive_plan(int64_t plan_id, const std::string& state, const boost::json::object& fit,
+                                      const std::string& error) = 0;
 
   // Model files (sql/023), by SHA-256, in chunks of proto::kModelChunkBytes. put_model_chunk keeps chunk `index` of
   // an upload (a chunk stored already is kept: idempotent; nothing changes for a completed file).

@@ -8,6 +8,7 @@
 #include "support/admission_checks.hpp"
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
+#include "support/adaptive_store_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 #include "support/report_summary_checks.hpp"
 #include "support/retry_checks.hpp"
@@ -323,3 +324,8 @@ TEST_CASE("two agents of one board take one run at a time; status and agent list
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("adaptive plans: created with the campaign, due while no run is open, each round created once (issue 33)") {
+  StoreFixture f;
+  testing::check_adaptive_plans(f.store);
+}

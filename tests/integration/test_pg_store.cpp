@@ -8,6 +8,7 @@
 #include "support/admission_checks.hpp"
 #include "support/ingest_outcome_checks.hpp"
 #include "support/model_file_checks.hpp"
+#include "support/adaptive_store_checks.hpp"
 #include "support/reboot_store_checks.hpp"
 #include "support/report_summary_checks.hpp"
 #include "support/retry_checks.hpp"
@@ -308,4 +309,11 @@ TEST_CASE("a server connection terminated idle or mid-statement: kUnavailable, t
     REQUIRE_MESSAGE(s.is_ok(), s.to_string());
   }
   CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run) == next);
+}
+
+TEST_CASE("adaptive plans: created with the campaign, due while no run is open, each round created once (issue 33)") {
+  TestDatabase db;
+  controller::PgStore store{db.dsn()};
+  REQUIRE(store.migrate().is_ok());
+  testing::check_adaptive_plans(store);
 }

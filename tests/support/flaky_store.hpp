@@ -153,6 +153,17 @@ class FlakyStore : public controller::Store {
   Result<std::string> model_file_chunk(const std::string& sha256, int64_t index) override {
     return call("model_file_chunk", [&] { return inner_->model_file_chunk(sha256, index); });
   }
+  Result<std::vector<controller::DuePlan>> adaptive_plans_due() override {
+    return call("adaptive_plans_due", [&] { return inner_->adaptive_plans_due(); });
+  }
+  Result<bool> add_adaptive_round(int64_t plan_id, int64_t round, const std::vector<ModeSettings>& modes,
+                                  const boost::json::object& fit) override {
+    return call("add_adaptive_round", [&] { return inner_->add_adaptive_round(plan_id, round, modes, fit); });
+  }
+  Status finish_adaptive_plan(int64_t plan_id, const std::string& state, const boost::json::object& fit,
+                              const std::string& error) override {
+    return call("finish_adaptive_plan", [&] { return inner_->finish_adaptive_plan(plan_id, state, fit, error); });
+  }
 
  private:
   // Whether this call of `method` is to fail, and when; counts it.

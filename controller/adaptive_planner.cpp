@@ -1,0 +1,310 @@
+// AdaptivePlanner: a plan's reference anchor, its next round and its fit (issue 33).
+#include "controller/adaptive_planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include "analysis/adaptive.hpp"
+#include "analysis/csv_corpus.hpp"
+#include "analysis/db_source.hpp"
+#include "analysis/pareto.hpp"
+#include "analysis/prediction.hpp"
+#include "common/log.hpp"
+
+namespace jetsweep::controller {
+namespace bj = boost::json;
+namespace an = jetsweep::analysis;
+
+namespace {
+
+an::ModeKey key_of(const ModeSettings& m) {
+  return {static_cast<int>(m.cores), static_cast<double>(m.cpu_khz) / 1000.0, static_cast<double>(m.gpu_hz) / 1e6,
+          static_cast<double>(m.emc_hz) / 1e6};
+}
+
+// A mode's identity at 0.1 MHz: corpora write frequencies in MHz with some rounding.
+using ModeId = std::tuple<int, long long, long long, long long>;
+ModeId id_of(const an::ModeKey& k) {
+  return {k.cores, std::llround(k.cpu_mhz * 10), std::llround(k.gpu_mhz * 10), std::llround(k.emc_mhz * 10)};
+}
+
+bj::array settings_json(const ModeSettings& m) { return {m.cores, m.cpu_khz, m.gpu_hz, m.emc_hz}; }
+
+}  // namespace
+
+struct AdaptivePlanner::Reference {
+  std::string source;   // the spec's reference, as given
+  an::Corpus corpus;
+  an::WorkloadData workload;
+  std::map<ModeId, std::pair<double, double>> measured;   // mode -> (time ms, power mW)
+};
+
+AdaptivePlanner::AdaptivePlanner(Options options) : options_(std::move(options)), worker_(64) {}
+AdaptivePlanner::~AdaptivePlanner() { stop(); }
+void AdaptivePlanner::start() { worker_.start(); }
+void AdaptivePlanner::stop() { worker_.stop(); }
+
+bool AdaptivePlanner::plan(boost::asio::any_io_executor ex, DuePlan due, size_t boards,
+                           std::function<void(AdaptiveDecision)> done) {
+  return worker_.post<AdaptiveDecision>(
+      ex, [this, due = std::move(due), boards] { return decide(due, boards); }, std::move(done));
+}
+
+Result<std::shared_ptr<const AdaptivePlanner::Reference>> AdaptivePlanner::reference(const AdaptivePlanSpec& spec) {
+  const std::string key = spec.reference + "\n" + spec.reference_workload + "\n" + spec.base.device + "\n" +
+                          (spec.cross_board ? "x" : "");
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = references_.find(key); it != references_.end()) return it->second;
+  }
+  const std::string at = spec.where + ": 'power_mode.reference' " + spec.reference;
+  auto ref = std::make_shared<Reference>();
+  ref->source = spec.reference;
+  std::error_code ec;
+  const bool is_file = std::filesystem::is_regular_file(spec.reference, ec);
+  if (is_file) {
+    auto corpus = an::read_corpus_csv(spec.reference);
+    if (!corpus) return invalid_argument(at + ": " + corpus.status().message());
+    ref->corpus = std::move(*corpus);
+  } else if (spec.reference.size() > 4 && spec.reference.substr(spec.reference.size() - 4) == ".csv") {
+    return invalid_argument(at + ": no such file on the controller's machine");
+  } else if (options_.dsn.empty()) {
+    return invalid_argument(at + ": not a CSV file on the controller's machine, and campaign references need the "
+                                 "controller's PostgreSQL");
+  } else {
+    auto corpus = an::load_corpus_from_db(options_.dsn, an::DbFilter{spec.reference});
+    if (!corpus) return Status(corpus.status().code(), at + ": " + corpus.status().message());
+    ref->corpus = std::move(*corpus);
+  }
+  // "WORKLOAD" or "WORKLOAD@CLASS"; without a class, the plan's own (or, across classes, the only one).
+  an::WorkloadRef wref = an::parse_workload_ref(spec.reference_workload);
+  if (wref.device.empty() && !spec.cross_board) wref.device = spec.base.device;
+  if (wref.workload.empty()) {
+    std::set<std::string> names;
+    for (const auto& r : ref->corpus.rows)
+      if (spec.cross_board || r.device == spec.base.device) names.insert(r.workload);
+    names.erase(spec.workload());
+    if (names.size() != 1) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      return invalid_argument(at + ": " + (names.empty() ? "has no workload measured on " + spec.base.device +
+                                                               (spec.cross_board ? "" : " (a reference of another board "
+                                                                                        "class needs 'cross_board: true')")
+                                                         : "has several workloads (" + list +
+                                                               "): name one in 'power_mode.reference_workload'"));
+    }
+    wref.workload = *names.begin();
+  }
+  auto selected = an::select_workload(ref->corpus, wref, "'power_mode.reference_workload'");
+  if (!selected) return invalid_argument(at + ": " + selected.status().message());
+  ref->workload = std::move(*selected);
+  if (ref->workload.device != spec.base.device && !spec.cross_board)
+    return invalid_argument(at + ": '" + ref->workload.workload + "' was measured on " + ref->workload.device +
+                            ", the plan runs on " + spec.base.device +
+                            "; a transfer across board classes needs 'cross_board: true'");
+  if (ref->workload.workload == spec.workload() && ref->workload.device == spec.base.device)
+    return invalid_argument(at + ": the reference is the plan's own workload");
+  for (const auto& m : ref->workload.modes) {
+    if (!m.power_mw || !(*m.power_mw > 0) || !(m.minibatch_ms > 0)) continue;
+    ref->measured[id_of(m.mode)] = {m.minibatch_ms, *m.power_mw};
+  }
+  if (ref->measured.empty())
+    return invalid_argument(at + ": '" + ref->workload.workload + "' has no mode with measured power and time");
+  std::lock_guard lock(mu_);
+  references_[key] = ref;
+  return std::shared_ptr<const Reference>(ref);
+}
+
+Status AdaptivePlanner::check(const AdaptivePlanSpec& spec) { return reference(spec).status(); }
+
+namespace {
+
+// The anchor of the plan's candidates: the reference's own values where it measured every candidate, else its
+// PowerTrain networks' predictions (trained on all its modes; kept in model_dir).
+struct Anchor {
+  std::vector<double> time_ms, power_mw;
+  std::string kind;
+};
+
+Result<Anchor> anchor_of(const an::Corpus& corpus, const an::WorkloadData& ref,
+                         const std::map<ModeId, std::pair<double, double>>& measured,
+                         const std::vector<an::ModeKey>& modes, const AdaptivePlanSpec& spec,
+                         const std::string& model_dir) {
+  Anchor a;
+  a.kind = "measured";
+  for (const auto& m : modes) {
+    auto it = measured.find(id_of(m));
+    if (it == measured.end()) {
+      a.kind.clear();
+      break;
+    }
+    a.time_ms.push_back(it->second.first);
+    a.power_mw.push_back(it->second.second);
+  }
+  if (!a.kind.empty()) return a;
+  an::PredictRequest req;
+  req.method = an::Method::kPowerTrain;
+  req.target = {spec.workload(), spec.base.device};
+  req.references = {{ref.workload, ref.device}};
+  req.seed = static_cast<uint64_t>(spec.seed);
+  req.model_dir = model_dir;
+  an::WorkloadData target;
+  target.device = spec.base.device;
+  target.workload = spec.workload();
+  JS_ASSIGN_OR_RETURN(an::ReferenceModels models, an::powertrain_reference(corpus, req, target));
+  return Anchor{models.time->predict(modes), models.power->predict(modes), "powertrain"};
+}
+
+}  // namespace
+
+AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
+  AdaptiveDecision d;
+  d.plan_id = due.plan_id;
+  const AdaptivePlanSpec& spec = due.spec;
+  auto fail = [&](const std::string& why) {
+    d.kind = AdaptiveDecision::Kind::kFailed;
+    d.error = why;
+    return d;
+  };
+  try {
+    auto ref = reference(spec);
+    if (!ref) return fail(ref.status().message());
+    // Observations; a mode whose run failed is not tried again.
+    std::set<ModeSettings> failed;
+    std::vector<an::Observation> observed;
+    std::map<ModeSettings, an::Observation> by_mode;
+    for (const auto& o : due.observations) {
+      if (o.status != "done" || !o.figures.minibatch_ms || !(*o.figures.minibatch_ms > 0)) {
+        failed.insert(o.mode);
+        continue;
+      }
+      if (!o.figures.power_w || !(*o.figures.power_w > 0))
+        return fail(spec.where + ": the target " + spec.workload() + " on " + spec.base.device +
+                    " has no measurable power (run " + std::to_string(o.run_id) +
+                    " measured none): adaptive profiling needs boards with power rails");
+      an::Observation obs{key_of(o.mode), *o.figures.minibatch_ms, *o.figures.power_w * 1000.0};
+      by_mode[o.mode] = obs;
+    }
+    for (auto& [m, o] : by_mode) {
+      failed.erase(m);   // measured on a later attempt
+      observed.push_back(o);
+    }
+    if (static_cast<int64_t>(failed.size()) > spec.budget)
+      return fail(spec.where + ": " + std::to_string(failed.size()) + " of the plan's runs failed, more than its budget");
+    std::vector<ModeSettings> candidates;
+    std::vector<an::ModeKey> keys;
+    for (const auto& m : spec.candidates)
+      if (!failed.count(m)) {
+        candidates.push_back(m);
+        keys.push_back(key_of(m));
+      }
+    auto anchor = anchor_of((*ref)->corpus, (*ref)->workload, (*ref)->measured, keys, spec, options_.model_dir);
+    if (!anchor) return fail(spec.where + ": the reference's predictions: " + anchor.status().message());
+    an::AdaptiveOptions opt;
+    auto strategy = an::parse_adaptive_strategy(spec.strategy);
+    if (!strategy) return fail(spec.where + ": " + strategy.status().message());
+    opt.strategy = *strategy;
+    opt.budget = static_cast<size_t>(std::min<int64_t>(spec.budget, static_cast<int64_t>(candidates.size())));
+    opt.power_budgets_w = spec.power_budgets_w;
+    opt.seed = static_cast<uint64_t>(spec.seed);
+    auto profiler = an::AdaptiveProfiler::create(keys, anchor->time_ms, anchor->power_mw, opt);
+    if (!profiler) return fail(spec.where + ": " + profiler.status().message());
+    const size_t first_round = std::max(an::kAdaptiveMinBudget, (opt.budget + 1) / 2);
+    const size_t batch = observed.size() < first_round ? opt.budget : std::max<size_t>(1, boards);
+    auto proposal = profiler->propose(observed, batch);
+    if (!proposal) return fail(spec.where + ": " + proposal.status().message());
+
+    // The fit and what it says, over the plan's candidates.
+    bj::object summary{{"observations", static_cast<int64_t>(observed.size())}};
+    d.fit["reference"] = bj::object{{"source", (*ref)->source},
+                                    {"workload", (*ref)->workload.workload},
+                                    {"device", (*ref)->workload.device},
+                                    {"anchor", anchor->kind}};
+    if (observed.size() >= 2) {
+      auto fit = profiler->fit(observed);
+      if (!fit) return fail(spec.where + ": " + fit.status().message());
+      std::vector<double> t = fit->time_ms, w(fit->power_mw.size());
+      for (size_t i = 0; i < w.size(); ++i) w[i] = fit->power_mw[i] / 1000.0;
+      std::vector<bool> measured(keys.size(), false);
+      for (const auto& o : observed)
+        if (auto i = profiler->index_of(o.mode)) {
+          measured[*i] = true;
+          t[*i] = o.time_ms;
+          w[*i] = *o.power_mw / 1000.0;
+        }
+      // Per plan candidate (failed modes null).
+      bj::array cand, tj, wj, mj;
+      size_t k = 0;
+      std::vector<size_t> plan_index;   // candidates' index -> spec.candidates index
+      for (size_t i = 0; i < spec.candidates.size(); ++i) {
+        cand.push_back(settings_json(spec.candidates[i]));
+        if (k < candidates.size() && candidates[k] == spec.candidates[i]) {
+          tj.push_back(t[k]);
+          wj.push_back(w.empty() ? bj::value(nullptr) : bj::value(w[k]));
+          mj.push_back(bool(measured[k]));
+          plan_index.push_back(i);
+          ++k;
+        } else {
+          tj.push_back(nullptr);
+          wj.push_back(nullptr);
+          mj.push_back(false);
+        }
+      }
+      d.fit["candidates"] = std::move(cand);
+      d.fit["time_ms"] = std::move(tj);
+      d.fit["power_w"] = std::move(wj);
+      d.fit["measured"] = std::move(mj);
+      summary["time_loo_pct"] = fit->time_loo_pct;
+      if (!w.empty()) {
+        summary["power_loo_pct"] = fit->power_loo_pct;
+        bj::array front;
+        std::set<int64_t> front_set;
+        for (size_t i : an::pareto_front(t, w)) {
+          front.push_back(static_cast<int64_t>(plan_index[i]));
+          front_set.insert(static_cast<int64_t>(plan_index[i]));
+        }
+        summary["front_size"] = static_cast<int64_t>(front.size());
+        // How many modes entered or left the front since the fit before.
+        if (due.fit && due.fit->contains("front") && due.fit->at("front").is_array()) {
+          std::set<int64_t> before;
+          for (const auto& v : due.fit->at("front").get_array())
+            if (v.is_int64()) before.insert(v.get_int64());
+          int64_t changed = 0;
+          for (int64_t i : front_set) changed += before.count(i) ? 0 : 1;
+          for (int64_t i : before) changed += front_set.count(i) ? 0 : 1;
+          summary["front_changed"] = changed;
+        }
+        d.fit["front"] = std::move(front);
+        bj::array picks;
+        for (const auto& p : profiler->choose(*fit, observed, profiler->budgets(*fit))) {
+          bj::object o{{"budget_w", p.budget_w}, {"measured", p.measured}};
+          if (p.candidate) {
+            o["candidate"] = static_cast<int64_t>(plan_index[*p.candidate]);
+            o["time_ms"] = p.time_ms;
+            o["power_w"] = p.power_w;
+          } else {
+            o["candidate"] = nullptr;
+          }
+          picks.push_back(std::move(o));
+        }
+        d.fit["budgets"] = std::move(picks);
+      }
+    }
+    d.fit["summary"] = std::move(summary);
+    if (proposal->empty()) {
+      d.kind = AdaptiveDecision::Kind::kDone;
+      return d;
+    }
+    d.kind = AdaptiveDecision::Kind::kRound;
+    d.round = due.rounds;
+    for (size_t i : *proposal) d.modes.push_back(candidates[i]);
+    return d;
+  } catch (const std::exception& e) {   // torch, Eigen or the standard library: the plan fails, the controller stays
+    return fail(spec.where + ": adaptive plan " + std::to_string(due.plan_id) + ": " + e.what());
+  }
+}
+
+}  // namespace jetsweep::controller

@@ -1,0 +1,74 @@
+// AdaptivePlanner: chooses the rounds of a campaign's adaptive-profiling plans (issue 33; analysis/adaptive.hpp).
+// Owns one worker thread, where every reference is loaded and every fit runs (never on the I/O thread), and the
+// references it loaded (by reference, workload and board class). plan() and check() may be called from any
+// thread: plan() queues the decision on the worker and posts its completion to the caller's executor; check() runs
+// on the calling thread (the CampaignWorker's, at submission). start()/stop() from the thread that owns it.
+//
+// A plan's fit, as stored with each round and with the plan (adaptive_plans.fit, adaptive_rounds.fit; JSON):
+//   {"summary": {"observations", "time_loo_pct", "power_loo_pct", "front_size", "front_changed"},
+//    "reference": {"source", "workload", "device", "anchor": "measured"|"powertrain"},
+//    "candidates": [[cores, cpu_khz, gpu_hz, emc_hz], ...],              (the plan's, in its order)
+//    "time_ms": [...], "power_w": [...],                                  (per candidate: measured or predicted;
+//    "measured": [bool, ...],                                              null for a mode whose run failed)
+//    "front": [candidate index, ...],                                     (time-power Pareto front, fastest first)
+//    "budgets": [{"budget_w", "candidate" (index or null), "measured", "time_ms", "power_w"}, ...]}
+// "summary" alone before two modes are profiled.
+#pragma once
+
+#include <boost/asio.hpp>
+#include <boost/json.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/adaptive_plan.hpp"
+#include "controller/campaign_worker.hpp"
+#include "controller/store.hpp"
+
+namespace jetsweep::controller {
+
+struct AdaptiveDecision {
+  enum class Kind { kRound, kDone, kFailed };
+  int64_t plan_id = 0;
+  Kind kind = Kind::kRound;
+  int64_t round = 0;                  // kRound: the round these modes are
+  std::vector<ModeSettings> modes;    // kRound: the modes to profile next
+  boost::json::object fit;            // the predictor the decision was made from (kRound, kDone)
+  std::string error;                  // kFailed: why, naming the campaign file's place
+};
+
+class AdaptivePlanner {
+ public:
+  struct Options {
+    std::string dsn;         // PostgreSQL, for references that name a campaign; "" = CSV references only
+    std::string model_dir;   // where reference networks are kept between fits; "" = not kept
+  };
+  explicit AdaptivePlanner(Options options);
+  ~AdaptivePlanner();
+  void start();
+  void stop();
+
+  // Queues the decision for `due` (its next round for `boards` free boards, or its end) on the worker; then
+  // `done(decision)` is posted to `ex`. False when the worker's queue is full (the caller tries again later).
+  [[nodiscard]] bool plan(boost::asio::any_io_executor ex, DuePlan due, size_t boards,
+                          std::function<void(AdaptiveDecision)> done);
+  // The decision itself (what plan() runs on the worker).
+  AdaptiveDecision decide(const DuePlan& due, size_t boards);
+  // Whether the plan's reference can anchor it: found, of the plan's board class (or cross_board), with
+  // measured power. kInvalidArgument naming the campaign file's place (spec.where). Loads and keeps it.
+  Status check(const AdaptivePlanSpec& spec);
+
+ private:
+  struct Reference;   // a loaded reference workload (adaptive_planner.cpp)
+  Result<std::shared_ptr<const Reference>> reference(const AdaptivePlanSpec& spec);
+
+  const Options options_;
+  CampaignWorker worker_;
+  std::mutex mu_;   // guards references_
+  std::map<std::string, std::shared_ptr<const Reference>> references_;
+};
+
+}  // namespace jetsweep::controller
