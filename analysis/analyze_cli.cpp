@@ -104,7 +104,9 @@ std::vector<FlagDecl> flags_of(const std::string& command) {
                 predict_flags());
   if (command == "optimize")
     return with(with(source_flags(), {{"--workload", "W", "the workload (required; or --target)"},
-                                      {"--method", "observed|linear|nn|powertrain|powertrain-paper", "candidate values", "observed"},
+                                      {"--method", "observed|linear|nn|powertrain|powertrain-paper|adaptive",
+                                       "candidate values (adaptive: the fit an adaptive campaign stored; --db --campaign)",
+                                       "observed"},
                                       {"--power-budget-w", "W", "fastest mode within this power"},
                                       {"--time-budget", "MS", "lowest-power mode within this time per minibatch"},
                                       {"--sweep", "FROM:TO:STEP", "sweep of power budgets (W) against the optimum"},
@@ -289,7 +291,11 @@ Result<OptimizeQuery> optimize_query(const Flags& a, const Corpus& corpus) {
   q.workload = workload_flag(a, corpus, wl);
   JS_ASSIGN_OR_RETURN(int64_t seed, a.integer("--seed", 0));
   q.seed = static_cast<uint64_t>(seed);
-  if (q.method != "observed") {
+  if (q.method == "adaptive") {
+    if (!a.has("--db") || a.get("--campaign").empty())
+      return bad("--method: 'adaptive' uses the predictor an adaptive campaign fitted: give --db DSN --campaign C");
+    JS_ASSIGN_OR_RETURN(q.adaptive, load_adaptive_fit(a.get("--db"), a.get("--campaign"), q.workload));
+  } else if (q.method != "observed") {
     JS_ASSIGN_OR_RETURN(q.predict, predict_request(a, corpus, q.method));
   }
   if (a.has("--sweep")) {

@@ -295,4 +295,60 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
   }
 }
 
+Result<StoredAdaptiveFit> load_adaptive_fit(const std::string& dsn, const std::string& campaign,
+                                            const WorkloadRef& workload) {
+  namespace bj = boost::json;
+  try {
+    pqxx::connection conn(dsn);
+    pqxx::read_transaction tx(conn);
+    JS_ASSIGN_OR_RETURN(int64_t id, campaign_id(tx, campaign));
+    const auto rows = tx.exec_params(
+        "SELECT id, device_class, workload, state, fit::text FROM adaptive_plans WHERE campaign_id = $1 "
+        "AND workload = $2 AND ($3 = '' OR device_class = $3) ORDER BY plan_index",
+        id, workload.workload, workload.device);
+    tx.commit();
+    if (rows.empty())
+      return not_found("--campaign: campaign '" + campaign + "' has no adaptive plan of " + workload.to_string());
+    if (rows.size() > 1)
+      return invalid_argument("--workload: campaign '" + campaign + "' has adaptive plans of " + workload.workload +
+                              " on several board classes: name one (" + workload.workload + "@CLASS)");
+    const auto& row = rows[0];
+    StoredAdaptiveFit f;
+    f.plan_id = row[0].as<int64_t>();
+    f.device = row[1].c_str();
+    f.workload = row[2].c_str();
+    f.state = row[3].c_str();
+    const std::string where = "adaptive plan " + std::to_string(f.plan_id) + " of campaign '" + campaign + "'";
+    if (row[4].is_null()) return invalid_argument(where + ": nothing fitted yet (it needs two profiled modes)");
+    boost::system::error_code ec;
+    const bj::value v = bj::parse(row[4].c_str(), ec);
+    const bj::object* fit = ec ? nullptr : v.if_object();
+    if (!fit || !fit->contains("candidates"))
+      return invalid_argument(where + ": nothing fitted yet (it needs two profiled modes)");
+    const auto& cand = fit->at("candidates").as_array();
+    const auto& t = fit->at("time_ms").as_array();
+    const auto& w = fit->at("power_w").as_array();
+    const auto& m = fit->at("measured").as_array();
+    if (t.size() != cand.size() || w.size() != cand.size() || m.size() != cand.size())
+      return Status(Code::kDbError, where + ": its stored fit has arrays of different lengths");
+    for (size_t i = 0; i < cand.size(); ++i) {
+      if (t[i].is_null() || w[i].is_null()) {
+        ++f.failed_modes;
+        continue;
+      }
+      const auto& k = cand[i].as_array();
+      f.modes.push_back({static_cast<int>(k.at(0).to_number<int64_t>()), k.at(1).to_number<double>() / 1000.0,
+                         k.at(2).to_number<double>() / 1e6, k.at(3).to_number<double>() / 1e6});
+      f.time_ms.push_back(t[i].to_number<double>());
+      f.power_w.push_back(w[i].to_number<double>());
+      f.measured.push_back(m[i].as_bool());
+    }
+    return f;
+  } catch (const pqxx::broken_connection& e) {
+    return unavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
+  } catch (const std::exception& e) {   // pqxx and boost::json (a stored fit of another shape)
+    return db_error(std::string("reading the adaptive plan's fit: ") + e.what());
+  }
+}
+
 }  // namespace jetsweep::analysis

@@ -1,4 +1,6 @@
 // Printers of `analyze optimize`: the pick against the observed optimum, the budget sweep, the Pareto plot.
+#include <algorithm>
+
 #include "analysis/pareto.hpp"
 #include "analysis/plots.hpp"
 #include "analysis/print_reports.hpp"
@@ -33,6 +35,7 @@ bj::value pick_json(const OptimizeReport& r, std::optional<size_t> c, bool from_
     o["predicted_time_ms"] = jnum(r.candidates.time_ms[*c]);
     o["predicted_power_w"] = jnum(r.candidates.power_w[*c]);
   }
+  if (from_candidates && !r.candidate_measured.empty()) o["measured"] = bool(r.candidate_measured[*c]);
   const std::optional<size_t> oi = from_candidates ? r.observed_of(*c) : c;
   o["time_ms"] = oi ? jnum(r.observed.time_ms[*oi]) : bj::value(nullptr);
   o["power_w"] = oi ? jnum(r.observed.power_w[*oi]) : bj::value(nullptr);
@@ -47,6 +50,10 @@ bj::object report_json(const OptimizeReport& r) {
   o["method"] = r.method;
   o["seed"] = r.seed;
   o["candidates"] = r.candidates.modes.size();
+  if (r.adaptive_plan) {
+    o["adaptive_plan"] = *r.adaptive_plan;
+    o["measured_candidates"] = std::count(r.candidate_measured.begin(), r.candidate_measured.end(), true);
+  }
   o["excluded_candidates"] = r.excluded_candidates;
   if (r.power_budget_w) o["power_budget_w"] = jnum(*r.power_budget_w);
   if (r.time_budget_ms) o["time_budget_ms"] = jnum(*r.time_budget_ms);
@@ -82,7 +89,8 @@ void describe_pick(std::ostream& out, const OptimizeReport& r, const char* what,
     return;
   }
   out << (from_candidates ? r.candidates.modes[*c] : r.observed.modes[*c]).label();
-  if (from_candidates && r.predicted())
+  const bool measured = from_candidates && !r.candidate_measured.empty() && r.candidate_measured[*c];
+  if (from_candidates && r.predicted() && !measured)
     out << "  predicted " << fixed(r.candidates.time_ms[*c], 2) << " ms, " << fixed(r.candidates.power_w[*c], 2) << " W;";
   const std::optional<size_t> oi = from_candidates ? r.observed_of(*c) : c;
   if (oi) out << "  observed " << fixed(r.observed.time_ms[*oi], 2) << " ms, " << fixed(r.observed.power_w[*oi], 2) << " W";
@@ -109,8 +117,12 @@ void print_sweeps(std::ostream& out, const OptimizeReport& r) {
 void print_text(std::ostream& out, const OptimizeReport& r) {
   out << "Optimise " << workload_heading(r.target, r.context.labels) << " using " << r.method << " ("
       << r.candidates.modes.size() << " candidate modes";
+  if (r.adaptive_plan)
+    out << " of adaptive plan " << *r.adaptive_plan << ": "
+        << std::count(r.candidate_measured.begin(), r.candidate_measured.end(), true) << " measured, the others predicted";
   if (r.excluded_candidates)
-    out << ", " << r.excluded_candidates << " excluded for non-positive predicted time or power";
+    out << ", " << r.excluded_candidates
+        << (r.adaptive_plan ? " left out (their runs failed)" : " excluded for non-positive predicted time or power");
   if (r.prediction)
     out << ", time_mape_pct " << fixed(r.prediction->time_mape_pct, 2) << ", power_mape_pct "
         << fixed(r.prediction->power_mape_pct, 2);
@@ -138,10 +150,15 @@ Status plot_report(const std::string& file, const OptimizeReport& r) {
     const ModeRecord* rec = r.target.find(m);
     return rec ? mode_label(*rec) : m.label();
   };
-  const std::string what = r.predicted() ? "Predicted (" + r.method + ")" : std::string("Observed");
+  const std::string what = r.adaptive_plan ? "Measured and predicted (adaptive plan " + std::to_string(*r.adaptive_plan) + ")"
+                           : r.predicted() ? "Predicted (" + r.method + ")" : std::string("Observed");
   ParetoPlot p{what + " time-power Pareto: " + workload_heading(r.target, r.context.labels), "time_ms", "power_w",
                {}, {}, {}, {}};
-  for (size_t i = 0; i < power.size(); ++i) p.all.push_back({time[i], power[i], {}});
+  // An adaptive plan's profiled modes are highlighted apart from its predicted ones.
+  for (size_t i = 0; i < power.size(); ++i) {
+    if (!r.candidate_measured.empty() && r.candidate_measured[i]) p.highlight.push_back({time[i], power[i], {}});   // drawn as picks are, unlabelled
+    else p.all.push_back({time[i], power[i], {}});
+  }
   for (size_t i : pareto_front(time, power)) p.front.push_back({time[i], power[i], name(i)});
   if (r.chosen) p.highlight.push_back({time[*r.chosen], power[*r.chosen], "chosen: " + name(*r.chosen)});
   if (r.power_budget_w) p.budget = BudgetLine{false, *r.power_budget_w, "power budget " + fixed(*r.power_budget_w, 2) + " W"};

@@ -116,7 +116,16 @@ Result<OptimizeReport> optimize_report(const Corpus& corpus, const OptimizeQuery
     r.observed_index[m.mode] = r.observed.modes.size();
     r.observed.add(m.mode, m.minibatch_ms, *m.power_mw / 1000.0);
   }
-  if (!r.predicted()) {
+  if (q.adaptive) {   // the campaign's own fit: its profiled modes measured, the others predicted
+    const StoredAdaptiveFit& f = *q.adaptive;
+    if (f.modes.empty()) return invalid_argument("--method: adaptive plan " + std::to_string(f.plan_id) + " has no fitted mode");
+    for (size_t i = 0; i < f.modes.size(); ++i) {
+      r.candidates.add(f.modes[i], f.time_ms[i], f.power_w[i]);
+      r.candidate_measured.push_back(f.measured[i]);
+    }
+    r.excluded_candidates = f.failed_modes;
+    r.adaptive_plan = f.plan_id;
+  } else if (!r.predicted()) {
     if (r.observed.modes.empty())
       return invalid_argument("--workload: '" + r.target.workload + "' has no modes with power data");
     r.candidates = r.observed;

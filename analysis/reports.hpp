@@ -13,6 +13,7 @@
 
 #include "analysis/adaptive.hpp"
 #include "analysis/corpus.hpp"
+#include "analysis/db_source.hpp"
 #include "analysis/optimizer.hpp"
 #include "analysis/prediction.hpp"
 #include "analysis/variability.hpp"
@@ -80,6 +81,7 @@ struct OptimizeQuery {
   std::optional<double> time_budget_ms;
   std::optional<std::vector<double>> sweep_budgets_w;  // --sweep; else a 1 W sweep for prediction methods
   uint64_t seed = 1;
+  std::optional<StoredAdaptiveFit> adaptive;   // method "adaptive": the campaign's fitted predictor (db_source.hpp)
 };
 struct ModeValues {  // modes with time (ms per minibatch) and power (W)
   std::vector<ModeKey> modes;
@@ -102,6 +104,8 @@ struct OptimizeReport {
   double predict_seconds = 0, optimize_seconds = 0;
   std::optional<size_t> chosen;   // index into candidates
   std::optional<size_t> optimal;  // index into observed
+  std::vector<bool> candidate_measured;   // method "adaptive": per candidate, profiled (else predicted)
+  std::optional<int64_t> adaptive_plan;   // method "adaptive": the plan whose fit the candidates are
   std::optional<double> time_penalty_pct, excess_power_w;
   std::vector<double> sweep_budgets_w;
   std::vector<SweepMetrics> sweeps;  // the method, maxn, random50

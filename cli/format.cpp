@@ -234,6 +234,44 @@ std::string format_status(const api::CampaignStatus& s, bool bar, std::time_t no
   return out.str();
 }
 
+namespace {
+
+// An adaptive plan's fit in the report (controller/adaptive_planner.hpp): its state, and per power budget the mode
+// its predictor chooses, measured or predicted.
+void adaptive_plan_section(std::ostream& out, const api::AdaptivePlanStatus& p) {
+  out << "Adaptive plan " << p.plan_id << " (" << p.device << ", " << p.workload << "): " << p.state << ", "
+      << p.profiled << "/" << p.budget << " modes profiled of " << p.candidates << " in " << p.rounds << " rounds";
+  if (p.time_loo_pct) out << "; leave-one-out error time " << num(p.time_loo_pct, 1) << "%, power " << num(p.power_loo_pct, 1) << "%";
+  out << "\n";
+  if (!p.error.empty()) out << "  " << p.error << "\n";
+  const auto* budgets = p.fit.if_contains("budgets");
+  const auto* cands = p.fit.if_contains("candidates");
+  if (!budgets || !budgets->is_array() || !cands || !cands->is_array()) return;
+  if (const auto* front = p.fit.if_contains("front"); front && front->is_array())
+    out << "  predicted time-power front: " << front->as_array().size() << " modes\n";
+  out << "  budget W   mode (cores/CPU kHz/GPU Hz/EMC Hz)           ms/minibatch   power W  from\n";
+  for (const auto& b : budgets->as_array()) {
+    if (!b.is_object()) continue;
+    const auto& o = b.as_object();
+    const auto w = json::as_number(o.contains("budget_w") ? o.at("budget_w") : bj::value());
+    std::ostringstream line;
+    line << "  " << std::left << std::setw(10) << num(w, 1);
+    const auto c = o.contains("candidate") ? json::as_integer(o.at("candidate")) : std::nullopt;
+    if (!c || *c < 0 || static_cast<size_t>(*c) >= cands->as_array().size()) {
+      out << line.str() << "nothing expected to fit\n";
+      continue;
+    }
+    const auto& k = cands->as_array()[static_cast<size_t>(*c)];
+    line << std::setw(44) << bj::serialize(k)
+         << std::setw(15) << num(json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value()), 2)
+         << std::setw(9) << num(json::as_number(o.contains("power_w") ? o.at("power_w") : bj::value()), 2)
+         << (o.contains("measured") && o.at("measured").is_bool() && o.at("measured").as_bool() ? "measured" : "predicted");
+    out << line.str() << "\n";
+  }
+}
+
+}  // namespace
+
 std::string format_report(const api::CampaignReport& report) {
   // The configuration column: the state each run executed in (applied, read back) and every axis that varies
   // across the campaign's runs, so no two differently configured runs look alike.
@@ -260,6 +298,7 @@ std::string format_report(const api::CampaignReport& report) {
   }
   report_footer(out, report, devices, throttled_epochs);
   for (const auto& w : dataset_fingerprint_warnings(api::data_seen(report.runs))) out << "DATA: " << w << "\n";
+  for (const auto& p : report.adaptive) adaptive_plan_section(out, p);
   return out.str();
 }
 

@@ -572,6 +572,7 @@ bj::object to_json(const CampaignReport& v) {
   o["simulated_runs"] = v.simulated_runs;
   o["epochs_included"] = v.epochs_included;
   o["runs"] = to_json(v.runs);
+  o["adaptive"] = to_json(v.adaptive);
   return o;
 }
 
@@ -583,6 +584,8 @@ Status from_json(const bj::value& v, const std::string& where, CampaignReport& o
   Status nested_status;
   nested(v, "campaign", where, out.campaign, nested_status);
   nested(v, "runs", where, out.runs, nested_status);
+  if (v.is_object() && v.get_object().contains("adaptive"))   // absent from controllers before issue 33
+    nested(v, "adaptive", where, out.adaptive, nested_status);
   return finish(r, nested_status);
 }
 

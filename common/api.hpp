@@ -319,6 +319,9 @@ struct CampaignReport {
   int64_t simulated_runs = 0;
   bool epochs_included = true;   // false: asked for without per-epoch rows (?epochs=none; each run's summary only)
   std::vector<ReportRun> runs;
+  // Its adaptive-profiling plans with their whole fits (controller/adaptive_planner.hpp): the predictor over every
+  // candidate, measured points apart, the front and the pick per power budget.
+  std::vector<AdaptivePlanStatus> adaptive;
 };
 // ?epochs=none: the report without per-epoch rows (a 5,000-epoch campaign's would be hundreds of MB).
 inline constexpr const char* kReportWithoutEpochs = "epochs=none";

@@ -299,6 +299,7 @@ Result<api::CampaignReport> MemoryStore::campaign_report(int64_t campaign_id, Re
     if (epochs == ReportEpochs::kSummaryOnly) report.runs.back().epochs.clear();
   }
   report.epochs_included = epochs == ReportEpochs::kRows;
+  report.adaptive = plan_statuses(campaign_id, true);
   return report;
 }
 

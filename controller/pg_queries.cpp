@@ -307,6 +307,7 @@ Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id, Report
         summary_by_run[row[0].as<int64_t>()] = report_summary(row);
       }
     }
+    JS_ASSIGN_OR_RETURN(report.adaptive, pg_adaptive_plan_statuses(w, campaign_id, true));
     w.commit();
     for (const auto& row : runs) {
       api::ReportRun run = report_run(row);
