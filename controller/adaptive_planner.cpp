@@ -160,6 +160,103 @@ Result<Anchor> anchor_of(const an::Corpus& corpus, const an::WorkloadData& ref,
 
 }  // namespace
 
+namespace {
+
+// The plan's observations: its measured modes (the latest measurement of a mode), and the modes whose runs failed
+// and were not measured since. kInvalidArgument when a run measured no power.
+struct Observed {
+  std::vector<an::Observation> measured;
+  std::set<ModeSettings> failed;
+};
+Result<Observed> observed_of(const DuePlan& due) {
+  const AdaptivePlanSpec& spec = due.spec;
+  Observed out;
+  std::map<ModeSettings, an::Observation> by_mode;
+  for (const auto& o : due.observations) {
+    if (o.status != "done" || !o.figures.minibatch_ms || !(*o.figures.minibatch_ms > 0)) {
+      out.failed.insert(o.mode);
+      continue;
+    }
+    if (!o.figures.power_w || !(*o.figures.power_w > 0))
+      return invalid_argument(spec.where + ": the target " + spec.workload() + " on " + spec.base.device +
+                              " has no measurable power (run " + std::to_string(o.run_id) +
+                              " measured none): adaptive profiling needs boards with power rails");
+    by_mode[o.mode] = an::Observation{key_of(o.mode), *o.figures.minibatch_ms, *o.figures.power_w * 1000.0};
+  }
+  for (auto& [m, o] : by_mode) {
+    out.failed.erase(m);   // measured on a later attempt
+    out.measured.push_back(o);
+  }
+  return out;
+}
+
+// The fit's description (the format in adaptive_planner.hpp) over the plan's candidates; `candidates` are those
+// the profiler was given (the plan's without its failed modes), in the plan's order.
+void describe_fit(const an::AdaptiveProfiler& profiler, const an::AdaptiveFit& fit,
+                  const std::vector<an::Observation>& observed, const std::vector<ModeSettings>& candidates,
+                  const DuePlan& due, bj::object& out, bj::object& summary) {
+  const AdaptivePlanSpec& spec = due.spec;
+  std::vector<double> t = fit.time_ms, w(fit.power_mw.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = fit.power_mw[i] / 1000.0;
+  std::vector<bool> measured(candidates.size(), false);
+  for (const auto& o : observed)
+    if (auto i = profiler.index_of(o.mode)) {
+      measured[*i] = true;
+      t[*i] = o.time_ms;
+      if (!w.empty()) w[*i] = *o.power_mw / 1000.0;
+    }
+  bj::array cand, tj, wj, mj;
+  std::vector<int64_t> plan_index;   // profiler's candidate -> the plan's
+  for (size_t i = 0, k = 0; i < spec.candidates.size(); ++i) {
+    cand.push_back(settings_json(spec.candidates[i]));
+    const bool fitted = k < candidates.size() && candidates[k] == spec.candidates[i];
+    tj.push_back(fitted ? bj::value(t[k]) : bj::value(nullptr));
+    wj.push_back(fitted && !w.empty() ? bj::value(w[k]) : bj::value(nullptr));
+    mj.push_back(fitted && measured[k]);
+    if (fitted) {
+      plan_index.push_back(static_cast<int64_t>(i));
+      ++k;
+    }
+  }
+  out["candidates"] = std::move(cand);
+  out["time_ms"] = std::move(tj);
+  out["power_w"] = std::move(wj);
+  out["measured"] = std::move(mj);
+  summary["time_loo_pct"] = fit.time_loo_pct;
+  if (w.empty()) return;
+  summary["power_loo_pct"] = fit.power_loo_pct;
+  bj::array front;
+  std::set<int64_t> now;
+  for (size_t i : an::pareto_front(t, w)) {
+    front.push_back(plan_index[i]);
+    now.insert(plan_index[i]);
+  }
+  summary["front_size"] = static_cast<int64_t>(front.size());
+  if (due.fit && due.fit->contains("front") && due.fit->at("front").is_array()) {   // modes in or out since
+    std::set<int64_t> before;
+    for (const auto& v : due.fit->at("front").get_array())
+      if (v.is_int64()) before.insert(v.get_int64());
+    int64_t changed = 0;
+    for (int64_t i : now) changed += before.count(i) ? 0 : 1;
+    for (int64_t i : before) changed += now.count(i) ? 0 : 1;
+    summary["front_changed"] = changed;
+  }
+  out["front"] = std::move(front);
+  bj::array picks;
+  for (const auto& p : profiler.choose(fit, observed, profiler.budgets(fit))) {
+    bj::object o{{"budget_w", p.budget_w}, {"measured", p.measured}, {"candidate", nullptr}};
+    if (p.candidate) {
+      o["candidate"] = plan_index[*p.candidate];
+      o["time_ms"] = p.time_ms;
+      o["power_w"] = p.power_w;
+    }
+    picks.push_back(std::move(o));
+  }
+  out["budgets"] = std::move(picks);
+}
+
+}  // namespace
+
 AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
   AdaptiveDecision d;
   d.plan_id = due.plan_id;
@@ -172,32 +269,15 @@ AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
   try {
     auto ref = reference(spec);
     if (!ref) return fail(ref.status().message());
-    // Observations; a mode whose run failed is not tried again.
-    std::set<ModeSettings> failed;
-    std::vector<an::Observation> observed;
-    std::map<ModeSettings, an::Observation> by_mode;
-    for (const auto& o : due.observations) {
-      if (o.status != "done" || !o.figures.minibatch_ms || !(*o.figures.minibatch_ms > 0)) {
-        failed.insert(o.mode);
-        continue;
-      }
-      if (!o.figures.power_w || !(*o.figures.power_w > 0))
-        return fail(spec.where + ": the target " + spec.workload() + " on " + spec.base.device +
-                    " has no measurable power (run " + std::to_string(o.run_id) +
-                    " measured none): adaptive profiling needs boards with power rails");
-      an::Observation obs{key_of(o.mode), *o.figures.minibatch_ms, *o.figures.power_w * 1000.0};
-      by_mode[o.mode] = obs;
-    }
-    for (auto& [m, o] : by_mode) {
-      failed.erase(m);   // measured on a later attempt
-      observed.push_back(o);
-    }
-    if (static_cast<int64_t>(failed.size()) > spec.budget)
-      return fail(spec.where + ": " + std::to_string(failed.size()) + " of the plan's runs failed, more than its budget");
-    std::vector<ModeSettings> candidates;
+    auto observed = observed_of(due);
+    if (!observed) return fail(observed.status().message());
+    if (static_cast<int64_t>(observed->failed.size()) > spec.budget)
+      return fail(spec.where + ": " + std::to_string(observed->failed.size()) +
+                  " of the plan's modes failed, more than its budget");
+    std::vector<ModeSettings> candidates;   // a mode whose run failed is not tried again
     std::vector<an::ModeKey> keys;
     for (const auto& m : spec.candidates)
-      if (!failed.count(m)) {
+      if (!observed->failed.count(m)) {
         candidates.push_back(m);
         keys.push_back(key_of(m));
       }
@@ -212,86 +292,20 @@ AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
     opt.seed = static_cast<uint64_t>(spec.seed);
     auto profiler = an::AdaptiveProfiler::create(keys, anchor->time_ms, anchor->power_mw, opt);
     if (!profiler) return fail(spec.where + ": " + profiler.status().message());
+    // The space-filling first round whole (its runs go to the boards as they free up), then rounds of the free boards.
     const size_t first_round = std::max(an::kAdaptiveMinBudget, (opt.budget + 1) / 2);
-    const size_t batch = observed.size() < first_round ? opt.budget : std::max<size_t>(1, boards);
-    auto proposal = profiler->propose(observed, batch);
+    const auto& measured = observed->measured;
+    auto proposal = profiler->propose(measured, measured.size() < first_round ? opt.budget : std::max<size_t>(1, boards));
     if (!proposal) return fail(spec.where + ": " + proposal.status().message());
-
-    // The fit and what it says, over the plan's candidates.
-    bj::object summary{{"observations", static_cast<int64_t>(observed.size())}};
+    bj::object summary{{"observations", static_cast<int64_t>(measured.size())}};
     d.fit["reference"] = bj::object{{"source", (*ref)->source},
                                     {"workload", (*ref)->workload.workload},
                                     {"device", (*ref)->workload.device},
                                     {"anchor", anchor->kind}};
-    if (observed.size() >= 2) {
-      auto fit = profiler->fit(observed);
+    if (measured.size() >= 2) {
+      auto fit = profiler->fit(measured);
       if (!fit) return fail(spec.where + ": " + fit.status().message());
-      std::vector<double> t = fit->time_ms, w(fit->power_mw.size());
-      for (size_t i = 0; i < w.size(); ++i) w[i] = fit->power_mw[i] / 1000.0;
-      std::vector<bool> measured(keys.size(), false);
-      for (const auto& o : observed)
-        if (auto i = profiler->index_of(o.mode)) {
-          measured[*i] = true;
-          t[*i] = o.time_ms;
-          w[*i] = *o.power_mw / 1000.0;
-        }
-      // Per plan candidate (failed modes null).
-      bj::array cand, tj, wj, mj;
-      size_t k = 0;
-      std::vector<size_t> plan_index;   // candidates' index -> spec.candidates index
-      for (size_t i = 0; i < spec.candidates.size(); ++i) {
-        cand.push_back(settings_json(spec.candidates[i]));
-        if (k < candidates.size() && candidates[k] == spec.candidates[i]) {
-          tj.push_back(t[k]);
-          wj.push_back(w.empty() ? bj::value(nullptr) : bj::value(w[k]));
-          mj.push_back(bool(measured[k]));
-          plan_index.push_back(i);
-          ++k;
-        } else {
-          tj.push_back(nullptr);
-          wj.push_back(nullptr);
-          mj.push_back(false);
-        }
-      }
-      d.fit["candidates"] = std::move(cand);
-      d.fit["time_ms"] = std::move(tj);
-      d.fit["power_w"] = std::move(wj);
-      d.fit["measured"] = std::move(mj);
-      summary["time_loo_pct"] = fit->time_loo_pct;
-      if (!w.empty()) {
-        summary["power_loo_pct"] = fit->power_loo_pct;
-        bj::array front;
-        std::set<int64_t> front_set;
-        for (size_t i : an::pareto_front(t, w)) {
-          front.push_back(static_cast<int64_t>(plan_index[i]));
-          front_set.insert(static_cast<int64_t>(plan_index[i]));
-        }
-        summary["front_size"] = static_cast<int64_t>(front.size());
-        // How many modes entered or left the front since the fit before.
-        if (due.fit && due.fit->contains("front") && due.fit->at("front").is_array()) {
-          std::set<int64_t> before;
-          for (const auto& v : due.fit->at("front").get_array())
-            if (v.is_int64()) before.insert(v.get_int64());
-          int64_t changed = 0;
-          for (int64_t i : front_set) changed += before.count(i) ? 0 : 1;
-          for (int64_t i : before) changed += front_set.count(i) ? 0 : 1;
-          summary["front_changed"] = changed;
-        }
-        d.fit["front"] = std::move(front);
-        bj::array picks;
-        for (const auto& p : profiler->choose(*fit, observed, profiler->budgets(*fit))) {
-          bj::object o{{"budget_w", p.budget_w}, {"measured", p.measured}};
-          if (p.candidate) {
-            o["candidate"] = static_cast<int64_t>(plan_index[*p.candidate]);
-            o["time_ms"] = p.time_ms;
-            o["power_w"] = p.power_w;
-          } else {
-            o["candidate"] = nullptr;
-          }
-          picks.push_back(std::move(o));
-        }
-        d.fit["budgets"] = std::move(picks);
-      }
+      describe_fit(*profiler, *fit, measured, candidates, due, d.fit, summary);
     }
     d.fit["summary"] = std::move(summary);
     if (proposal->empty()) {

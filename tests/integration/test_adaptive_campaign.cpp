@@ -23,6 +23,32 @@ std::string write_reference(const Fleet& fleet, const std::string& board) {
   return path;
 }
 
+// Every plan done with exactly its budget of distinct modes, every run done once, its epochs once; its rounds
+// contiguous; its fit stored.
+void check_plans_exactly_once(const TestDatabase& db) {
+  // Every plan done with exactly its budget of distinct modes, every run done once, its epochs once.
+  CHECK(db.count("SELECT count(*) FROM adaptive_plans WHERE state = 'done'") == 2);
+  CHECK(db.count("SELECT count(*) FROM runs") == 2 * kBudget);
+  CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'done' AND adaptive_plan_id IS NOT NULL") == 2 * kBudget);
+  CHECK(db.count("SELECT count(*) FROM (SELECT adaptive_plan_id, config->'power_mode' FROM runs "
+                 "GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0);
+  CHECK(db.count("SELECT count(*) FROM epochs") == 2 * kBudget * 2);
+  CHECK(db.count("SELECT count(*) FROM (SELECT run_id, epoch FROM epochs GROUP BY 1, 2) e") == 2 * kBudget * 2);
+  // Rounds numbered 0..n-1, each with the runs it recorded; the first the space-filling half of the budget.
+  CHECK(db.count("SELECT count(*) FROM adaptive_plans p WHERE p.rounds <> (SELECT count(*) FROM adaptive_rounds r "
+                 "WHERE r.plan_id = p.id) OR p.rounds - 1 <> (SELECT max(round) FROM adaptive_rounds r "
+                 "WHERE r.plan_id = p.id)") == 0);
+  CHECK(db.count("SELECT count(*) FROM adaptive_rounds r WHERE r.runs <> (SELECT count(*) FROM runs x "
+                 "WHERE x.adaptive_plan_id = r.plan_id AND x.adaptive_round = r.round)") == 0);
+  CHECK(db.count("SELECT count(*) FROM adaptive_rounds WHERE round = 0 AND runs = 6") == 2);
+  CHECK(db.count("SELECT count(*) FROM adaptive_rounds WHERE round > 0 AND runs > 2") == 0);   // <= the class's boards
+  // The fit stored with the plan: every observation, the predictor over its candidates, the front, the picks.
+  CHECK(db.count("SELECT count(*) FROM adaptive_plans WHERE (fit->'summary'->>'observations')::int = " +
+                 std::to_string(kBudget) +
+                 " AND jsonb_array_length(fit->'front') > 0 AND jsonb_array_length(fit->'budgets') = 12 "
+                 "AND jsonb_array_length(fit->'time_ms') = jsonb_array_length(spec->'candidates')") == 2);
+}
+
 }  // namespace
 
 TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled in rounds; a controller killed mid-round "
@@ -75,28 +101,7 @@ TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled i
   fleet.start_controller(std::to_string(fleet.port()), {});
   REQUIRE_MESSAGE(wait_until(600s, [&] { return fleet.finished(orin) && fleet.finished(nano); }), fleet.logs());
 
-  // Every plan done with exactly its budget of distinct modes, every run done once, its epochs once.
-  CHECK(db.count("SELECT count(*) FROM adaptive_plans WHERE state = 'done'") == 2);
-  CHECK(db.count("SELECT count(*) FROM runs") == 2 * kBudget);
-  CHECK(db.count("SELECT count(*) FROM runs WHERE status = 'done' AND adaptive_plan_id IS NOT NULL") == 2 * kBudget);
-  CHECK(db.count("SELECT count(*) FROM (SELECT adaptive_plan_id, config->'power_mode' FROM runs "
-                 "GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0);
-  CHECK(db.count("SELECT count(*) FROM epochs") == 2 * kBudget * 2);
-  CHECK(db.count("SELECT count(*) FROM (SELECT run_id, epoch FROM epochs GROUP BY 1, 2) e") == 2 * kBudget * 2);
-  // Rounds numbered 0..n-1, each with the runs it recorded; the first the space-filling half of the budget.
-  CHECK(db.count("SELECT count(*) FROM adaptive_plans p WHERE p.rounds <> (SELECT count(*) FROM adaptive_rounds r "
-                 "WHERE r.plan_id = p.id) OR p.rounds - 1 <> (SELECT max(round) FROM adaptive_rounds r "
-                 "WHERE r.plan_id = p.id)") == 0);
-  CHECK(db.count("SELECT count(*) FROM adaptive_rounds r WHERE r.runs <> (SELECT count(*) FROM runs x "
-                 "WHERE x.adaptive_plan_id = r.plan_id AND x.adaptive_round = r.round)") == 0);
-  CHECK(db.count("SELECT count(*) FROM adaptive_rounds WHERE round = 0 AND runs = 6") == 2);
-  CHECK(db.count("SELECT count(*) FROM adaptive_rounds WHERE round > 0 AND runs > 2") == 0);   // <= the class's boards
-  // The fit stored with the plan: every observation, the predictor over its candidates, the front, the picks.
-  CHECK(db.count("SELECT count(*) FROM adaptive_plans WHERE (fit->'summary'->>'observations')::int = " +
-                 std::to_string(kBudget) +
-                 " AND jsonb_array_length(fit->'front') > 0 AND jsonb_array_length(fit->'budgets') = 12 "
-                 "AND jsonb_array_length(fit->'time_ms') = jsonb_array_length(spec->'candidates')") == 2);
-  // Status shows each plan, its rounds and its fit.
+  check_plans_exactly_once(db);
   const std::string status = fleet.cli({"status", std::to_string(orin)});
   CHECK_MESSAGE(status.find("adaptive plan") != std::string::npos, status);
   CHECK_MESSAGE(status.find("(agx-orin, lenet5/fashion-mnist): done") != std::string::npos, status);

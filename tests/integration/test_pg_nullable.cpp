@@ -401,8 +401,43 @@ std::vector<NullableColumn> model_file_columns() {
   return out;
 }
 
+// An adaptive plan (sql/026) with no error and no fit yet, and a round recorded without a fit: the status and the
+// report carry the plan without a fit summary, the due plans without a fit. Runs outside any plan (NULL plan and
+// round, as every run of the populated campaign) are the campaign's ordinary runs.
+std::vector<NullableColumn> adaptive_columns() {
+  auto spec = parse_campaign("campaign: a\nmatrix: {device: agx-orin, model: lenet5, dataset: mnist, epochs: 2, "
+                             "power_mode: {generate: adaptive, budget: 6, reference: r.csv, every: 4}}\n",
+                             "a.yaml");
+  REQUIRE(spec.is_ok());
+  const std::string plan = "INSERT INTO adaptive_plans (campaign_id, plan_index, device_class, workload, spec) "
+                           "SELECT id, 0, 'agx-orin', 'lenet5/mnist', '" +
+                           bj::serialize(to_json(spec->adaptive_plans.at(0))) + "'::jsonb FROM campaigns; ";
+  auto no_fit = [](const Reads& r, Populated& f) {
+    REQUIRE(r.status.adaptive.size() == 1);
+    const auto& p = r.status.adaptive[0];
+    CHECK(p.error.empty());
+    CHECK_FALSE(p.time_loo_pct.has_value());
+    CHECK_FALSE(p.front_size.has_value());
+    CHECK_FALSE(r.status.finished);   // a plan still profiling
+    REQUIRE(r.report.adaptive.size() == 1);
+    CHECK(r.report.adaptive[0].fit.empty());
+    CHECK(r.status_text.find("adaptive plan") != std::string::npos);
+  };
+  auto ordinary_runs = [](const Reads& r, Populated&) {
+    CHECK(r.status.adaptive.empty());
+    CHECK(r.report.runs.size() == 2);
+  };
+  return {{"adaptive_plans.error", plan, no_fit},
+          {"adaptive_plans.fit", plan, no_fit},
+          {"adaptive_rounds.fit", plan + "INSERT INTO adaptive_rounds (plan_id, round, runs) SELECT id, 0, 0 FROM adaptive_plans",
+           no_fit},
+          {"runs.adaptive_plan_id", "UPDATE runs SET adaptive_plan_id = NULL", ordinary_runs},
+          {"runs.adaptive_round", "UPDATE runs SET adaptive_round = NULL", ordinary_runs}};
+}
+
 std::vector<NullableColumn> all_columns() {
   auto out = run_columns();
+  for (auto& c : adaptive_columns()) out.push_back(std::move(c));
   for (auto& c : model_file_columns()) out.push_back(std::move(c));
   for (auto& c : state_columns()) out.push_back(std::move(c));
   for (auto& c : measurement_columns()) out.push_back(std::move(c));

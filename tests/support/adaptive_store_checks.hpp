@@ -14,6 +14,46 @@
 
 namespace jetsweep::testing {
 
+// Round 0's two runs on a fresh agent: the first (mode `first_mode`) done with two epochs, minibatches recorded in
+// epoch 1 (their mean 50 ms, E2E / minibatches 500 ms) and 12.5 W; the second failed. Returns the first's id.
+inline int64_t finish_round_zero(controller::Store& store, const ModeSettings& first_mode) {
+  proto::Register reg;
+  reg.name = "orin-a";
+  reg.facts.hostname = "orin-a.test";
+  reg.facts.cpus = 12;
+  reg.facts.mem_bytes = int64_t{64} << 30;
+  reg.facts.backend = "sim";
+  reg.facts.device_class = "agx-orin";
+  reg.facts.board_id = "sim:agx-orin/a";
+  auto agent = store.register_agent(reg, controller::AgentProof{std::string(64, 'c'), std::string(64, 'c')});
+  REQUIRE_MESSAGE(agent.is_ok(), agent.status().to_string());
+  const int64_t a = agent->agent_id;
+  auto first = store.claim_run(a, "agx-orin", "");
+  REQUIRE(first.is_ok());
+  REQUIRE(first->has_value());
+  CHECK(mode_settings_of((*first)->config) == first_mode);
+  proto::EpochResult e0;
+  e0.run_id = (*first)->run_id;
+  e0.epoch = 0;
+  e0.e2e_s = 5.0;
+  e0.minibatches = 2;
+  e0.mean_power_w = 99.0;   // the warm-up epoch: not in the figures
+  REQUIRE(store.ingest_epoch(a, e0).is_ok());
+  proto::EpochResult e1 = e0;
+  e1.epoch = 1;
+  e1.e2e_s = 1.0;            // E2E / minibatches = 500 ms; the recorded minibatches' mean is 50 ms
+  e1.mean_power_w = 12.5;
+  REQUIRE(store.ingest_epoch(a, e1).is_ok());
+  REQUIRE(store.ingest_minibatches(a, {e1.run_id, 1, 0, {0.01, 0.02}, {0.04, 0.03}, {}}).is_ok());
+  REQUIRE(store.finish_run(a, proto::RunFinished{e1.run_id, "done", "", 6.0}).is_ok());
+  auto second = store.claim_run(a, "agx-orin", "");
+  REQUIRE(second.is_ok());
+  REQUIRE(second->has_value());
+  REQUIRE(store.finish_run(a, proto::RunFinished{(*second)->run_id, "failed", "out of memory", 1.0}).is_ok());
+
+  return e1.run_id;
+}
+
 inline void check_adaptive_plans(controller::Store& store) {
   namespace bj = boost::json;
   const std::string yaml =
@@ -66,47 +106,13 @@ inline void check_adaptive_plans(controller::Store& store) {
   REQUIRE(due.is_ok());
   CHECK(due->empty());   // its round's runs are open
 
-  // One run done (two epochs, minibatches recorded in epoch 1), the other failed.
-  proto::Register reg;
-  reg.name = "orin-a";
-  reg.facts.hostname = "orin-a.test";
-  reg.facts.cpus = 12;
-  reg.facts.mem_bytes = int64_t{64} << 30;
-  reg.facts.backend = "sim";
-  reg.facts.device_class = "agx-orin";
-  reg.facts.board_id = "sim:agx-orin/a";
-  auto agent = store.register_agent(reg, controller::AgentProof{std::string(64, 'c'), std::string(64, 'c')});
-  REQUIRE_MESSAGE(agent.is_ok(), agent.status().to_string());
-  const int64_t a = agent->agent_id;
-  auto first = store.claim_run(a, "agx-orin", "");
-  REQUIRE(first.is_ok());
-  REQUIRE(first->has_value());
-  CHECK(mode_settings_of((*first)->config) == modes[0]);
-  proto::EpochResult e0;
-  e0.run_id = (*first)->run_id;
-  e0.epoch = 0;
-  e0.e2e_s = 5.0;
-  e0.minibatches = 2;
-  e0.mean_power_w = 99.0;   // the warm-up epoch: not in the figures
-  REQUIRE(store.ingest_epoch(a, e0).is_ok());
-  proto::EpochResult e1 = e0;
-  e1.epoch = 1;
-  e1.e2e_s = 1.0;            // E2E / minibatches = 500 ms; the recorded minibatches' mean is 50 ms
-  e1.mean_power_w = 12.5;
-  REQUIRE(store.ingest_epoch(a, e1).is_ok());
-  REQUIRE(store.ingest_minibatches(a, {e1.run_id, 1, 0, {0.01, 0.02}, {0.04, 0.03}, {}}).is_ok());
-  REQUIRE(store.finish_run(a, proto::RunFinished{e1.run_id, "done", "", 6.0}).is_ok());
-  auto second = store.claim_run(a, "agx-orin", "");
-  REQUIRE(second.is_ok());
-  REQUIRE(second->has_value());
-  REQUIRE(store.finish_run(a, proto::RunFinished{(*second)->run_id, "failed", "out of memory", 1.0}).is_ok());
-
+  const int64_t done_run = finish_round_zero(store, modes[0]);
   due = store.adaptive_plans_due();
   REQUIRE(due.is_ok());
   REQUIRE(due->size() == 1);
   const auto& obs = (*due)[0].observations;
   REQUIRE(obs.size() == 2);
-  CHECK(obs[0].run_id == e1.run_id);
+  CHECK(obs[0].run_id == done_run);
   CHECK(obs[0].status == "done");
   CHECK(obs[0].mode == modes[0]);
   REQUIRE(obs[0].figures.minibatch_ms.has_value());
