@@ -51,6 +51,45 @@
         el("table", null, el("thead", null, el("tr", null, ...["Run", "Configuration", "Mean epoch", "vs median", "Group"].map((h) => el("th", { text: h })))),
           el("tbody", null, ...rows)));
     });
+    // Adaptive-profiling plans (issue 33): the fitted predictor over every candidate mode, measured points apart,
+    // and the mode chosen per power budget (the fit's format: controller/adaptive_planner.hpp).
+    const plans = (report.adaptive || []).filter((p) => p.fit && Array.isArray(p.fit.candidates));
+    const planViews = plans.map((p) => {
+      const f = p.fit, id = p.plan_id;
+      const measuredCount = f.measured.filter((m) => m).length;
+      const rows = (f.budgets || []).map((b, i) => {
+        const c = b.candidate;
+        const has = c !== null && c !== undefined;
+        return el("tr", { testid: "adaptive-budget-" + id + "-" + i },
+          td(num("adaptive-budget-w-" + id + "-" + i, b.budget_w, 1, "W"), "num"),
+          td(el("span", { testid: "adaptive-mode-" + id + "-" + i, text: has ? f.candidates[c].join(" / ") : "nothing expected to fit" })),
+          td(num("adaptive-time-" + id + "-" + i, has ? b.time_ms : null, 2, "ms"), "num"),
+          td(num("adaptive-power-" + id + "-" + i, has ? b.power_w : null, 2, "W"), "num"),
+          td(el("span", { testid: "adaptive-from-" + id + "-" + i, text: has ? (b.measured ? "measured" : "predicted") : "—" })));
+      });
+      const box = chartBox("chart-adaptive-" + id, "predicted and measured time vs power");
+      const node = el("div", { testid: "adaptive-plan-" + id, cls: "card" },
+        el("h2", { text: "Adaptive plan " + id + ": " + p.device + ", " + p.workload + " (" + p.state + ")" }),
+        el("p", null, num("adaptive-measured-" + id, measuredCount, 0), " measured of ",
+          num("adaptive-candidates-" + id, f.candidates.length, 0), " candidate modes, the others predicted; front of ",
+          num("adaptive-front-" + id, (f.front || []).length, 0), " modes"),
+        box.box,
+        el("table", null, el("thead", null, el("tr", null, ...["Budget", "Mode (cores / CPU kHz / GPU Hz / EMC Hz)", "ms / minibatch", "Power", "From"].map((h) => el("th", { text: h })))),
+          el("tbody", null, ...rows)));
+      const points = (keep) => f.candidates.map((c, i) => ({ x: f.time_ms[i], y: f.power_w[i], label: c.join("/"), i }))
+        .filter((pt) => isNum(pt.x) && isNum(pt.y) && keep(pt.i));
+      const draw = () => chart(box.canvas, {
+        type: "scatter",
+        data: { datasets: [
+          { label: "predicted", backgroundColor: "rgba(140,140,140,0.35)", pointRadius: 2, data: points((i) => !f.measured[i]) },
+          { label: "measured", backgroundColor: colors[0], pointRadius: 5, data: points((i) => f.measured[i]) },
+          { label: "predicted front", backgroundColor: colors[1], pointRadius: 3, data: points((i) => (f.front || []).includes(i)) }] },
+        options: { parsing: false,
+          scales: { x: { title: { display: true, text: "time per minibatch (ms)" } }, y: { title: { display: true, text: "power (W)" } } },
+          plugins: { tooltip: { callbacks: { label: (ctx) => ctx.dataset.label + " " + ctx.raw.label + ": " + fmt(ctx.raw.x, 2) + " ms, " + fmt(ctx.raw.y, 2) + " W" } } } },
+      });
+      return { node, draw };
+    });
     const powerChart = chartBox("chart-pareto-power", "mean epoch time vs mean power");
     const energyChart = chartBox("chart-pareto-energy", "mean epoch time vs energy per epoch");
     const sim = report.simulated_runs > 0 ? " (simulated)" : "";
@@ -61,6 +100,8 @@
       el("div", { cls: "grid" }, el("div", { cls: "card" }, powerChart.box), el("div", { cls: "card" }, energyChart.box)),
       el("h2", { text: "Variability per board class (mean epoch time vs the median of runs of the same configuration)" }),
       el("div", { cls: "grid" }, ...varPanels),
+      plans.length ? el("h2", { text: "Adaptive profiling" }) : null,
+      ...planViews.map((v) => v.node),
       el("h2", { text: "Points" }),
       el("table", null, el("thead", null, el("tr", null, ...["Run", "Label", "Mean epoch", "Mean power", "Energy / epoch"].map((h) => el("th", { text: h })))),
         el("tbody", null, ...pointRows)));
@@ -76,6 +117,7 @@
     const draw = () => {
       scatter(powerChart.canvas, "meanPowerW", "mean power (W)");
       scatter(energyChart.canvas, "energyPerEpochJ", "energy per epoch (J)");
+      planViews.forEach((v) => v.draw());
     };
     return { node, draw };
   };

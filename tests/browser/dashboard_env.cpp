@@ -87,7 +87,21 @@ void DashboardEnv::start() {
     const bj::value s = api("/api/campaigns/" + std::to_string(id));
     return s.at("finished").as_bool();
   };
-  REQUIRE_MESSAGE(wait_until(300s, [&] { return finished(campaign_a) && finished(campaign_b); }), fleet_->logs());
+  // An adaptive plan of LeNet-5 on Fashion-MNIST anchored on the simulator's LeNet-5 on MNIST (every Nano mode).
+  const std::string reference = (secrets_ / "nano-lenet5-mnist.csv").string();
+  std::string out, err;
+  REQUIRE_MESSAGE(run_command(kBin + "/jetsweep", {"analyze", "synth", "--simulator", "--device", "nano", "--workloads",
+                                                   "lenet5/mnist", "--out", reference},
+                              &out, &err) == 0,
+                  err);
+  campaign_adaptive = submit("browser-adaptive.yaml",
+                             "campaign: browser-adaptive\nmatrix:\n  device: nano\n  model: lenet5\n  dataset: fashion-mnist\n"
+                             "  batch_size: 32\n  workers: 0\n  epochs: 2\n  sample_hz: 2\n  max_minibatches: 20\n"
+                             "  power_mode: {generate: adaptive, budget: 7, every: 4, seed: 3, reference: '" + reference + "'}\n");
+  REQUIRE_MESSAGE(wait_until(300s, [&] {
+                    return finished(campaign_a) && finished(campaign_b) && finished(campaign_adaptive);
+                  }),
+                  fleet_->logs());
   campaign_live = submit("browser-live.yaml", kLiveCampaign);
   REQUIRE_MESSAGE(wait_until(120s, [&] {
                     return api("/api/campaigns/" + std::to_string(campaign_live)).at("epochs_done").as_int64() >= 1;

@@ -36,6 +36,7 @@ class DashboardEnv {
   const std::string kAdminToken = "browser-admin-token-0123456789";
   const std::string kViewerToken = "browser-viewer-token-9876543210";
   int64_t campaign_a = 0, campaign_b = 0, campaign_live = 0;
+  int64_t campaign_adaptive = 0;   // an adaptive-profiling plan on the Nano, finished (issue 33)
 
   // An API request with `token` (the admin token unless given; "" for none).
   cli::HttpResult request(const std::string& method, const std::string& target, const std::string& body = "",

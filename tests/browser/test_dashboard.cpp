@@ -4,6 +4,8 @@
 // JavaScript error is reported, and save a screenshot of each page ($JETSWEEP_TEST_ARTIFACTS). The login, the
 // fleet and the campaigns; test_dashboard_pages.cpp has the campaign, run, analysis and comparison pages and
 // test_dashboard_roles.cpp the viewer token and the buttons.
+#include <cmath>
+
 #include "browser/dashboard_env.hpp"
 
 using namespace jetsweep;
@@ -86,9 +88,25 @@ TEST_CASE("fleet page: every board as GET /api/fleet has it") {
     check_text_eventually(*browser, "fleet-state-" + n,
                           [&] { return std::string(board(id).at("state").as_string()); });
     check_number_eventually(*browser, "fleet-run-" + n, [&] { return board(id).at("current_run"); });
+    // The mode's name, else a summary of the applied state (a run of explicit settings: the adaptive campaign's),
+    // else "—" (controller/web/README.md).
     check_text_eventually(*browser, "fleet-mode-" + n, [&] {
-      const bj::value mode = board(id).at("power_mode");
-      return mode.is_string() ? std::string(mode.as_string()) : std::string("—");
+      const bj::object b = board(id).as_object();
+      const bj::value mode = b.at("power_mode");
+      if (mode.is_string()) return std::string(mode.as_string());
+      const bj::value* applied = b.if_contains("applied");
+      if (!applied || !applied->is_object()) return std::string("—");
+      const auto& a = applied->as_object();
+      auto number = [&](const char* k) { return a.contains(k) && a.at(k).is_number() ? a.at(k).to_number<double>() : 0.0; };
+      std::vector<std::string> parts;
+      if (number("cores_online") > 0) parts.push_back(std::to_string(std::llround(number("cores_online"))) + "c");
+      if (number("cpu_khz") > 0) parts.push_back(std::to_string(std::llround(number("cpu_khz") / 1000)) + "MHz");
+      if (number("gpu_hz") > 0) parts.push_back("gpu " + std::to_string(std::llround(number("gpu_hz") / 1e6)) + "MHz");
+      if (a.contains("clocks_pinned") && a.at("clocks_pinned").is_bool() && a.at("clocks_pinned").as_bool())
+        parts.push_back("pinned");
+      std::string text;
+      for (const auto& p : parts) text += (text.empty() ? "" : " ") + p;
+      return text.empty() ? std::string("—") : text;
     });
     check_number_eventually(*browser, "fleet-power-" + n, [&] { return latest(id, "power_w"); });
     check_number_eventually(*browser, "fleet-cpu-util-" + n, [&] { return latest(id, "cpu_util_pct"); });
@@ -117,7 +135,7 @@ TEST_CASE("campaigns page: every campaign's counters equal GET /api/campaigns") 
   auto browser = logged_in_browser(env.kAdminToken);
   open_route(*browser, "#/campaigns", "campaigns");
   const bj::array campaigns = env.api("/api/campaigns").as_array();
-  REQUIRE(campaigns.size() == 3);
+  REQUIRE(campaigns.size() == 4);   // A, B, the live one and the adaptive one
   check_number(*browser, "campaign-count", static_cast<int64_t>(campaigns.size()));
   for (const auto& cv : campaigns) {
     const auto& c = cv.as_object();

@@ -221,6 +221,49 @@ TEST_CASE("analysis page: one point per run with its figures; variability per bo
   check_no_js_errors(*browser, "the analysis page");
 }
 
+TEST_CASE("analysis page: an adaptive plan's fit, measured and predicted apart, a mode per power budget (issue 33)") {
+  auto& env = DashboardEnv::get();
+  auto browser = logged_in_browser(env.kAdminToken);
+  const std::string c = std::to_string(env.campaign_adaptive);
+  const bj::object report = env.api("/api/campaigns/" + c + "/report").as_object();
+  REQUIRE(report.at("adaptive").as_array().size() == 1);
+  const auto& plan = report.at("adaptive").as_array()[0].as_object();
+  CHECK(str(plan.at("state")) == "done");
+  const auto& fit = plan.at("fit").as_object();
+  const std::string pid = std::to_string(plan.at("plan_id").as_int64());
+  open_route(*browser, "#/analysis/" + c, "analysis");
+  REQUIRE(has_element(*browser, "adaptive-plan-" + pid));
+  int64_t measured = 0;
+  for (const auto& m : fit.at("measured").as_array()) measured += m.as_bool() ? 1 : 0;
+  CHECK(measured == 7);   // the plan's budget
+  check_number(*browser, "adaptive-measured-" + pid, measured);
+  check_number(*browser, "adaptive-candidates-" + pid, static_cast<int64_t>(fit.at("candidates").as_array().size()));
+  check_number(*browser, "adaptive-front-" + pid, static_cast<int64_t>(fit.at("front").as_array().size()));
+  const auto& budgets = fit.at("budgets").as_array();
+  REQUIRE(budgets.size() == 12);
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    const auto& b = budgets[i].as_object();
+    const std::string row = pid + "-" + std::to_string(i);
+    CAPTURE(row);
+    check_number(*browser, "adaptive-budget-w-" + row, b.at("budget_w"));
+    if (b.at("candidate").is_null()) {
+      check_text(*browser, "adaptive-mode-" + row, "nothing expected to fit");
+      continue;
+    }
+    const auto& mode = fit.at("candidates").as_array()[b.at("candidate").to_number<size_t>()].as_array();
+    check_text(*browser, "adaptive-mode-" + row,
+               std::to_string(mode[0].as_int64()) + " / " + std::to_string(mode[1].as_int64()) + " / " +
+                   std::to_string(mode[2].as_int64()) + " / " + std::to_string(mode[3].as_int64()));
+    check_number(*browser, "adaptive-time-" + row, b.at("time_ms"));
+    check_number(*browser, "adaptive-power-" + row, b.at("power_w"));
+    check_text(*browser, "adaptive-from-" + row, b.at("measured").as_bool() ? "measured" : "predicted");
+  }
+  CHECK(browser->evaluate("document.querySelector('canvas[data-testid=\"chart-adaptive-" + pid + "\"]') !== null")
+            ->as_bool());
+  save_screenshot(*browser, "analysis-adaptive-" + c);
+  check_no_js_errors(*browser, "the analysis page of an adaptive campaign");
+}
+
 TEST_CASE("compare page: the two campaigns' matched configurations and deltas equal the API's") {
   auto& env = DashboardEnv::get();
   auto browser = logged_in_browser(env.kAdminToken);
