@@ -76,8 +76,9 @@
         box.box,
         el("table", null, el("thead", null, el("tr", null, ...["Budget", "Mode (cores / CPU kHz / GPU Hz / EMC Hz)", "ms / minibatch", "Power", "From"].map((h) => el("th", { text: h })))),
           el("tbody", null, ...rows)));
+      // Sorted by x: with parsing off, Chart.js takes the x axis's range from the first and last points.
       const points = (keep) => f.candidates.map((c, i) => ({ x: f.time_ms[i], y: f.power_w[i], label: c.join("/"), i }))
-        .filter((pt) => isNum(pt.x) && isNum(pt.y) && keep(pt.i));
+        .filter((pt) => isNum(pt.x) && isNum(pt.y) && keep(pt.i)).sort((a, b) => a.x - b.x);
       const draw = () => chart(box.canvas, {
         type: "scatter",
         data: { datasets: [
@@ -108,7 +109,9 @@
     const scatter = (canvas, key, yTitle) => chart(canvas, {
       type: "scatter",
       data: { datasets: classes.map((cls, i) => ({ label: cls, backgroundColor: colors[i % colors.length],
-        data: points.filter((p) => p.cls === cls && isNum(p.f[key])).map((p) => ({ x: p.f.meanEpochS, y: p.f[key], label: p.label, run: p.run.run_id })) })) },
+        // Sorted by x: with parsing off, Chart.js takes the x axis's range from the first and last points.
+        data: points.filter((p) => p.cls === cls && isNum(p.f[key])).map((p) => ({ x: p.f.meanEpochS, y: p.f[key], label: p.label, run: p.run.run_id }))
+          .sort((a, b) => a.x - b.x) })) },
       options: { parsing: false,
         scales: { x: { title: { display: true, text: "mean epoch time (s)" } }, y: { title: { display: true, text: yTitle } } },
         plugins: { title: { display: true, text: yTitle + " vs time" + sim },
