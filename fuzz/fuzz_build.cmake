@@ -1,7 +1,8 @@
 # Included by the top-level CMakeLists.txt when JETSWEEP_FUZZ=ON (bench/fuzz configures it; docs/FUZZING.md):
-# common/, net/ (TLS), the controller library and fuzz/ (which compiles the CSV reader's sources itself), every object
+# common/, net/ (TLS), the analysis library (the controller's adaptive planner links it; no LibTorch plugin), the
+# controller library and fuzz/ (which compiles the CSV reader's sources itself), every object
 # instrumented for libFuzzer, AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer. No LibTorch,
-# no agent, CLI, analysis library, benchmarks or tests.
+# no agent, CLI, benchmarks or tests.
 if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "jetsweep: JETSWEEP_FUZZ needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}; configure with "
     "-DCMAKE_CXX_COMPILER=clang++-14 (Debian: clang-14 libclang-rt-14-dev), as bench/fuzz does")
@@ -21,6 +22,7 @@ pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_package(OpenSSL REQUIRED)   # net/: the controller's TLS (never used by the fuzzers)
 add_subdirectory(common)
 add_subdirectory(net)
+add_subdirectory(analysis)
 add_subdirectory(controller)
 add_subdirectory(fuzz)
 message(STATUS "jetsweep: fuzz profile (${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}, -fsanitize=fuzzer,"
