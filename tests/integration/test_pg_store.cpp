@@ -1,17 +1,11 @@
-// PgStore against a real PostgreSQL (a fresh database per test, made by the real migrations): the typed
-// queries read every nullable column safely.
+// What only PgStore can show, against a real PostgreSQL (a fresh database per test, made by the real migrations): the
+// typed queries read NULLs safely, migrations and views are versioned, a terminated server connection is survived.
+// Its contract with MemoryStore (every Store method) is the conformance suite in tests/store/.
 #include <doctest/doctest.h>
 
 #include <thread>
 
 #include "integration/one_claimed_run.hpp"
-#include "support/admission_checks.hpp"
-#include "support/ingest_outcome_checks.hpp"
-#include "support/model_file_checks.hpp"
-#include "support/adaptive_store_checks.hpp"
-#include "support/reboot_store_checks.hpp"
-#include "support/report_summary_checks.hpp"
-#include "support/retry_checks.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::testing;
@@ -68,70 +62,6 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(inputs->measured.size() == 1);
   CHECK(inputs->measured[0].epochs == 2);
   CHECK(inputs->measured[0].power_mode == perf::power_mode_key(f.campaign.runs[0]));
-}
-
-TEST_CASE("model files: chunked uploads checked by size and SHA-256, kept once, served chunk by chunk (issue 31)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_model_files(store);
-}
-
-TEST_CASE("board reboots: fewest-reboot claims, runs held while the board is away, a replay recorded once") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  // Leases and absences run on the database's clock: real seconds pass (not a synchronisation).
-  testing::check_reboot_semantics(store, [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
-}
-
-TEST_CASE("enrolled boards: the frequency tables each registered, replaced on registering again") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_enrolled_board_facts(store);
-}
-
-TEST_CASE("results are append-only: nothing is written for a run once it has finished") {
-  OneClaimedRun f;
-  const std::string run = std::to_string(f.run_id);
-  proto::EpochResult e;
-  e.run_id = f.run_id;
-  e.epoch = 0;
-  e.e2e_s = e.compute_s = 2.0;
-  e.minibatches = 1;
-  REQUIRE(f.store.ingest_epoch(f.agent_id, e).is_ok());
-  REQUIRE(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1}, {1}, {}}).is_ok());
-  REQUIRE(f.store.finish_run(f.agent_id, {f.run_id, "done", "", 5.0}).is_ok());
-
-  // After run_finished: an epoch overwrite, a new epoch, minibatches (new and resent), samples and run_started
-  // are all dropped, yet succeed (a resend after a lost ack must still be acknowledged).
-  e.e2e_s = 99.0;
-  CHECK(f.store.ingest_epoch(f.agent_id, e).is_ok());
-  e.epoch = 1;
-  CHECK(f.store.ingest_epoch(f.agent_id, e).is_ok());
-  CHECK(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 0, {0.1, 0.2}, {1, 1}, {}}).is_ok());
-  CHECK(f.store.ingest_minibatches(f.agent_id, {f.run_id, 0, 5, {0.1}, {1}, {}}).is_ok());
-  proto::SampleChunk samples;
-  samples.run_id = f.run_id;
-  samples.t0_unix_s = 1234.5;
-  samples.samples.resize(1);
-  CHECK(f.store.ingest_samples(f.agent_id, samples).is_ok());
-  proto::RunStarted started;
-  started.run_id = f.run_id;
-  started.compute_device = "cuda:0 (forged)";
-  started.t0_unix_s = 1234.5;
-  CHECK(f.store.start_run(f.agent_id, started).is_ok());
-  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run) == 1);
-  CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run + " AND e2e_s = 2") == 1);
-  CHECK(f.db.count("SELECT count(*) FROM minibatches WHERE run_id = " + run) == 1);
-  CHECK(f.db.count("SELECT count(*) FROM samples WHERE run_id = " + run) == 0);
-  CHECK(f.db.count("SELECT count(*) FROM runs WHERE id = " + run + " AND compute_device IS NULL "
-                   "AND agent_t0_unix_s IS NULL") == 1);
-  // A second run_finished changes nothing either.
-  CHECK(f.store.finish_run(f.agent_id, {f.run_id, "failed", "rewritten", 1.0}).is_ok());
-  CHECK(f.db.count("SELECT count(*) FROM runs WHERE id = " + run + " AND status = 'done' AND wall_s = 5 "
-                   "AND error = ''") == 1);
 }
 
 TEST_CASE("a database migrated by a newer controller is refused, naming the migration; an up-to-date one is not") {
@@ -199,51 +129,6 @@ TEST_CASE("a database an older controller migrated (023, its views, no schema_vi
   CHECK(db.count("SELECT count(*) FROM analysis_mode_profile") == 0);   // every view there and readable
 }
 
-TEST_CASE("admission: one transaction, idempotent under retry, refused without a trace, as MemoryStore's (issue 32)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_admission(store);
-  CHECK(db.count("SELECT count(*) FROM agent_credentials c JOIN agents a ON a.id = c.agent_id WHERE a.name = "
-                 "'admitted' AND c.credential_sha256 = repeat('1', 64)") == 1);
-}
-
-TEST_CASE("a submission and a claim retried with their keys: what the first attempt did, once (issue 32)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_retried_use_cases(store);
-}
-
-TEST_CASE("a report without epoch rows: each run's summary computed in SQL, equal to the rows' to the bit (issue 32)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_report_summaries(store);
-}
-
-TEST_CASE("ingest outcomes: stored, duplicate or set aside, as MemoryStore's (issue 29)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_ingest_outcomes(store);
-  // What was set aside is kept as the frame it came in, with the run's state when it came.
-  CHECK(db.count("SELECT count(*) FROM set_aside_results") == 6);
-  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'epoch_result' AND "
-                 "reason LIKE 'the run is running on agent %' AND frame->>'type' = 'epoch_result'") == 2);
-  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'run_finished' AND "
-                 "reason = 'the run is done on this agent'") == 1);
-  CHECK(db.count("SELECT count(*) FROM set_aside_results WHERE reason LIKE 'the run is queued (agent gone%'") == 1);
-}
-
-// Issue 32: a PostgreSQL restart (fast shutdown) killed the controller about once in 56 runs, silently: a
-// statement inside a batch failed with SQLSTATE 57P01 (admin shutdown), the connection was dropped while the
-// batch's transaction still referred to it, and that transaction's destructor then used the freed connection
-// (SIGSEGV). pg_terminate_backend sends the same 57P01 as a fast shutdown, at a point the test chooses: while the
-// connection is idle, and while its statement waits on a row lock this test holds (mid-transaction, as a restart
-// finds a busy ingest worker); and the same SQLSTATE raised by a trigger on the connection that stays open (the
-// path that crashed: libpq does not always see the end of the connection before handing back the error).
-// Every write path comes back kUnavailable, reconnects on its retry and stores the result once.
 TEST_CASE("a server connection terminated idle or mid-statement: kUnavailable, then the retry stores the result once") {
   OneClaimedRun f;
   const std::string run = std::to_string(f.run_id);
@@ -311,9 +196,3 @@ TEST_CASE("a server connection terminated idle or mid-statement: kUnavailable, t
   CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + run) == next);
 }
 
-TEST_CASE("adaptive plans: created with the campaign, due while no run is open, each round created once (issue 33)") {
-  TestDatabase db;
-  controller::PgStore store{db.dsn()};
-  REQUIRE(store.migrate().is_ok());
-  testing::check_adaptive_plans(store);
-}

@@ -2,7 +2,7 @@
 // finish_adaptive_plan, and the plans in campaign_status): a plan is created with its campaign, due while none of
 // its runs is open, a round is created once (its runs with it) however often it is recorded, the figures of its
 // finished runs are those analysis reads (epochs 1+, the recorded minibatch mean), and an ended plan stays ended.
-// Run against MemoryStore (tests/controller) and PgStore (tests/integration). One test thread.
+// Run against MemoryStore and PgStore (tests/store). One test thread.
 #pragma once
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // An agent's registration as one use case (Store::admit_agent, issue 32): registered and its stale runs requeued in
 // one transaction; retried after its answer was lost it completes with the credential the agent receives; refused,
-// it changes nothing. Run against MemoryStore (tests/controller) and PgStore (tests/integration). One test thread.
+// it changes nothing. Run against MemoryStore and PgStore (tests/store). One test thread.
 #pragma once
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // What every Store makes of each result message (issue 29, "no ambiguous drops"; Store's ingest contract): written
 // (kStored), a resend of what is stored (kDuplicate), or measured by an agent that no longer holds the run
 // (kSetAside: kept apart, counted in the campaign's status, never in the run's rows); a run's end never changes
-// after it ended. Run against MemoryStore (tests/controller) and PgStore (tests/integration). One test thread.
+// after it ended. Run against MemoryStore and PgStore (tests/store). One test thread.
 #pragma once
 
 #include <doctest/doctest.h>

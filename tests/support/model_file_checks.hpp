@@ -1,7 +1,7 @@
 // What every Store keeps of model files (issue 31; Store::put_model_chunk, complete_model_file, model_file,
 // model_file_chunk): a file in chunks, completed once its sizes and SHA-256 check out, served chunk by chunk, stored
 // once however often it is uploaded; an upload whose bytes do not hash to its name, or with a chunk missing or short,
-// is refused naming why and dropped. Run against MemoryStore (tests/controller) and PgStore (tests/integration).
+// is refused naming why and dropped. Run against MemoryStore and PgStore (tests/store).
 #pragma once
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 // that may reboot (status names the mode the runs wait for meanwhile), an agent away rebooting
 // keeps its run past the lease until its expected return and loses it after, naming the reboot, a replayed
 // announcement is recorded once, and coming back clears the absence. Run against MemoryStore
-// (tests/controller, a manual clock) and PgStore (tests/integration, real time). One test thread.
+// (a manual clock) and PgStore (real time), in tests/store. One test thread.
 #pragma once
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // A report asked for without its epoch rows (Store::campaign_report with ReportEpochs::kSummaryOnly, the API's
 // ?epochs=none) carries for each run the summary api::summarize_epochs makes of the rows, to the last bit, and no
-// rows. Run against MemoryStore (tests/controller) and PgStore (tests/integration), which summarises in SQL.
+// rows. Run against MemoryStore and PgStore (tests/store), which summarises in SQL.
 // One test thread.
 #pragma once
 

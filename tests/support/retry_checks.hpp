@@ -1,6 +1,6 @@
 // Use cases retried after their first attempt took effect (issue 32): a submission and a claim carry a key the
 // controller mints once, and the store answers the retry with what the first attempt did. Run against MemoryStore
-// (tests/controller) and PgStore (tests/integration). One test thread.
+// and PgStore (tests/store). One test thread.
 #pragma once
 
 #include <doctest/doctest.h>

@@ -1,0 +1,254 @@
+// The Store contract of the fleet and the queue, held by MemoryStore and PgStore alike (issue 32): credentials and
+// their revocation, connections and leases, clock estimates, the claim order, pausing and cancelling, requeues that
+// use up attempts, unclaiming. store_backends.hpp says how each store is made.
+#include <doctest/doctest.h>
+
+#include "store/store_backends.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+
+TEST_SUITE("store conformance") {
+
+TEST_CASE_TEMPLATE("claims follow priority, then campaign age, then run id; only runs the agent fits", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  const int64_t old = f.campaign("campaign: old\nmatrix: {model: lenet5, dataset: mnist, device: host, batch_size: [8, 16]}\n");
+  const int64_t urgent = f.campaign("campaign: urgent\npriority: 5\nmatrix: {model: lenet5, dataset: mnist, device: any}\n");
+  const int64_t other = f.campaign("campaign: other\npriority: 9\nmatrix: {model: lenet5, dataset: mnist, device: orin-nano}\n");
+  const int64_t host = f.agent("host-1");
+  const auto old_runs = f.run_ids(old);
+  CHECK(f.claim(host) == f.run_ids(urgent).at(0));   // priority 5 first; 'other' is not for hosts
+  CHECK(f.claim(host) == old_runs.at(0));
+  CHECK(f.claim(host) == old_runs.at(1));
+  CHECK(f.claim(host) == std::nullopt);
+  CHECK(f.status(f.run_ids(other).at(0)) == "queued");
+  const auto assigned = f.run(old_runs[0]);
+  CHECK(assigned.status == "assigned");
+  CHECK(assigned.agent == std::optional<std::string>("host-1"));
+  CHECK(assigned.attempts == 1);
+  REQUIRE(assigned.facts);
+  CHECK(assigned.facts->at("backend") == "host");   // the agent's facts as they were when it claimed
+  CHECK(f.s().resolve_campaign("old").value() == old);
+  CHECK(f.s().resolve_campaign(std::to_string(urgent)).value() == urgent);
+  CHECK(f.s().resolve_campaign("nope").status().code() == Code::kNotFound);
+}
+
+TEST_CASE_TEMPLATE("a paused campaign hands out nothing; cancelling it cancels queued runs and stops executing ones", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  REQUIRE(f.s().set_campaign_state(f.c, "paused").is_ok());
+  CHECK(f.s().campaign_status(f.c)->state == "paused");
+  CHECK(f.claim(f.agent("host-2")) == std::nullopt);
+  CHECK(f.s().set_campaign_state(f.c, "stopped").code() == Code::kInvalidArgument);
+  CHECK(f.s().set_campaign_state(f.c + 100, "active").code() == Code::kNotFound);
+  auto stop = f.s().runs_to_stop();
+  REQUIRE(stop.is_ok());
+  CHECK(stop->empty());
+
+  REQUIRE(f.s().set_campaign_state(f.c, "cancelled").is_ok());
+  CHECK(f.status(f.runs[1]) == "cancelled");
+  CHECK(f.run(f.runs[1]).error == "campaign cancelled");
+  CHECK(f.status(f.runs[0]) == "assigned");
+  stop = f.s().runs_to_stop();
+  REQUIRE(stop.is_ok());
+  REQUIRE(stop->size() == 1);
+  CHECK(stop->at(0).run_id == f.runs[0]);
+  CHECK(stop->at(0).agent_id == f.host);
+  CHECK(f.s().set_campaign_state(f.c, "active").code() == Code::kInvalidArgument);
+  REQUIRE(f.s().finish_run(f.host, {f.runs[0], "cancelled", "stopped", 2.0}).is_ok());
+  CHECK(f.status(f.runs[0]) == "cancelled");
+  CHECK(f.run(f.runs[0]).error == "cancelled while running");
+  stop = f.s().runs_to_stop();
+  REQUIRE(stop.is_ok());
+  CHECK(stop->empty());
+  auto status = f.s().campaign_status(f.c);
+  REQUIRE(status.is_ok());
+  CHECK(status->state == "cancelled");
+  CHECK(status->cancelled == 2);
+  CHECK(status->finished);
+}
+
+TEST_CASE_TEMPLATE("requeued runs use up their attempts and are then lost, with the reason", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kOneRun);
+  const int64_t host = f.host, run = f.runs[0];
+  CHECK(f.s().requeue_agent_runs(host, {run}, "kept").value() == 0);
+  CHECK(f.status(run) == "assigned");
+  CHECK(f.s().requeue_agent_runs(host, {}, "agent gone").value() == 1);
+  CHECK(f.status(run) == "queued");
+  CHECK(f.run(run).agent == std::nullopt);
+  CHECK(f.run(run).error == "agent gone");
+  REQUIRE(f.claim(host) == run);
+  CHECK(f.run(run).attempts == 2);
+  CHECK(f.s().requeue_agent_runs(host, {}, "agent gone again").value() == 1);
+  CHECK(f.status(run) == "lost");
+  CHECK(f.run(run).error == "lost after 2 attempts; last: agent gone again");
+  CHECK(f.claim(host) == std::nullopt);
+  CHECK(f.s().requeue_agent_runs(host, {}, "nothing left").value() == 0);
+}
+
+TEST_CASE_TEMPLATE("unclaiming gives the attempt back, or cancels a run whose cancel was requested", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t host = f.host, run = f.runs[0];
+  REQUIRE(f.s().unclaim_run(run, host).is_ok());
+  CHECK(f.status(run) == "queued");
+  CHECK(f.run(run).attempts == 0);
+  REQUIRE(f.claim(host) == run);
+  auto cancelled = f.s().cancel_run(run);
+  REQUIRE(cancelled.is_ok());
+  CHECK(cancelled->stopping);
+  CHECK(cancelled->agent == std::optional<std::string>("host-1"));
+  auto stop = f.s().runs_to_stop();
+  REQUIRE(stop.is_ok());
+  REQUIRE(stop->size() == 1);
+  CHECK(stop->at(0).run_id == run);
+  REQUIRE(f.s().unclaim_run(run, host).is_ok());
+  CHECK(f.status(run) == "cancelled");
+  CHECK(f.run(run).error == "cancelled before it started");
+  // A queued run is cancelled at once.
+  auto queued = f.s().cancel_run(f.runs[1]);
+  REQUIRE(queued.is_ok());
+  CHECK_FALSE(queued->stopping);
+  CHECK(f.status(f.runs[1]) == "cancelled");
+  CHECK(f.s().cancel_run(9999).status().code() == Code::kNotFound);
+}
+
+TEST_CASE_TEMPLATE("runs of an agent disconnected for longer than the lease are requeued; a controller start restarts "
+                   "every lease", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t host = f.host, run = f.runs[0];
+  f.pass(2.0);
+  CHECK(f.s().requeue_orphaned_runs(1.5).value() == 0);   // connected: no lease runs
+  REQUIRE(f.s().set_agent_connected(host, false).is_ok());
+  CHECK_FALSE(f.s().list_agents()->at(0).connected);
+  f.pass(2.0);
+  // The controller restarts: the agent could not have been seen while it was down, so its lease starts again.
+  REQUIRE(f.s().reset_connections().is_ok());
+  CHECK(f.s().requeue_orphaned_runs(1.5).value() == 0);
+  CHECK(f.status(run) == "assigned");
+  f.pass(2.0);
+  CHECK(f.s().requeue_orphaned_runs(1.5).value() == 1);
+  CHECK(f.status(run) == "queued");
+  CHECK(f.run(run).error == "agent host-1 disconnected for more than 1.5 s");
+  // Reconnected, it holds its next run through any wait.
+  REQUIRE(f.s().set_agent_connected(host, true).is_ok());
+  CHECK(f.s().list_agents()->at(0).connected);
+  REQUIRE(f.claim(host) == run);
+  f.pass(2.0);
+  CHECK(f.s().requeue_orphaned_runs(1.5).value() == 0);
+  // reset_connections marks every agent disconnected.
+  REQUIRE(f.s().reset_connections().is_ok());
+  CHECK_FALSE(f.s().list_agents()->at(0).connected);
+}
+
+TEST_CASE_TEMPLATE("credentials: a name enrolled is refused without its credential until revoked", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  const std::string a(64, 'a'), b(64, 'b');
+  const int64_t id = f.agent("board-1", "host", 'a');
+  auto refused = f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{std::nullopt, b});
+  CHECK(refused.status().code() == Code::kPermissionDenied);
+  auto wrong = f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{b, b});
+  CHECK(wrong.status().code() == Code::kPermissionDenied);
+  auto proper = f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{a, b});
+  REQUIRE(proper.is_ok());
+  CHECK(proper->agent_id == id);
+  CHECK_FALSE(proper->enrolled);
+  // A new name without the enrollment secret may not enroll.
+  auto unsecret = f.s().register_agent(conformance_agent("board-2"), controller::AgentProof{std::nullopt, b, false});
+  CHECK(unsecret.status().code() == Code::kPermissionDenied);
+  CHECK(f.s().list_agents()->size() == 1);
+
+  CHECK(f.s().revoke_agent_credential("board-1").value() == true);
+  CHECK(f.s().revoke_agent_credential("board-1").value() == false);
+  CHECK(f.s().revoke_agent_credential("nobody").status().code() == Code::kNotFound);
+  // Revoked: the next registration enrolls the name again, under the same agent, with its new credential.
+  auto again = f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{std::nullopt, b});
+  REQUIRE(again.is_ok());
+  CHECK(again->agent_id == id);
+  CHECK(again->enrolled);
+  CHECK(f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{a, a}).status().code() ==
+        Code::kPermissionDenied);
+  CHECK(f.s().register_agent(conformance_agent("board-1"), controller::AgentProof{b, a}).is_ok());
+}
+
+TEST_CASE_TEMPLATE("clock estimates: the one with the smallest round trip is kept and puts samples and epochs on the "
+                   "controller's clock", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kOneRun);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
+  REQUIRE(f.s().record_clock(f.host, 9.0, 0.200).is_ok());   // a slower probe: ignored
+  REQUIRE(f.s().record_clock(9999, 1.0, 0.001).is_ok());     // an unknown agent: nothing to keep
+  const auto run = f.claim(f.host);
+  REQUIRE(run);
+  const auto facts = f.run(*run).facts;
+  REQUIRE(facts);
+  CHECK(facts->at("clock_offset_s").as_double() == 0.5);
+  CHECK(facts->at("clock_rtt_s").as_double() == 0.010);
+  proto::RunStarted started;
+  started.run_id = *run;
+  started.compute_device = "cpu";
+  started.t0_unix_s = 1000.0;
+  REQUIRE(f.s().start_run(f.host, started).is_ok());
+  proto::SampleChunk samples;
+  samples.run_id = *run;
+  samples.t0_unix_s = 1000.0;
+  samples.samples.resize(2);
+  samples.samples[0].t_s = 0.25;
+  samples.samples[1].t_s = 1.25;
+  samples.samples[1].power_w = 7.5;
+  REQUIRE(f.s().ingest_samples(f.host, samples).is_ok());
+  proto::EpochResult e = conformance_epoch(*run, 0);
+  e.t_start_s = 0.0;
+  e.t_end_s = 2.0;
+  REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
+  auto read = f.s().run_samples(*run);
+  REQUIRE(read.is_ok());
+  REQUIRE(read->size() == 2);
+  CHECK(read->at(0).t_s == 0.25);
+  // The offset is the agent's clock minus the controller's: 1000 + 0.25 - 0.5 on the controller's clock.
+  CHECK(read->at(0).t_unix_s == std::optional<double>(999.75));
+  CHECK(read->at(1).t_unix_s == std::optional<double>(1000.75));
+  CHECK(read->at(1).power_w == std::optional<double>(7.5));
+  CHECK_FALSE(read->at(0).power_w.has_value());
+  const auto epochs = f.run(*run).epochs;
+  REQUIRE(epochs.size() == 1);
+  CHECK(epochs[0].start_unix_s == std::optional<double>(999.5));
+  CHECK(epochs[0].end_unix_s == std::optional<double>(1001.5));
+  CHECK(f.s().run_samples(9999).status().code() == Code::kNotFound);
+}
+
+TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  const int64_t c = f.campaign(kTwoRuns);
+  auto a = conformance_agent("a"), b = conformance_agent("b");
+  a.facts.board_id = b.facts.board_id = "board-7";
+  const int64_t ida = f.s().register_agent(a, controller::AgentProof{std::nullopt, std::string(64, 'a')})->agent_id;
+  const int64_t idb = f.s().register_agent(b, controller::AgentProof{std::nullopt, std::string(64, 'b')})->agent_id;
+  const auto first = f.claim(ida);
+  REQUIRE(first);
+  CHECK(f.claim(idb) == std::nullopt);
+  auto status = f.s().campaign_status(c);
+  REQUIRE(status.is_ok());
+  CHECK(status->queued == 1);
+  CHECK(status->assigned == 1);
+  CHECK_FALSE(status->finished);
+  auto agents = f.s().list_agents();
+  REQUIRE(agents.is_ok());
+  REQUIRE(agents->size() == 2);
+  CHECK(agents->at(0).current_run == first);
+  CHECK(agents->at(1).current_run == std::nullopt);
+  REQUIRE(f.s().finish_run(ida, {*first, "done", "", 1.0}).is_ok());
+  CHECK(f.claim(idb).has_value());   // the board is free again
+  auto listed = f.s().list_campaigns();
+  REQUIRE(listed.is_ok());
+  REQUIRE(listed->size() == 1);
+  CHECK(listed->at(0).done == 1);
+  CHECK(listed->at(0).assigned == 1);
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,249 @@
+// The Store contract of results, held by MemoryStore and PgStore alike (issue 32): ingest idempotent by key, rows of
+// runs the sender does not own kept out, results append-only once a run ended, a re-executed run starting clean,
+// group commits equal to their messages one by one, and the board state each agent's run executes in.
+#include <doctest/doctest.h>
+
+#include "store/store_backends.hpp"
+
+using namespace jetsweep;
+using namespace jetsweep::testing;
+
+namespace {
+
+std::string outcome_of(const controller::IngestItem& item) {
+  REQUIRE_MESSAGE(item.result.is_ok(), item.result.to_string());
+  return controller::outcome_name(item.outcome);
+}
+
+proto::BoardState board_state(int64_t cores) {
+  proto::BoardState s;
+  s.mode_name = "MODE_" + std::to_string(cores);
+  s.nvpmodel_id = cores;
+  s.cores_online = cores;
+  s.cpu_khz = 1'420'800;
+  s.gpu_hz = 921'600'000;
+  s.emc_hz = 1'600'000'000;
+  s.clocks_pinned = true;
+  s.fan = "max";
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("store conformance") {
+
+TEST_CASE_TEMPLATE("ingest is idempotent by key and drops rows of runs the sender does not own", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kOneRun);
+  const int64_t owner = f.host, run = f.runs[0];
+  const int64_t stranger = f.agent("host-2", "host", 'b');
+  REQUIRE(f.s().ingest_epoch(stranger, conformance_epoch(run, 0)).is_ok());
+  CHECK(f.epoch_rows(run) == 0);
+  CHECK(f.status(run) == "assigned");
+  REQUIRE(f.s().ingest_epoch(owner, conformance_epoch(run, 0, 2.0)).is_ok());
+  REQUIRE(f.s().ingest_epoch(owner, conformance_epoch(run, 0, 3.0)).is_ok());   // a resend updates the row
+  CHECK(f.epoch_rows(run) == 1);
+  CHECK(f.status(run) == "running");
+  proto::MinibatchChunk mb{run, 0, 0, {0.1, 0.2, 0.3}, {1, 1, 1}, {}};
+  REQUIRE(f.s().ingest_minibatches(owner, mb).is_ok());
+  mb.first_index = 2;   // overlaps the last row: that one is kept as it was
+  REQUIRE(f.s().ingest_minibatches(owner, mb).is_ok());
+  CHECK(f.minibatch_rows(run) == 5);
+  proto::SampleChunk samples;
+  samples.run_id = run;
+  samples.t0_unix_s = 1234.5;
+  samples.samples.resize(2);
+  samples.samples[1].t_s = 0.1;
+  REQUIRE(f.s().ingest_samples(owner, samples).is_ok());
+  REQUIRE(f.s().ingest_samples(owner, samples).is_ok());
+  CHECK(f.sample_rows(run) == 2);
+  CHECK(f.s().run_samples(run)->at(0).t_unix_s == std::optional<double>(1234.5));
+
+  auto report = f.s().campaign_report(f.c, controller::ReportEpochs::kRows);
+  REQUIRE(report.is_ok());
+  REQUIRE(report->runs.size() == 1);
+  REQUIRE(report->runs[0].epochs.size() == 1);
+  CHECK(report->runs[0].epochs[0].e2e_s == 3.0);
+  REQUIRE(report->runs[0].epochs[0].minibatch_stats);
+  CHECK(report->runs[0].epochs[0].minibatch_stats->recorded == 5);
+  CHECK_FALSE(report->runs[0].simulated);
+
+  // The agent shut down mid-run: requeued, and its next attempt starts clean.
+  REQUIRE(f.s().finish_run(owner, {run, "cancelled", "agent stopping", 1.0}).is_ok());
+  CHECK(f.status(run) == "queued");
+  CHECK(f.run(run).error == "cancelled on its agent: agent stopping");
+  REQUIRE(f.claim(stranger) == run);
+  CHECK(f.epoch_rows(run) == 0);
+  CHECK(f.minibatch_rows(run) == 0);
+  CHECK(f.sample_rows(run) == 0);
+  REQUIRE(f.s().finish_run(owner, {run, "done", "", 1.0}).is_ok());   // not the owner any more
+  CHECK(f.status(run) == "assigned");
+  REQUIRE(f.s().finish_run(stranger, {run, "done", "", 1.0}).is_ok());
+  CHECK(f.status(run) == "done");
+  CHECK(f.run(run).agent == std::optional<std::string>("host-2"));
+}
+
+TEST_CASE_TEMPLATE("results are append-only: nothing is stored for a run once it has finished, however it ended", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t owner = f.host, run = f.runs[0];
+  REQUIRE(f.s().ingest_epoch(owner, conformance_epoch(run, 0, 2.0)).is_ok());
+  REQUIRE(f.s().ingest_minibatches(owner, {run, 0, 0, {0.1}, {1}, {}}).is_ok());
+  REQUIRE(f.s().finish_run(owner, {run, "done", "", 5.0}).is_ok());
+  // After run_finished: an epoch overwrite, a new epoch, minibatches (resent and new), samples and run_started are
+  // all dropped, yet accepted (a resend after a lost ack must still be acknowledged).
+  CHECK(f.s().ingest_epoch(owner, conformance_epoch(run, 0, 99.0)).is_ok());
+  CHECK(f.s().ingest_epoch(owner, conformance_epoch(run, 1, 99.0)).is_ok());
+  CHECK(f.s().ingest_minibatches(owner, {run, 0, 0, {0.1, 0.2}, {1, 1}, {}}).is_ok());
+  CHECK(f.s().ingest_minibatches(owner, {run, 0, 5, {0.1}, {1}, {}}).is_ok());
+  proto::SampleChunk samples;
+  samples.run_id = run;
+  samples.t0_unix_s = 1234.5;
+  samples.samples.resize(1);
+  CHECK(f.s().ingest_samples(owner, samples).is_ok());
+  proto::RunStarted started;
+  started.run_id = run;
+  started.compute_device = "cuda:0 (forged)";
+  started.t0_unix_s = 1234.5;
+  CHECK(f.s().start_run(owner, started).is_ok());
+  CHECK(f.epoch_rows(run) == 1);
+  CHECK(f.run(run).epochs.at(0).e2e_s == 2.0);
+  CHECK(f.minibatch_rows(run) == 1);
+  CHECK(f.sample_rows(run) == 0);
+  CHECK_FALSE(f.run(run).compute_device.has_value());
+  // A second run_finished changes nothing either.
+  CHECK(f.s().finish_run(owner, {run, "failed", "rewritten", 1.0}).is_ok());
+  CHECK(f.status(run) == "done");
+  CHECK(f.run(run).wall_s == std::optional<double>(5.0));
+  CHECK(f.run(run).error.empty());
+
+  // A cancelled run keeps what it measured, and nothing more.
+  const int64_t second = f.runs.at(1);
+  REQUIRE(f.claim(owner) == second);
+  REQUIRE(f.s().cancel_run(second).is_ok());
+  REQUIRE(f.s().finish_run(owner, {second, "cancelled", "stopped", 1.0}).is_ok());
+  REQUIRE(f.status(second) == "cancelled");
+  CHECK(f.s().ingest_epoch(owner, conformance_epoch(second, 0)).is_ok());
+  CHECK(f.epoch_rows(second) == 0);
+}
+
+TEST_CASE_TEMPLATE("a group commit stores what its messages one by one would, each with its own outcome", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t owner = f.host, run = f.runs[0];
+  const int64_t stranger = f.agent("host-2", "host", 'b');
+  proto::RunStarted started;
+  started.run_id = run;
+  started.compute_device = "cpu";
+  started.t0_unix_s = 2000.0;
+  started.applied = board_state(4);
+  proto::SampleChunk samples;
+  samples.run_id = run;
+  samples.t0_unix_s = 2000.0;
+  samples.samples.resize(3);
+  samples.samples[1].t_s = 0.5;
+  samples.samples[2].t_s = 1.0;
+  std::vector<controller::IngestItem> batch;
+  const auto add = [&](int64_t agent, proto::Body body) {
+    controller::IngestItem item;
+    item.agent_id = agent;
+    item.body = std::move(body);
+    batch.push_back(std::move(item));
+  };
+  add(owner, started);
+  add(owner, proto::MinibatchChunk{run, 0, 0, {0.1, 0.2}, {1, 1}, {}});
+  add(owner, conformance_epoch(run, 0, 2.0));
+  add(owner, conformance_epoch(run, 0, 2.0));                  // resent within the batch
+  add(stranger, conformance_epoch(run, 1, 9.0));               // not its run
+  add(owner, samples);
+  add(owner, proto::RunFinished{run, "done", "", 3.0});
+  add(owner, conformance_epoch(run, 1, 2.0));                  // after its end, never landed
+  REQUIRE(f.s().ingest_batch(batch).is_ok());
+  std::vector<std::string> outcomes;
+  for (const auto& item : batch) outcomes.push_back(outcome_of(item));
+  CHECK(outcomes == std::vector<std::string>{"stored", "stored", "stored", "duplicate", "set_aside", "stored", "stored",
+                                             "set_aside"});
+  CHECK(f.status(run) == "done");
+  CHECK(f.run(run).compute_device == std::optional<std::string>("cpu"));
+  CHECK(f.epoch_rows(run) == 1);
+  CHECK(f.minibatch_rows(run) == 2);
+  CHECK(f.sample_rows(run) == 3);
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 2);
+  // The same batch again (its answer was lost): everything is a duplicate, nothing changes.
+  REQUIRE(f.s().ingest_batch(batch).is_ok());
+  outcomes.clear();
+  for (const auto& item : batch) outcomes.push_back(outcome_of(item));
+  CHECK(outcomes == std::vector<std::string>(8, "duplicate"));
+  CHECK(f.epoch_rows(run) == 1);
+  CHECK(f.minibatch_rows(run) == 2);
+  CHECK(f.sample_rows(run) == 3);
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 2);
+  std::vector<controller::IngestItem> empty;
+  CHECK(f.s().ingest_batch(empty).is_ok());
+}
+
+TEST_CASE_TEMPLATE("each agent's board state: its executing run's, else the one it started last", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t other = f.agent("host-2", "host", 'b');
+  auto applied = f.s().agents_applied();
+  REQUIRE(applied.is_ok());
+  CHECK(applied->empty());   // claimed, not started: nothing applied yet
+  const auto start = [&](int64_t agent, int64_t run, int64_t cores) {
+    proto::RunStarted started;
+    started.run_id = run;
+    started.compute_device = "cpu";
+    started.t0_unix_s = 3000.0;
+    started.applied = board_state(cores);
+    REQUIRE(f.s().start_run(agent, started).is_ok());
+  };
+  start(f.host, f.runs[0], 4);
+  applied = f.s().agents_applied();
+  REQUIRE(applied.is_ok());
+  REQUIRE(applied->size() == 1);
+  CHECK(applied->at(0).agent_id == f.host);
+  CHECK(applied->at(0).run_id == f.runs[0]);
+  CHECK(applied->at(0).applied == proto::to_json(board_state(4)));
+  CHECK(f.run(f.runs[0]).applied == std::optional<boost::json::object>(proto::to_json(board_state(4))));
+  // Its run ends and the next starts on the same agent with two cores: the executing one is shown.
+  REQUIRE(f.s().finish_run(f.host, {f.runs[0], "done", "", 1.0}).is_ok());
+  REQUIRE(f.claim(f.host) == f.runs[1]);
+  start(f.host, f.runs[1], 2);
+  applied = f.s().agents_applied();
+  REQUIRE(applied->size() == 1);
+  CHECK(applied->at(0).run_id == f.runs[1]);
+  CHECK(applied->at(0).applied.at("cores_online") == 2);
+  // Both ended: the one started last.
+  REQUIRE(f.s().finish_run(f.host, {f.runs[1], "done", "", 1.0}).is_ok());
+  applied = f.s().agents_applied();
+  REQUIRE(applied->size() == 1);
+  CHECK(applied->at(0).run_id == f.runs[1]);
+  CHECK(applied->at(0).agent_id != other);
+}
+
+TEST_CASE_TEMPLATE("estimate inputs: epochs measured per class, workload and mode; every agent's class and boards", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  f.agent("nano-1", "orin-nano", 'b');
+  REQUIRE(f.s().ingest_epoch(f.host, conformance_epoch(f.runs[0], 0, 2.0)).is_ok());
+  REQUIRE(f.s().ingest_epoch(f.host, conformance_epoch(f.runs[0], 1, 3.0)).is_ok());
+  auto inputs = f.s().estimate_inputs();
+  REQUIRE(inputs.is_ok());
+  REQUIRE(inputs->measured.size() == 1);
+  const auto& m = inputs->measured[0];
+  CHECK(m.board_class == "host");
+  CHECK(m.model == "lenet5");
+  CHECK(m.dataset == "mnist");
+  CHECK(m.batch_size == "8");
+  CHECK(m.power_mode == "////");
+  CHECK(m.epochs == 2);
+  CHECK(m.sum_e2e_s == doctest::Approx(5.0));
+  CHECK(inputs->class_of_agent == std::map<std::string, std::string>{{"host-1", "host"}, {"nano-1", "orin-nano"}});
+  CHECK(inputs->enrolled_boards == std::map<std::string, int64_t>{{"host", 1}, {"orin-nano", 1}});
+  CHECK(inputs->gating.size() == 2);
+}
+
+}  // TEST_SUITE
