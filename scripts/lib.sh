@@ -81,7 +81,7 @@ js_pg_start() {
       # The checkout sits under a directory the unprivileged user cannot enter (e.g. /root): keep the
       # cluster in a per-checkout directory it can use, and point at it from DIR.
       local alt
-      alt=/var/tmp/jetsweep-pg-$(echo "$dir" | md5sum | cut -c1-12)
+      alt=$(js_pg_alt_dir "$dir")
       mkdir -p "$alt" && chown "$JS_PG_USER" "$alt" && chmod 700 "$alt"
       js_log "cluster directory $dir not reachable by user $JS_PG_USER; using $alt"
       dir=$alt
@@ -121,17 +121,40 @@ js_pg_start() {
   fi
 }
 
+# Where a cluster asked for in DIR lives when DIR is out of the unprivileged user's reach (js_pg_start).
+js_pg_alt_dir() { echo "/var/tmp/jetsweep-pg-$(echo "$1" | md5sum | cut -c1-12)"; }
+
+# The directory that holds the cluster js_pg_start DIR started: DIR, or its stand-in under /var/tmp.
+js_pg_dir_of() {
+  local dir=$1 alt
+  alt=$(js_pg_alt_dir "$dir")
+  if [ ! -f "$dir/data/PG_VERSION" ] && [ -f "$alt/data/PG_VERSION" ]; then echo "$alt"; else echo "$dir"; fi
+}
+
 # A shell command that restarts the cluster in DIR (fast shutdown, same options), for fault tests.
 js_pg_restart_command() {
-  local dir=${1:-$JS_PG_DIR} runas=""
+  local dir runas=""
+  dir=$(js_pg_dir_of "${1:-$JS_PG_DIR}")
   [ "$(id -u)" -eq 0 ] && runas="runuser -u $JS_PG_USER -- "
   echo "${runas}$(js_pg_bin)/pg_ctl -D $dir/data -l $dir/data/server.log -m fast -w -t 60 restart"
 }
 
+# Stops the cluster js_pg_start DIR started (kept for the next start).
 js_pg_stop() {
-  local dir=${1:-$JS_PG_DIR}
+  local dir
+  dir=$(js_pg_dir_of "${1:-$JS_PG_DIR}")
   [ -n "$dir" ] && [ -f "$dir/data/PG_VERSION" ] || return 0
   js_as_pg "$(js_pg_bin)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# Stops a throw-away cluster (tests, benchmarks) and deletes it, its /var/tmp stand-in included: the caller
+# deletes DIR itself.
+js_pg_discard() {
+  local dir=$1 alt
+  js_pg_stop "$dir"
+  alt=$(js_pg_alt_dir "$dir")
+  [ -d "$alt" ] && rm -rf "$alt"
+  return 0
 }
 
 # js_wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds or the time is up.
