@@ -43,14 +43,15 @@ Result<std::vector<api::AdaptivePlanStatus>> pg_adaptive_plan_statuses(pqxx::wor
                                                                        bool with_fit) {
   std::vector<api::AdaptivePlanStatus> out;
   for (const auto& row : w.exec_params(
-           "SELECT p.id, p.state, p.rounds, p.spec::text, coalesce(p.error, ''), p.fit::text, "
-           "  (SELECT count(*) FROM runs r WHERE r.adaptive_plan_id = p.id AND r.status = 'done') "
+           "SELECT p.id, p.state, p.rounds, p.spec::text AS spec, coalesce(p.error, '') AS error, p.fit::text AS fit, "
+           "  (SELECT count(*) FROM runs r WHERE r.adaptive_plan_id = p.id AND r.status = 'done') AS profiled "
            "FROM adaptive_plans p WHERE p.campaign_id = $1 ORDER BY p.plan_index",
            campaign_id)) {
-    const int64_t id = row[0].as<int64_t>();
-    JS_ASSIGN_OR_RETURN(AdaptivePlanSpec spec, spec_of(row[3], id));
-    out.push_back(adaptive_plan_status(id, row[1].c_str(), row[2].as<int64_t>(), spec, row[6].as<int64_t>(),
-                                       row[4].c_str(), object_of(row[5]), with_fit));
+    const int64_t id = row["id"].as<int64_t>();
+    JS_ASSIGN_OR_RETURN(AdaptivePlanSpec spec, spec_of(row["spec"], id));
+    out.push_back(adaptive_plan_status(id, row["state"].c_str(), row["rounds"].as<int64_t>(), spec,
+                                       row["profiled"].as<int64_t>(), row["error"].c_str(), object_of(row["fit"]),
+                                       with_fit));
   }
   return out;
 }
@@ -61,16 +62,16 @@ Result<std::vector<DuePlan>> PgStore::adaptive_plans_due() {
     std::vector<DuePlan> out;
     std::map<int64_t, size_t> index;
     for (const auto& row : w.exec(
-             "SELECT p.id, p.campaign_id, p.rounds, p.spec::text, p.fit::text FROM adaptive_plans p "
+             "SELECT p.id, p.campaign_id, p.rounds, p.spec::text AS spec, p.fit::text AS fit FROM adaptive_plans p "
              "JOIN campaigns c ON c.id = p.campaign_id WHERE p.state = 'profiling' AND c.state = 'active' "
              "AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.adaptive_plan_id = p.id "
              "                AND r.status IN ('queued', 'assigned', 'running')) ORDER BY p.id")) {
       DuePlan d;
-      d.plan_id = row[0].as<int64_t>();
-      d.campaign_id = row[1].as<int64_t>();
-      d.rounds = row[2].as<int64_t>();
-      JS_ASSIGN_OR_RETURN(d.spec, spec_of(row[3], d.plan_id));
-      d.fit = object_of(row[4]);
+      d.plan_id = row["id"].as<int64_t>();
+      d.campaign_id = row["campaign_id"].as<int64_t>();
+      d.rounds = row["rounds"].as<int64_t>();
+      JS_ASSIGN_OR_RETURN(d.spec, spec_of(row["spec"], d.plan_id));
+      d.fit = object_of(row["fit"]);
       index[d.plan_id] = out.size();
       out.push_back(std::move(d));
     }
@@ -79,16 +80,16 @@ Result<std::vector<DuePlan>> PgStore::adaptive_plans_due() {
     for (const auto& d : out) ids += (ids.size() > 1 ? "," : "") + std::to_string(d.plan_id);
     ids += "}";
     std::map<int64_t, PlanObservation*> by_run;
-    for (const auto& row : w.exec_params("SELECT r.id, r.adaptive_plan_id, r.status, r.config::text FROM runs r "
+    for (const auto& row : w.exec_params("SELECT r.id, r.adaptive_plan_id, r.status, r.config::text AS config FROM runs r "
                                          "WHERE r.adaptive_plan_id = ANY($1::bigint[]) ORDER BY r.id",
                                          ids)) {
-      const int64_t run_id = row[0].as<int64_t>();
+      const int64_t run_id = row["id"].as<int64_t>();
       boost::system::error_code ec;
-      const bj::value cfg = bj::parse(row[3].c_str(), ec);
+      const bj::value cfg = bj::parse(row["config"].c_str(), ec);
       if (ec || !cfg.is_object()) return Status(Code::kInternal, "run " + std::to_string(run_id) + ": config is not JSON");
       JS_ASSIGN_OR_RETURN(RunConfig c, run_config_from_json(cfg.get_object(), "run " + std::to_string(run_id)));
-      DuePlan& d = out[index.at(row[1].as<int64_t>())];
-      d.observations.push_back(PlanObservation{mode_settings_of(c), run_id, row[2].c_str(), {}});
+      DuePlan& d = out[index.at(row["adaptive_plan_id"].as<int64_t>())];
+      d.observations.push_back(PlanObservation{mode_settings_of(c), run_id, row["status"].c_str(), {}});
     }
     for (auto& d : out)
       for (auto& o : d.observations) by_run[o.run_id] = &o;
@@ -97,9 +98,12 @@ Result<std::vector<DuePlan>> PgStore::adaptive_plans_due() {
          w.exec_params("SELECT e.run_id, e.epoch, e.e2e_s, e.minibatches, e.minibatch_mean_ms, e.mean_power_w, e.energy_j "
                        "FROM epochs e JOIN runs r ON r.id = e.run_id "
                        "WHERE r.adaptive_plan_id = ANY($1::bigint[]) AND r.status = 'done' ORDER BY e.run_id, e.epoch",
-                       ids))
-      epochs[row[0].as<int64_t>()].push_back({row[1].as<int64_t>(), row[2].as<double>(), row[3].as<int64_t>(),
-                                              pg::opt_number(row[4]), pg::opt_number(row[5]), pg::opt_number(row[6])});
+                       ids)) {
+      const pg::Row e(row);
+      epochs[e.integer("run_id")].push_back({e.integer("epoch"), e.number("e2e_s"), e.integer("minibatches"),
+                                             e.opt_number("minibatch_mean_ms"), e.opt_number("mean_power_w"),
+                                             e.opt_number("energy_j")});
+    }
     for (auto& [run_id, rows] : epochs) by_run.at(run_id)->figures = run_figures(rows);
     return out;
   });
@@ -109,14 +113,15 @@ Result<bool> PgStore::add_adaptive_round(int64_t plan_id, int64_t round, const s
                                          const bj::object& fit) {
   return guarded("adding an adaptive round", [&]() -> Result<bool> {
     pqxx::work w(*conn_);
-    auto plan = w.exec_params("SELECT campaign_id, spec::text FROM adaptive_plans WHERE id = $1 FOR UPDATE", plan_id);
+    auto plan =
+        w.exec_params("SELECT campaign_id, spec::text AS spec FROM adaptive_plans WHERE id = $1 FOR UPDATE", plan_id);
     if (plan.empty()) return not_found("no adaptive plan " + std::to_string(plan_id));
     if (!w.exec_params("SELECT 1 FROM adaptive_rounds WHERE plan_id = $1 AND round = $2", plan_id, round).empty()) {
       w.commit();
       return false;
     }
-    const int64_t campaign_id = plan[0][0].as<int64_t>();
-    JS_ASSIGN_OR_RETURN(AdaptivePlanSpec spec, spec_of(plan[0][1], plan_id));
+    const int64_t campaign_id = plan[0]["campaign_id"].as<int64_t>();
+    JS_ASSIGN_OR_RETURN(AdaptivePlanSpec spec, spec_of(plan[0]["spec"], plan_id));
     const std::string fit_text = bj::serialize(fit);
     w.exec_params("INSERT INTO adaptive_rounds (plan_id, round, runs, fit) VALUES ($1, $2, $3, $4::jsonb)", plan_id,
                   round, static_cast<int64_t>(modes.size()), fit_text);

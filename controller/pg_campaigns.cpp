@@ -18,11 +18,11 @@ Result<CreatedCampaign> PgStore::create_campaign(const Campaign& c, const std::s
     pqxx::work w(*conn_);
     // A retry of a submission that committed: the campaign it created.
     if (!request_key.empty()) {
-      auto again = w.exec_params("SELECT id, (SELECT count(*) FROM runs WHERE campaign_id = c.id) FROM campaigns c "
+      auto again = w.exec_params("SELECT id, (SELECT count(*) FROM runs WHERE campaign_id = c.id) AS runs FROM campaigns c "
                                  "WHERE request_key = $1", request_key);
       if (!again.empty()) {
         w.commit();
-        return CreatedCampaign{again[0][0].as<int64_t>(), again[0][1].as<int64_t>()};
+        return CreatedCampaign{again[0]["id"].as<int64_t>(), again[0]["runs"].as<int64_t>()};
       }
     }
     auto r = w.exec_params(
@@ -122,12 +122,14 @@ namespace {
 Result<std::vector<perf::BoardGatingFacts>> enrolled_facts(pqxx::transaction_base& w) {
   std::vector<perf::BoardGatingFacts> out;
   for (const auto& row : w.exec(std::string(pg::kEnrolledBoardsSql) +
-                                " SELECT e.name, e.device_class, array_to_json(a.live_modes)::text, a.may_reboot, "
-                                "a.tables::text FROM enrolled e JOIN agents a ON a.name = e.name ORDER BY e.name")) {
-    perf::BoardGatingFacts b{row[0].c_str(), row[1].c_str(), pg::json_strings(row[2]), row[3].as<bool>(), {}};
-    if (!row[4].is_null()) {
+                                " SELECT e.name, e.device_class, array_to_json(a.live_modes)::text AS live_modes, "
+                                "a.may_reboot, a.tables::text AS tables FROM enrolled e JOIN agents a ON a.name = e.name "
+                                "ORDER BY e.name")) {
+    perf::BoardGatingFacts b{row["name"].c_str(), row["device_class"].c_str(), pg::json_strings(row["live_modes"]),
+                             row["may_reboot"].as<bool>(), {}};
+    if (!row["tables"].is_null()) {
       boost::system::error_code ec;
-      const bj::value v = bj::parse(row[4].c_str(), ec);
+      const bj::value v = bj::parse(row["tables"].c_str(), ec);
       if (ec || !v.is_object()) return Status(Code::kInternal, "agent " + b.name + ": stored tables are not a JSON object");
       JS_ASSIGN_OR_RETURN(b.tables, board_tables_from_json(v.get_object(), "agent " + b.name + " stored tables"));
     }
@@ -143,19 +145,23 @@ Result<perf::EstimateInputs> PgStore::estimate_inputs() {
     perf::EstimateInputs in;
     // The power mode as perf::power_mode_key() spells it (absent parts empty).
     auto measured = w.exec(
-        "SELECT a.device_class, r.config->>'model', r.config->>'dataset', r.config->>'batch_size', "
+        "SELECT a.device_class, r.config->>'model' AS model, r.config->>'dataset' AS dataset, "
+        "  r.config->>'batch_size' AS batch_size, "
         "  concat(r.config->'power_mode'->>'name', '/', r.config->'power_mode'->>'cores', '/', "
         "         r.config->'power_mode'->>'cpu_khz', '/', r.config->'power_mode'->>'gpu_hz', '/', "
-        "         r.config->'power_mode'->>'emc_hz', '@' || (r.config->>'base_mode')), sum(e.e2e_s), count(*) "
+        "         r.config->'power_mode'->>'emc_hz', '@' || (r.config->>'base_mode')) AS power_mode, "
+        "  sum(e.e2e_s) AS sum_e2e_s, count(*) AS epochs "
         "FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
         "GROUP BY 1, 2, 3, 4, 5");
-    for (const auto& row : measured)
-      in.measured.push_back({row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
-                             row[5].as<double>(), row[6].as<int64_t>()});
+    for (const auto& r : measured) {
+      const pg::Row row(r);
+      in.measured.push_back({row.text("device_class"), row.text("model"), row.text("dataset"), row.text("batch_size"),
+                             row.text("power_mode"), row.number("sum_e2e_s"), row.integer("epochs")});
+    }
     in.class_of_agent = pg::agent_classes(w);
     for (const auto& row :
-         w.exec(std::string(pg::kEnrolledBoardsSql) + " SELECT device_class, count(*) FROM enrolled GROUP BY 1"))
-      in.enrolled_boards[row[0].c_str()] = row[1].as<int64_t>();
+         w.exec(std::string(pg::kEnrolledBoardsSql) + " SELECT device_class, count(*) AS boards FROM enrolled GROUP BY 1"))
+      in.enrolled_boards[row["device_class"].c_str()] = row["boards"].as<int64_t>();
     JS_ASSIGN_OR_RETURN(in.gating, enrolled_facts(w));
     w.commit();
     return in;

@@ -76,18 +76,19 @@ Result<api::RunCancelled> PgStore::cancel_run(int64_t run_id) {
                   "WHERE id = $1 AND status = 'queued'",
                   run_id);
     w.exec_params("UPDATE runs SET cancel_requested = true WHERE id = $1 AND status IN ('assigned', 'running')", run_id);
-    auto r = w.exec_params("SELECT r.id, r.campaign_id, r.status, r.cancel_requested, a.name, r.error FROM runs r "
+    auto r = w.exec_params("SELECT r.id, r.campaign_id, r.status, r.cancel_requested, a.name AS agent, r.error FROM runs r "
                            "LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1",
                            run_id);
     w.commit();
     if (r.empty()) return not_found("no run " + std::to_string(run_id));
+    const pg::Row row(r[0]);
     api::RunCancelled o;
-    o.run_id = r[0][0].as<int64_t>();
-    o.campaign_id = r[0][1].as<int64_t>();
-    o.status = r[0][2].c_str();
-    o.stopping = r[0][3].as<bool>() && (o.status == "assigned" || o.status == "running");
-    o.agent = pg::opt_text(r[0][4]);
-    o.error = r[0][5].c_str();
+    o.run_id = row.integer("id");
+    o.campaign_id = row.integer("campaign_id");
+    o.status = row.text("status");
+    o.stopping = row.boolean("cancel_requested") && (o.status == "assigned" || o.status == "running");
+    o.agent = row.opt_text("agent");
+    o.error = row.text("error");
     return o;
   });
 }
@@ -98,7 +99,7 @@ Result<std::vector<RunOnAgent>> PgStore::runs_to_stop() {
     auto r = n.exec("SELECT id, agent_id FROM runs WHERE cancel_requested AND status IN ('assigned', 'running') "
                     "AND agent_id IS NOT NULL");
     std::vector<RunOnAgent> out;
-    for (const auto& row : r) out.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+    for (const auto& row : r) out.push_back({row["id"].as<int64_t>(), row["agent_id"].as<int64_t>()});
     return out;
   });
 }
@@ -123,33 +124,35 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
     pqxx::work w(*conn_);
     // A retry of a claim that committed: its run, as it was claimed.
     if (!claim_key.empty()) {
-      auto again = w.exec_params("SELECT id, config::text FROM runs WHERE agent_id = $1 AND claim_key = $2 AND "
+      auto again = w.exec_params("SELECT id, config::text AS config FROM runs WHERE agent_id = $1 AND claim_key = $2 AND "
                                  "status = 'assigned'", agent_id, claim_key);
       if (!again.empty()) {
         w.commit();
-        return assignment(again[0][0].as<int64_t>(), again[0][1].c_str());
+        return assignment(again[0]["id"].as<int64_t>(), again[0]["config"].c_str());
       }
     }
     // The agent, and whether another agent of its board is busy (one run per physical board).
     auto me = w.exec_params(
-        "SELECT name, mem_bytes, storage::text, live_modes::text, may_reboot, board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
+        "SELECT name, mem_bytes, storage::text AS storage, live_modes::text AS live_modes, may_reboot, "
+        "  board_id <> '' AND EXISTS (SELECT 1 FROM runs busy JOIN agents other "
         "  ON other.id = busy.agent_id WHERE other.id <> $1 AND other.board_id = agents.board_id "
-        "  AND busy.status IN ('assigned', 'running')) FROM agents WHERE id = $1",
+        "  AND busy.status IN ('assigned', 'running')) AS board_busy FROM agents WHERE id = $1",
         agent_id);
-    if (me.empty() || me[0][5].as<bool>()) {
+    if (me.empty() || me[0]["board_busy"].as<bool>()) {
       w.commit();
       return std::optional<Assignment>();
     }
-    const std::string name = me[0][0].c_str();
-    const int64_t mem_bytes = me[0][1].as<int64_t>();
-    const std::string storage = me[0][2].c_str();
-    const std::string live_modes = me[0][3].c_str();
+    const pg::Row agent(me[0]);
+    const std::string name = agent.text("name");
+    const int64_t mem_bytes = agent.integer("mem_bytes");
+    const std::string storage = agent.text("storage");
+    const std::string live_modes = agent.text("live_modes");
     // Fewest reboots: an agent that named the modes its board applies as booted gets those runs (by their named
     // mode, else their base_mode; runs with neither run on any gating) first within the campaign; the others
     // need a reboot, so only an agent that may reboot takes them (they wait for one; status says why). Without
     // live modes, by id alone.
     const bool by_gating = live_modes != "{}";
-    const bool live_only = by_gating && !me[0][4].as<bool>();
+    const bool live_only = by_gating && !agent.boolean("may_reboot");
     const std::string live_expr = "(coalesce(config->'power_mode'->>'name', config->>'base_mode') IS NULL OR "
                                   "coalesce(config->'power_mode'->>'name', config->>'base_mode') = ANY($5::text[]))";
     // In every campaign with queued runs, the lowest-id queued run the agent can take, looked up per device
@@ -187,21 +190,22 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
           "  workload = NULL, facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' - 'tables' "
           "           FROM agents a WHERE a.id = $1) "
-          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text, campaign_id",
-          agent_id, p[0][0].as<int64_t>(), claim_key);
+          "WHERE id = $2 AND status = 'queued' RETURNING id, config::text AS config, campaign_id",
+          agent_id, p[0]["id"].as<int64_t>(), claim_key);
     }
     if (r.empty()) {
       w.commit();
       return std::optional<Assignment>();
     }
-    const int64_t run_id = r[0][0].as<int64_t>();
+    const pg::Row claimed(r[0]);
+    const int64_t run_id = claimed.integer("id");
     // A re-executed run starts clean: drop rows of an earlier, interrupted attempt.
-    const int64_t campaign_id = r[0][2].as<int64_t>();
+    const int64_t campaign_id = claimed.integer("campaign_id");
     w.exec_params("DELETE FROM minibatch_chunks WHERE campaign_id = $1 AND run_id = $2", campaign_id, run_id);
     w.exec_params("DELETE FROM epochs WHERE run_id = $1", run_id);
     w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2", campaign_id, run_id);
     w.commit();
-    return assignment(run_id, r[0][1].c_str());
+    return assignment(run_id, claimed.text("config").c_str());
   });
 }
 

@@ -12,15 +12,16 @@ Result<std::vector<AgentApplied>> PgStore::agents_applied() {
     // Per agent, its executing run first, then the one started last (runs requeued since keep their agent_id
     // but lose applied: pg_dispatch clears it when the run is claimed again).
     auto r = w.exec(
-        "SELECT DISTINCT ON (agent_id) agent_id, id, applied::text FROM runs "
+        "SELECT DISTINCT ON (agent_id) agent_id, id AS run_id, applied::text AS applied FROM runs "
         "WHERE agent_id IS NOT NULL AND applied IS NOT NULL "
         "ORDER BY agent_id, (status IN ('assigned', 'running')) DESC, started_at DESC NULLS LAST, id DESC");
     w.commit();
     std::vector<AgentApplied> out;
-    for (const auto& row : r) {
-      auto applied = pg::opt_object(row[2]);
+    for (const auto& r_ : r) {
+      const pg::Row row(r_);
+      auto applied = row.opt_object("applied");
       if (!applied) continue;
-      out.push_back(AgentApplied{row[0].as<int64_t>(), row[1].as<int64_t>(), std::move(*applied)});
+      out.push_back(AgentApplied{row.integer("agent_id"), row.integer("run_id"), std::move(*applied)});
     }
     return out;
   });

@@ -28,7 +28,8 @@ const char* const kIngestSetAside = "ingest_set_aside";
 void prepare_ingest_statements(pqxx::connection_base& conn) {
   // The run's state: status, campaign, t0 unknown, its agent and error (for set_aside_results.reason).
   conn.prepare(kIngestRunAccess,
-               "SELECT status, campaign_id, agent_t0_unix_s IS NULL, agent_id, error FROM runs WHERE id = $1 FOR SHARE");
+               "SELECT status, campaign_id, agent_t0_unix_s IS NULL AS t0_missing, agent_id, error FROM runs WHERE id = $1 "
+               "FOR SHARE");
   conn.prepare(kIngestSetAside,
                "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
                "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text)) ON CONFLICT DO NOTHING RETURNING 1");
@@ -38,7 +39,8 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
   // ($1 campaign, $2 run, $3 epoch, $4 first index, $5 last index): one row (NULL, NULL, whether the epoch has
   // landed), then (first, last index) of each stored chunk overlapping [$4, $5].
   conn.prepare(kIngestMinibatchOverlap,
-               "SELECT NULL::bigint, NULL::bigint, EXISTS (SELECT 1 FROM epochs WHERE run_id = $2 AND epoch = $3) "
+               "SELECT NULL::bigint AS first_idx, NULL::bigint AS last_idx, "
+               "  EXISTS (SELECT 1 FROM epochs WHERE run_id = $2 AND epoch = $3) AS epoch_landed "
                "UNION ALL SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
                "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx BETWEEN $4 AND $5 "
                "UNION ALL (SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
@@ -125,14 +127,15 @@ std::optional<RunAccess> run_access(pqxx::transaction_base& w, int64_t agent_id,
   auto r = w.exec_prepared(pg::kIngestRunAccess, run_id);
   if (r.empty()) return std::nullopt;
   RunAccess a;
-  a.status = r[0][0].c_str();
-  a.campaign = r[0][1].as<int64_t>();
-  a.t0_missing = r[0][2].as<bool>();
-  if (!r[0][3].is_null()) a.run_agent = r[0][3].as<int64_t>();
+  const pg::Row row(r[0]);
+  a.status = row.text("status");
+  a.campaign = row.integer("campaign_id");
+  a.t0_missing = row.boolean("t0_missing");
+  a.run_agent = row.opt_integer("agent_id");
   a.on_agent = a.run_agent == agent_id;
   a.holds = a.on_agent && (a.status == "assigned" || a.status == "running");
   a.assigned = a.holds && a.status == "assigned";
-  a.error = r[0][4].c_str();
+  a.error = row.text("error");
   return a;
 }
 
@@ -205,9 +208,10 @@ Result<IngestOutcome> write_minibatches(pqxx::transaction_base& w, int64_t agent
   auto stored = w.exec_prepared(pg::kIngestMinibatchOverlap, access->campaign, m.run_id, m.epoch, first, last);
   bool epoch_landed = false;
   std::vector<chunks::IndexRange> covered;
-  for (const auto& row : stored) {
-    if (row[0].is_null()) epoch_landed = row[2].as<bool>();
-    else covered.push_back({row[0].as<int64_t>(), row[1].as<int64_t>()});
+  for (const auto& r : stored) {
+    const pg::Row row(r);
+    if (row.is_null("first_idx")) epoch_landed = row.boolean("epoch_landed");
+    else covered.push_back({row.integer("first_idx"), row.integer("last_idx")});
   }
   const auto parts = chunks::uncovered(first, last, covered);
   if (!access->holds) return not_held(w, agent_id, m.run_id, *access, parts.empty(), m);
@@ -298,11 +302,12 @@ Result<IngestOutcome> write_samples(pqxx::transaction_base& w, int64_t agent_id,
   std::vector<double> replaced;   // t_first of the stored chunks merged with this message
   bool all_stored = !stored.empty();
   for (const auto& row : stored) {
-    auto old = chunks::parse_sample_chunk({row[1].c_str(), row[2].c_str(), row[3].c_str(), row[4].c_str(),
-                                           row[5].c_str(), row[6].c_str(), row[7].c_str(), row[8].c_str(),
-                                           row[9].c_str()});
+    auto old = chunks::parse_sample_chunk({row["t_s"].c_str(), row["cpu_util_pct"].c_str(), row["cpu_freq_mhz"].c_str(),
+                                           row["mem_used_kb"].c_str(), row["disk_read_bytes"].c_str(),
+                                           row["power_w"].c_str(), row["temp_max_c"].c_str(), row["core_n"].c_str(),
+                                           row["core_util_pct"].c_str()});
     if (!old.is_ok()) return old.status().with_context("run " + std::to_string(m.run_id));
-    replaced.push_back(row[0].as<double>());
+    replaced.push_back(row["t_first"].as<double>());
     // Stored samples first: of equal t_s the stored one is kept (a resend never rewrites what landed).
     merged.insert(merged.begin(), old.value().begin(), old.value().end());
   }

@@ -53,17 +53,18 @@ Result<ModelFileInfo> PgStore::complete_model_file(const std::string& sha256, in
     pqxx::work w(*conn_);
     auto file = w.exec_params("SELECT bytes, chunks FROM model_files WHERE sha256 = $1 FOR UPDATE", sha256);
     if (file.empty()) return invalid_argument("model file " + sha256 + ": no chunk was uploaded");
-    if (!file[0][0].is_null()) {
-      const auto stored = file[0][0].as<int64_t>();
+    if (!file[0]["bytes"].is_null()) {
+      const auto stored = file[0]["bytes"].as<int64_t>();
       if (stored != bytes)
         return invalid_argument("model file " + sha256 + " is stored with " + std::to_string(stored) + " bytes, not " +
                                 std::to_string(bytes));
-      return ModelFileInfo{sha256, stored, file[0][1].as<int64_t>(), false};
+      return ModelFileInfo{sha256, stored, file[0]["chunks"].as<int64_t>(), false};
     }
     std::vector<int64_t> sizes;
-    for (const auto& row : w.exec_params("SELECT idx, length(data) FROM model_file_chunks WHERE sha256 = $1 ORDER BY idx", sha256)) {
-      while (static_cast<int64_t>(sizes.size()) < row[0].as<int64_t>()) sizes.push_back(-1);   // a missing chunk
-      sizes.push_back(row[1].as<int64_t>());
+    for (const auto& row :
+         w.exec_params("SELECT idx, length(data) AS bytes FROM model_file_chunks WHERE sha256 = $1 ORDER BY idx", sha256)) {
+      while (static_cast<int64_t>(sizes.size()) < row["idx"].as<int64_t>()) sizes.push_back(-1);   // a missing chunk
+      sizes.push_back(row["bytes"].as<int64_t>());
     }
     // Hashed a chunk at a time: a file may be larger than one bytea value (1 GB) or the backend's memory.
     Sha256 hash;
@@ -92,7 +93,8 @@ Result<std::optional<ModelFileInfo>> PgStore::model_file(const std::string& sha2
     pqxx::read_transaction w(*conn_);
     auto r = w.exec_params("SELECT bytes, chunks FROM model_files WHERE sha256 = $1 AND bytes IS NOT NULL", sha256);
     if (r.empty()) return std::optional<ModelFileInfo>();
-    return std::optional<ModelFileInfo>(ModelFileInfo{sha256, r[0][0].as<int64_t>(), r[0][1].as<int64_t>(), false});
+    return std::optional<ModelFileInfo>(
+        ModelFileInfo{sha256, r[0]["bytes"].as<int64_t>(), r[0]["chunks"].as<int64_t>(), false});
   });
 }
 

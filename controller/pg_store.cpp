@@ -76,6 +76,12 @@ std::optional<bj::object> opt_object(const pqxx::field& f) {
   return std::move(v.get_object());
 }
 
+std::optional<double> Row::opt_number(const char* column) const { return pg::opt_number(row_[column]); }
+std::optional<int64_t> Row::opt_integer(const char* column) const { return pg::opt_integer(row_[column]); }
+std::optional<std::string> Row::opt_text(const char* column) const { return pg::opt_text(row_[column]); }
+std::optional<bool> Row::opt_bool(const char* column) const { return pg::opt_bool(row_[column]); }
+std::optional<bj::object> Row::opt_object(const char* column) const { return pg::opt_object(row_[column]); }
+
 std::vector<std::string> json_strings(const pqxx::field& f) {
   std::vector<std::string> out;
   if (f.is_null()) return out;
@@ -89,7 +95,7 @@ std::vector<std::string> json_strings(const pqxx::field& f) {
 
 std::map<std::string, std::string> agent_classes(pqxx::work& w) {
   std::map<std::string, std::string> out;
-  for (const auto& row : w.exec("SELECT name, device_class FROM agents")) out[row[0].c_str()] = row[1].c_str();
+  for (const auto& row : w.exec("SELECT name, device_class FROM agents")) out[row["name"].c_str()] = row["device_class"].c_str();
   return out;
 }
 
@@ -143,8 +149,8 @@ Status PgStore::migrate() {
     auto newer = w.exec_params("SELECT version, name FROM schema_migrations WHERE version > $1 ORDER BY version", known);
     if (!newer.empty())
       return Status(Code::kDbError,
-                    "the database has migration " + newer[0][1].as<std::string>() + " (version " +
-                        newer[0][0].as<std::string>() + "), newer than this controller knows (up to version " +
+                    "the database has migration " + newer[0]["name"].as<std::string>() + " (version " +
+                        newer[0]["version"].as<std::string>() + "), newer than this controller knows (up to version " +
                         std::to_string(known) + "): run the newer controller, or restore the backup taken before "
                         "upgrading (docs/OPERATIONS.md)");
     bool migrated = false;
@@ -280,32 +286,33 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
     pqxx::work w(*conn_);
     auto r = w.exec(
         "SELECT a.id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
-        "a.compiler, a.git_sha, a.connected, a.last_seen::text, "
-        "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')), "
-        "a.accelerator, array_to_json(a.not_ready)::text, "
-        "CASE WHEN NOT a.connected AND a.away_until > now() THEN a.away_until::text END "
+        "a.compiler, a.git_sha, a.connected, a.last_seen::text AS last_seen, "
+        "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')) AS current_run, "
+        "a.accelerator, array_to_json(a.not_ready)::text AS not_ready, "
+        "CASE WHEN NOT a.connected AND a.away_until > now() THEN a.away_until::text END AS rebooting_until "
         "FROM agents a ORDER BY a.id");
     w.commit();
     std::vector<api::AgentInfo> out;
-    for (const auto& row : r) {
+    for (const auto& agent : r) {
+      const pg::Row row(agent);
       api::AgentInfo a;
-      a.agent_id = row[0].as<int64_t>();
-      a.name = row[1].c_str();
-      a.hostname = row[2].c_str();
-      a.cpus = row[3].as<int64_t>();
-      a.mem_bytes = row[4].as<int64_t>();
-      a.backend = row[5].c_str();
-      a.device_class = row[6].c_str();
-      a.kernel = row[7].c_str();
-      a.torch_version = row[8].c_str();
-      a.compiler = row[9].c_str();
-      a.git_sha = row[10].c_str();
-      a.connected = row[11].as<bool>();
-      a.last_seen = row[12].c_str();
-      a.current_run = pg::opt_integer(row[13]);
-      a.accelerator = row[14].c_str();
-      a.not_ready = pg::json_strings(row[15]);
-      a.rebooting_until = pg::opt_text(row[16]);
+      a.agent_id = row.integer("id");
+      a.name = row.text("name");
+      a.hostname = row.text("hostname");
+      a.cpus = row.integer("cpus");
+      a.mem_bytes = row.integer("mem_bytes");
+      a.backend = row.text("backend");
+      a.device_class = row.text("device_class");
+      a.kernel = row.text("kernel");
+      a.torch_version = row.text("torch_version");
+      a.compiler = row.text("compiler");
+      a.git_sha = row.text("git_sha");
+      a.connected = row.boolean("connected");
+      a.last_seen = row.text("last_seen");
+      a.current_run = row.opt_integer("current_run");
+      a.accelerator = row.text("accelerator");
+      a.not_ready = pg::json_strings(row.field("not_ready"));
+      a.rebooting_until = row.opt_text("rebooting_until");
       out.push_back(std::move(a));
     }
     return out;

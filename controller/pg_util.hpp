@@ -83,6 +83,29 @@ std::optional<bool> opt_bool(const pqxx::field& f);
 // A jsonb column read as text: its object, nullopt when NULL or not an object.
 std::optional<boost::json::object> opt_object(const pqxx::field& f);
 
+// A result row read by column name, never by position: a SELECT's columns can be added or reordered without touching
+// its readers, and every query names what it returns (`AS name` on each expression). A name the row lacks throws
+// pqxx::argument_error ("Unknown column name"), which PgStore::guarded reports as a kDbError naming the column. The
+// nullable getters read NULL as nullopt. A copy of the row (a handle on its result, which it keeps alive).
+class Row {
+ public:
+  explicit Row(const pqxx::row& row) : row_(row) {}
+  pqxx::field field(const char* column) const { return row_[column]; }
+  bool is_null(const char* column) const { return row_[column].is_null(); }
+  int64_t integer(const char* column) const { return row_[column].as<int64_t>(); }
+  double number(const char* column) const { return row_[column].as<double>(); }
+  bool boolean(const char* column) const { return row_[column].as<bool>(); }
+  std::string text(const char* column) const { return row_[column].c_str(); }
+  std::optional<double> opt_number(const char* column) const;
+  std::optional<int64_t> opt_integer(const char* column) const;
+  std::optional<std::string> opt_text(const char* column) const;
+  std::optional<bool> opt_bool(const char* column) const;
+  std::optional<boost::json::object> opt_object(const char* column) const;
+
+ private:
+  pqxx::row row_;
+};
+
 // A JSON array of strings read as text (array_to_json(col)::text); empty when NULL.
 std::vector<std::string> json_strings(const pqxx::field& f);
 

@@ -26,7 +26,9 @@ namespace jetsweep::testing {
 namespace bj = boost::json;
 using namespace std::chrono_literals;
 
-inline const std::string kBin = JETSWEEP_BIN_DIR;
+// The binaries the tests start: the build's, or a copy named by JETSWEEP_TEST_BIN_DIR (bench/chaos runs a long soak
+// on a copy, so that a rebuild meanwhile does not swap the binaries under it).
+inline const std::string kBin = std::getenv("JETSWEEP_TEST_BIN_DIR") ? std::getenv("JETSWEEP_TEST_BIN_DIR") : JETSWEEP_BIN_DIR;
 
 // One controller process plus any number of agents, with their logs kept in a temp dir.
 class Fleet {
