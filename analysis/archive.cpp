@@ -123,6 +123,8 @@ const TableRows kTableRows[] = {
     {"model_file_chunks", "sha256 IN (SELECT sha256 FROM model_files WHERE bytes IS NOT NULL AND sha256 IN "
                           MODELS_OF_CAMPAIGN ")", "sha256, idx"},
     {"set_aside_results", "campaign_id = %ID%", "id"},
+    {"adaptive_plans", "campaign_id = %ID%", "id"},
+    {"adaptive_rounds", "plan_id IN (SELECT id FROM adaptive_plans WHERE campaign_id = %ID%)", "plan_id, round"},
 };
 #undef MODELS_OF_CAMPAIGN
 
@@ -205,6 +207,8 @@ const std::map<std::string, std::vector<std::string>>& required_columns() {
       {"model_files", {"sha256", "bytes", "chunks"}},
       {"model_file_chunks", {"sha256", "idx", "data"}},
       {"set_aside_results", {"campaign_id", "run_id", "agent_id"}},
+      {"adaptive_plans", {"id", "campaign_id"}},
+      {"adaptive_rounds", {"plan_id", "round"}},
   };
   return req;
 }
@@ -306,16 +310,45 @@ void import_agents(pqxx::work& w, const ImportVisitor& v, ImportSummary& s) {
          "SELECT s.id AS old_id, a.id AS new_id FROM archive_agents s JOIN agents a ON a.name = s.name");
 }
 
-// The runs with new ids in their old order, then everything keyed by run.
+// The adaptive-profiling plans (format 4) with new ids, their rounds with them; archive_plan_map(old_id, new_id)
+// maps them. Empty for older archives: a run's plan id, which no plan here carries, is then left out (NULL), never
+// kept pointing at whatever plan of this database has that id.
+Status import_plans(pqxx::work& w, const ImportVisitor& v, const ArchiveHeader& h, int64_t campaign_id) {
+  w.exec("CREATE TEMP TABLE archive_plan_map (old_id bigint PRIMARY KEY, new_id bigint NOT NULL) ON COMMIT DROP");
+  if (!v.has("adaptive_plans")) return Status::ok();
+  w.exec("INSERT INTO archive_plan_map SELECT id, nextval(pg_get_serial_sequence('adaptive_plans', 'id')) "
+         "FROM (SELECT id FROM archive_adaptive_plans ORDER BY id) o");
+  const auto imported = [&](const char* table, const pqxx::result& r) -> Status {
+    const auto rows = static_cast<int64_t>(r.affected_rows());
+    if (rows == h.counts.at(table)) return Status::ok();
+    return invalid_argument(std::string("table ") + table + ": " + std::to_string(rows) + " rows imported, the archive has " +
+                            std::to_string(h.counts.at(table)) + " (rows whose plan is not in the archive?)");
+  };
+  JS_RETURN_IF_ERROR(imported("adaptive_plans",
+                              w.exec(insert_mapped(w, "adaptive_plans", v.columns("adaptive_plans"),
+                                                   {{"id", "m.new_id"}, {"campaign_id", std::to_string(campaign_id)}},
+                                                   "JOIN archive_plan_map m ON m.old_id = s.id ORDER BY m.new_id"))));
+  return imported("adaptive_rounds",
+                  w.exec(insert_mapped(w, "adaptive_rounds", v.columns("adaptive_rounds"), {{"plan_id", "m.new_id"}},
+                                       "JOIN archive_plan_map m ON m.old_id = s.plan_id ORDER BY m.new_id, s.round")));
+}
+
+// The runs with new ids in their old order (their plans mapped by import_plans), then everything keyed by run.
 void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
   const std::string cid = std::to_string(campaign_id);
   w.exec("CREATE TEMP TABLE archive_run_map ON COMMIT DROP AS SELECT old_id, nextval(pg_get_serial_sequence('runs', "
          "'id')) AS new_id FROM (SELECT id AS old_id FROM archive_runs ORDER BY id) o");
   const std::string by_run = "JOIN archive_run_map m ON m.old_id = s.run_id";
-  w.exec(insert_mapped(w, "runs", v.columns("runs"),
-                       {{"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}},
+  const auto& run_columns = v.columns("runs");
+  const bool planned = std::find(run_columns.begin(), run_columns.end(), "adaptive_plan_id") != run_columns.end();
+  std::map<std::string, std::string> mapped = {
+      {"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}};
+  if (planned) mapped["adaptive_plan_id"] = "pm.new_id";
+  w.exec(insert_mapped(w, "runs", run_columns, mapped,
                        "JOIN archive_run_map m ON m.old_id = s.id LEFT JOIN archive_agent_map am ON am.old_id = "
-                       "s.agent_id ORDER BY m.new_id"));
+                       "s.agent_id " +
+                           std::string(planned ? "LEFT JOIN archive_plan_map pm ON pm.old_id = s.adaptive_plan_id " : "") +
+                           "ORDER BY m.new_id"));
   w.exec(insert_mapped(w, "epochs", v.columns("epochs"), {{"run_id", "m.new_id"}}, by_run));
   for (const char* t : {"minibatch_chunks", "sample_chunks"})
     w.exec(insert_mapped(w, t, v.columns(t), {{"campaign_id", cid}, {"run_id", "m.new_id"}}, by_run));
@@ -408,6 +441,7 @@ Result<ImportSummary> apply_import(pqxx::work& w, const ImportVisitor& v, const 
       w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}, {"request_key", ""}}, "RETURNING id"))[0]
           .as<int64_t>();
   import_agents(w, v, s);
+  JS_RETURN_IF_ERROR(import_plans(w, v, h, s.campaign_id));
   import_runs(w, v, s.campaign_id);
   if (v.has("set_aside_results")) {   // version 3: each with its run and agent mapped, every one or the import fails
     const pqxx::result kept = w.exec(insert_mapped(

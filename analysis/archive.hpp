@@ -89,7 +89,7 @@ struct DropSummary {
 };
 
 // The newest archive format (written); every version up to it is read.
-inline constexpr int kArchiveVersion = 3;
+inline constexpr int kArchiveVersion = 4;
 // The tables of format `version`, in file order.
 const std::vector<std::string>& archive_tables(int version = kArchiveVersion);
 

@@ -22,7 +22,12 @@ const std::vector<std::string>& archive_tables(int version) {
     t.push_back("set_aside_results");
     return t;
   }();
-  return version <= 1 ? v1 : version == 2 ? v2 : v3;
+  static const std::vector<std::string> v4 = [] {
+    auto t = v3;
+    t.insert(t.end(), {"adaptive_plans", "adaptive_rounds"});
+    return t;
+  }();
+  return version <= 1 ? v1 : version == 2 ? v2 : version == 3 ? v3 : v4;
 }
 
 namespace archive_file {

@@ -139,6 +139,15 @@ int64_t insert_alpha(pqxx::work& w) {
          "ARRAY[2048]), array_fill(0::bigint, ARRAY[2048]), array_fill(NULL::real, ARRAY[2048]), "
          "array_fill(51.5::real, ARRAY[2048]), array_fill(12::smallint, ARRAY[2048]), "
          "array(SELECT (i % 1000 / 10.0)::real FROM generate_series(1, 24576) i))");
+  // An adaptive-profiling plan (issue 33) with its fit and two rounds, runs 0 and 1 its rounds' runs.
+  w.exec("INSERT INTO adaptive_plans (campaign_id, plan_index, device_class, workload, spec, state, rounds, error, fit) "
+         "VALUES (" + cid + ", 0, 'agx-orin', 'lenet5/fashion-mnist', '{\"budget\": 6, \"candidates\": [[12, 2201600]]}', "
+         "'done', 2, NULL, '{\"summary\": {\"observations\": 2, \"time_mape\": 0.125}}')");
+  const std::string plan = "(SELECT id FROM adaptive_plans WHERE campaign_id = " + cid + ")";
+  w.exec("INSERT INTO adaptive_rounds (plan_id, round, created_at, runs, fit) VALUES (" + plan +
+         ", 0, '2026-02-01 10:00:00.75+00', 1, '{\"round\": 0}'), (" + plan + ", 1, '2026-02-01 10:40:00+00', 1, NULL)");
+  w.exec("UPDATE runs SET adaptive_plan_id = " + plan + ", adaptive_round = ordinal WHERE campaign_id = " + cid +
+         " AND ordinal < 2");
   // Results set aside (issue 29): a late epoch of run 0 from nx-b, and one from other-c, which ran no run of alpha.
   w.exec("INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5, "
          "received_at) SELECT " + cid + ", " + run0 + ", a.id, 'epoch_result', 'the run is done on agent ' || a.id, "
@@ -179,8 +188,15 @@ Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
       {"campaigns", "SELECT (to_jsonb(t) - 'id')::text FROM campaigns t WHERE id = " + cid},
       {"agents", "SELECT (to_jsonb(t) - 'id' - 'connected')::text FROM agents t WHERE id IN (SELECT agent_id FROM "
                  "runs WHERE campaign_id = " + cid + ") AND name <> 'nx-b' ORDER BY name"},
-      {"runs", "SELECT (to_jsonb(t) - 'id' - 'campaign_id' - 'agent_id')::text || coalesce(a.name, '-') FROM runs t "
-               "LEFT JOIN agents a ON a.id = t.agent_id WHERE t.campaign_id = " + cid + " ORDER BY t.ordinal"},
+      {"runs", "SELECT (to_jsonb(t) - 'id' - 'campaign_id' - 'agent_id' - 'adaptive_plan_id')::text || "
+               "coalesce(a.name, '-') || coalesce(' plan ' || p.plan_index, '') FROM runs t "
+               "LEFT JOIN agents a ON a.id = t.agent_id LEFT JOIN adaptive_plans p ON p.id = t.adaptive_plan_id "
+               "WHERE t.campaign_id = " + cid + " ORDER BY t.ordinal"},
+      {"adaptive_plans", "SELECT (to_jsonb(t) - 'id' - 'campaign_id')::text FROM adaptive_plans t WHERE campaign_id = " +
+                             cid + " ORDER BY plan_index"},
+      {"adaptive_rounds", "SELECT p.plan_index || (to_jsonb(t) - 'plan_id')::text FROM adaptive_rounds t "
+                          "JOIN adaptive_plans p ON p.id = t.plan_id WHERE p.campaign_id = " + cid +
+                              " ORDER BY p.plan_index, t.round"},
       {"epochs", "SELECT r.ordinal || (to_jsonb(t) - 'run_id')::text FROM epochs t" + by_run +
                      " ORDER BY r.ordinal, t.epoch"},
       {"minibatch_chunks", "SELECT r.ordinal || (to_jsonb(t) - 'run_id' - 'campaign_id')::text FROM minibatch_chunks t" +
@@ -296,6 +312,8 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(counts.at("model_files").as_int64() == 1);   // the one its runs name, not the other
   CHECK(counts.at("model_file_chunks").as_int64() == 1);
   CHECK(counts.at("set_aside_results").as_int64() == 2);
+  CHECK(counts.at("adaptive_plans").as_int64() == 1);
+  CHECK(counts.at("adaptive_rounds").as_int64() == 2);
   CHECK(!std::filesystem::exists(path + ".partial"));
   std::string hash;
   for (int i = 0; i < 32; ++i) hash += "ab";
@@ -367,10 +385,10 @@ TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming
   CHECK(refused(file("no-trailer.gz"), "no trailer").find("without the trailer") != std::string::npos);
   write_file(file("plain.txt"), text);
   CHECK(refused(file("plain.txt"), "not gzip").find("not a gzip file") != std::string::npos);
-  std::string v4 = text;
-  v4.replace(v4.find("\"version\":3"), 11, "\"version\":4");
-  gzip_to(file("v4.gz"), v4);
-  CHECK(refused(file("v4.gz"), "format version 4").find("version 4") != std::string::npos);
+  std::string v5 = text;
+  v5.replace(v5.find("\"version\":4"), 11, "\"version\":5");
+  gzip_to(file("v5.gz"), v5);
+  CHECK(refused(file("v5.gz"), "format version 5").find("version 5") != std::string::npos);
   refused(file("missing.gz"), "no such file");
 
   // Sound in form, but rows this database refuses: rolled back whole (campaign, agents, partitions).
@@ -437,8 +455,10 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
 
   // A version 1 archive (before model files travelled): imported, the file its runs name reported missing.
   std::string v1 = text.substr(0, text.find("@table model_files"));
-  v1.replace(v1.find("\"version\":3"), 11, "\"version\":1");
+  v1.replace(v1.find("\"version\":4"), 11, "\"version\":1");
   const std::string set_aside_count = ",\"set_aside_results\":2";
+  const std::string plan_counts = ",\"adaptive_plans\":1,\"adaptive_rounds\":2";
+  v1.replace(v1.find(plan_counts), plan_counts.size(), "");
   v1.replace(v1.find(set_aside_count), set_aside_count.size(), "");
   const std::string model_counts = ",\"model_files\":1,\"model_file_chunks\":1";
   v1.replace(v1.find(model_counts), model_counts.size(), "");
@@ -450,14 +470,31 @@ TEST_CASE_FIXTURE(TwoDatabases, "model files travel checked: an incomplete uploa
 
   // A version 2 archive (before set-aside results travelled): imported with everything else.
   std::string v2 = text.substr(0, text.find("@table set_aside_results"));
-  v2.replace(v2.find("\"version\":3"), 11, "\"version\":2");
+  v2.replace(v2.find("\"version\":4"), 11, "\"version\":2");
   v2.replace(v2.find(set_aside_count), set_aside_count.size(), "");
+  v2.replace(v2.find(plan_counts), plan_counts.size(), "");
   gzip_to(file("v2.gz"), resealed(v2 + "@end "));
   const bj::object two = json_out(import_cli({file("v2.gz"), "--db", other.dsn(), "--json"}));
   CHECK(two.at("model_files").at("missing").as_array().empty());
   CHECK_FALSE(two.at("counts").as_object().contains("set_aside_results"));
   CHECK(other.count("SELECT count(*) FROM set_aside_results WHERE campaign_id = " +
                     std::to_string(two.at("campaign").at("id").as_int64())) == 0);
+
+  // A version 3 archive (before adaptive plans travelled) of a campaign with a plan: its runs name plan ids no plan
+  // here has; they are imported without them, never attached to this database's plan of the same id.
+  other.exec("INSERT INTO campaigns (name, source_file, source_yaml, run_count) VALUES ('planned', 'p', '', 0)");
+  other.exec("INSERT INTO adaptive_plans (id, campaign_id, plan_index, device_class, workload, spec) SELECT "
+             "g, (SELECT max(id) FROM campaigns), g, 'nano', 'w', '{}' FROM generate_series(1, 50) g");
+  std::string v3 = text.substr(0, text.find("@table adaptive_plans"));
+  v3.replace(v3.find("\"version\":4"), 11, "\"version\":3");
+  v3.replace(v3.find(plan_counts), plan_counts.size(), "");
+  gzip_to(file("v3.gz"), resealed(v3 + "@end "));
+  const bj::object three = json_out(import_cli({file("v3.gz"), "--db", other.dsn(), "--json"}));
+  const std::string third = std::to_string(three.at("campaign").at("id").as_int64());
+  CHECK(other.count("SELECT count(*) FROM set_aside_results WHERE campaign_id = " + third) == 2);
+  CHECK(other.count("SELECT count(*) FROM runs WHERE campaign_id = " + third) == 3);
+  CHECK(other.count("SELECT count(*) FROM runs WHERE campaign_id = " + third + " AND adaptive_plan_id IS NOT NULL") == 0);
+  CHECK(other.count("SELECT count(*) FROM adaptive_plans WHERE campaign_id = " + third) == 0);
 }
 
 TEST_CASE_FIXTURE(TwoDatabases, "archive refuses executing runs; queued runs are imported paused") {
