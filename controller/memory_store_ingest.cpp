@@ -121,7 +121,10 @@ Result<IngestOutcome> MemoryStore::finish_run(int64_t agent_id, const proto::Run
   std::lock_guard lock(mu_);
   Run* run = find_run(m.run_id);
   if (!run) return no_such_run(agent_id, m.run_id, "run_finished");
-  if (!holds(*run, agent_id)) return not_held(agent_id, *run, run->status == m.status, m);
+  if (!holds(*run, agent_id)) {
+    if (stored_graceful_stop(run->error, m)) return IngestOutcome::kDuplicate;
+    return not_held(agent_id, *run, run->status == m.status, m);
+  }
   if (m.status == "cancelled") {
     // Stopped at our request: cancelled, its rows kept. Otherwise the agent shut down mid-run: requeued.
     const bool campaign_cancelled = campaigns_.at(run->campaign_id).state == "cancelled";
@@ -131,7 +134,7 @@ Result<IngestOutcome> MemoryStore::finish_run(int64_t agent_id, const proto::Run
       run->wall_s = m.wall_s;
       run->error = run->cancel_requested ? "cancelled while running" : "campaign cancelled";
     } else {
-      requeue_or_lose(*run, "cancelled on its agent: " + m.error);
+      requeue_or_lose(*run, graceful_stop_error(m));
     }
     return IngestOutcome::kStored;
   }

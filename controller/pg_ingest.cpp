@@ -337,7 +337,10 @@ Result<IngestOutcome> write_run_finished(pqxx::transaction_base& w, int64_t agen
                                          int max_attempts) {
   auto access = run_access(w, agent_id, m.run_id);
   if (!access) return no_such_run(agent_id, m.run_id, "run_finished");
-  if (!access->holds) return not_held(w, agent_id, m.run_id, *access, access->status == m.status, m);
+  if (!access->holds) {
+    if (stored_graceful_stop(access->error, m)) return IngestOutcome::kDuplicate;
+    return not_held(w, agent_id, m.run_id, *access, access->status == m.status, m);
+  }
   if (m.status == "cancelled") {
     // Stopped at our request (cancel_run, or its campaign was cancelled): cancelled, its rows kept.
     // Otherwise the agent shut down mid-run: not the run's fault, so it goes back to the queue (or is lost
@@ -349,7 +352,7 @@ Result<IngestOutcome> write_run_finished(pqxx::transaction_base& w, int64_t agen
                   m.run_id, agent_id, m.wall_s);
     w.exec_params("UPDATE runs SET " + pg::requeue_or_lose(max_attempts, "$3::text") +
                       " WHERE runs.id = $1 AND runs.agent_id = $2 AND runs.status IN ('assigned', 'running')",
-                  m.run_id, agent_id, "cancelled on its agent: " + m.error);
+                  m.run_id, agent_id, graceful_stop_error(m));
   } else {
     w.exec_params("UPDATE runs SET status = $3, error = $4, wall_s = $5, finished_at = now(), "
                   "started_at = coalesce(started_at, now()) "

@@ -31,6 +31,15 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
   return r;
 }
 
+std::string graceful_stop_error(const proto::RunFinished& m) { return "cancelled on its agent: " + m.error; }
+
+bool stored_graceful_stop(const std::string& run_error, const proto::RunFinished& m) {
+  if (m.status != "cancelled") return false;
+  const std::string reason = graceful_stop_error(m), lost = "; last: " + reason;
+  return run_error == reason ||
+         (run_error.size() > lost.size() && run_error.compare(run_error.size() - lost.size(), lost.size(), lost) == 0);
+}
+
 Status check_model_upload(const std::string& sha256, int64_t bytes, const std::vector<int64_t>& sizes,
                           const std::string& actual_sha256) {
   const std::string what = "model file " + sha256;

@@ -64,6 +64,12 @@ const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
 // on agent 7 (agent frozen disconnected for more than 1 s)". `run_agent`: the run's agent, if any; `error`: its error.
 std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
                              const std::string& error);
+// Whether `m` is a graceful stop (a "cancelled" run_finished: its agent shut down mid-run) that the run's error
+// `run_error` shows was stored: the run went back to the queue (or was then lost) for this very stop. Its replay
+// (the ack was lost) is a duplicate wherever the run is now; it carries nothing measured (both stores).
+bool stored_graceful_stop(const std::string& run_error, const proto::RunFinished& m);
+// The run's error a graceful stop `m` leaves (requeued for it).
+std::string graceful_stop_error(const proto::RunFinished& m);
 
 // A model file the controller keeps (Store::complete_model_file); `completed_now`: this call completed the upload.
 struct ModelFileInfo {

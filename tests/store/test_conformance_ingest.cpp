@@ -246,4 +246,30 @@ TEST_CASE_TEMPLATE("estimate inputs: epochs measured per class, workload and mod
   CHECK(inputs->gating.size() == 2);
 }
 
+TEST_CASE_TEMPLATE("a graceful stop replayed after its ack was lost is a duplicate, not a result set aside (issue 29)", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kOneRun);
+  const int64_t run = f.runs[0];
+  const int64_t other = f.agent("host-2", "host", 'b');
+  const proto::RunFinished stop{run, "cancelled", "agent stopping", 1.5};
+  const auto outcome = [&](int64_t agent, const proto::RunFinished& m) {
+    auto r = f.s().finish_run(agent, m);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return std::string(controller::outcome_name(*r));
+  };
+  CHECK(outcome(f.host, stop) == "stored");   // the agent shut down mid-run: the run goes back to the queue
+  CHECK(f.status(run) == "queued");
+  // Its journal replays the same run_finished (the ack was lost): nothing measured, nothing to keep apart.
+  CHECK(outcome(f.host, stop) == "duplicate");
+  REQUIRE(f.claim(other) == run);
+  CHECK(outcome(f.host, stop) == "duplicate");   // also once another agent has the run
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 0);
+  // A run_finished that was never stored is still kept apart: another end, or another stop.
+  CHECK(outcome(f.host, {run, "cancelled", "a different stop", 1.0}) == "set_aside");
+  CHECK(outcome(f.host, {run, "done", "", 9.0}) == "set_aside");
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 2);
+  CHECK(f.status(run) == "assigned");
+}
+
 }  // TEST_SUITE
