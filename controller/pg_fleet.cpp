@@ -17,8 +17,8 @@ Result<std::vector<AgentApplied>> PgStore::agents_applied() {
         "ORDER BY agent_id, (status IN ('assigned', 'running')) DESC, started_at DESC NULLS LAST, id DESC");
     w.commit();
     std::vector<AgentApplied> out;
-    for (const auto& r_ : r) {
-      const pg::Row row(r_);
+    for (const auto& latest : r) {
+      const pg::Row row(latest);
       auto applied = row.opt_object("applied");
       if (!applied) continue;
       out.push_back(AgentApplied{row.integer("agent_id"), row.integer("run_id"), std::move(*applied)});
