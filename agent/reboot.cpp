@@ -9,6 +9,7 @@
 #include "agent/credential_file.hpp"
 #include "agent/device/service_control.hpp"
 #include "common/json_fields.hpp"
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
 
 namespace jetsweep::agent {
@@ -34,7 +35,7 @@ Status save_pending_reboot(const std::string& file, const PendingReboot& pending
   o["run_id"] = pending.run_id;
   o["config"] = to_json(pending.config);
   // The announcement as the wire carries it: one codec (common/protocol.cpp) for both.
-  o["announced"] = bj::parse(proto::encode(proto::Envelope{0, pending.announced}));
+  o["announced"] = json::parse_exact(proto::encode(proto::Envelope{0, pending.announced}));
   o["commands_started"] = pending.commands_started;
   return write_file_durably(file, bj::serialize(o) + "\n").with_context("recording the pending reboot");
 }
@@ -49,7 +50,7 @@ Result<std::optional<PendingReboot>> load_pending_reboot(const std::string& file
   text << in.rdbuf();
   const std::string what = file + " (the pending reboot; remove it to forget the reboot and its run)";
   bj::error_code ec;
-  bj::value v = bj::parse(text.str(), ec);
+  bj::value v = json::parse_exact(text.str(), ec);
   if (ec || !v.is_object()) return invalid_argument(what + ": not a JSON object" + (ec ? ": " + ec.message() : ""));
   json::FieldReader r(v.as_object(), what);
   if (r.integer("version") != kPendingVersion && r.ok()) r.fail("version", "must be " + std::to_string(kPendingVersion));

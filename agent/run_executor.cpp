@@ -14,6 +14,7 @@
 #include "agent/storage/page_cache.hpp"
 #include "agent/telemetry.hpp"
 #include "agent/trainer.hpp"
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
 
 namespace jetsweep::agent {
@@ -354,7 +355,7 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
 }
 
 void JsonLinesSink::emit(proto::Body body) {
-  auto v = boost::json::parse(proto::encode(proto::Envelope{0, std::move(body)}));
+  auto v = json::parse_exact(proto::encode(proto::Envelope{0, std::move(body)}));
   auto& o = v.as_object();
   o.erase("version");
   o.erase("id");

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/json_parse.hpp"
+
 namespace jetsweep::analysis {
 
 const std::vector<std::string>& archive_tables(int version) {
@@ -69,7 +71,7 @@ Result<std::string> string_member(const bj::object& o, const char* key, const st
 
 Result<ArchiveHeader> parse_header(const std::string& line, const std::string& where) {
   boost::system::error_code ec;
-  bj::value v = bj::parse(line, ec);
+  bj::value v = json::parse_exact(line, ec);
   const bj::value* format = !ec && v.is_object() ? v.get_object().if_contains("format") : nullptr;
   if (!format || !format->is_string() || format->get_string() != kFormat)
     return invalid_argument(where + ": not a jetsweep archive (the first line is not its JSON header)");

@@ -6,6 +6,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "common/json_parse.hpp"
 #include "net/tls.hpp"
 
 namespace jetsweep::cli {
@@ -104,7 +105,7 @@ Result<bj::value> ApiClient::call(const std::string& method, const std::string& 
   if (!token_.empty()) all.emplace_back("Authorization", "Bearer " + token_);
   JS_ASSIGN_OR_RETURN(HttpResult r, http_request(base_url_, method, target, body, all, ca_file_));
   bj::error_code ec;
-  auto v = bj::parse(r.body, ec);
+  auto v = json::parse_exact(r.body, ec);
   if (ec) return protocol_error("controller answered HTTP " + std::to_string(r.status) + " with a body that is not JSON");
   if (r.status >= 400) {
     auto error = api::decode<api::ErrorReply>(v, "error answer");

@@ -9,6 +9,7 @@
 #include <set>
 #include <variant>
 
+#include "common/json_parse.hpp"
 #include "common/process.hpp"
 #include "common/text.hpp"
 
@@ -104,7 +105,7 @@ Status check_model_files(const std::vector<ModelFileRef>& files, const std::vect
                                               command_line(argv) + "` failed (" + agent_message(*ran) +
                                               "); JETSWEEP_AGENT_BIN names another jetsweep-agent, or none to skip the check");
       boost::system::error_code ec;
-      const auto answer = boost::json::parse(ran->out, ec);
+      const auto answer = json::parse_exact(ran->out, ec);
       const auto* o = !ec ? answer.if_object() : nullptr;
       if (!o || !o->contains("input"))
         return Status(Code::kUnavailable, f.where + ": model file '" + f.path + "': `" + command_line(argv) +

@@ -8,6 +8,7 @@
 
 #include "common/described_json.hpp"
 #include "common/json_fields.hpp"
+#include "common/json_parse.hpp"
 
 namespace jetsweep::proto {
 namespace bj = boost::json;
@@ -562,7 +563,7 @@ Result<Envelope> decode(std::string_view frame) {
   bj::error_code ec;
   // The parsed tree lives only while the frame is decoded: bump-allocate it, free it in one go.
   bj::monotonic_resource arena;
-  bj::value v = bj::parse(frame, ec, &arena);
+  bj::value v = json::parse_exact(frame, ec, &arena);
   if (ec) return protocol_error("malformed JSON frame: " + ec.message());
   if (!v.is_object()) return protocol_error(std::string("frame is not a JSON object but ") + json::kind_name(v));
   const auto& o = v.get_object();

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "common/json_fields.hpp"
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
 #include "common/run_config.hpp"
 #include "controller/api_call.hpp"
@@ -57,7 +58,7 @@ void Controller::api_complete_model(const ApiCall& call) {
   auto sha = sha_of(call);
   if (!sha) return;
   bj::error_code ec;
-  const bj::value body = bj::parse(call.req->body(), ec);
+  const bj::value body = json::parse_exact(call.req->body(), ec);
   if (ec || !body.is_object()) return call.fail(http::status::bad_request, "the body must be a JSON object {\"bytes\": N}");
   json::FieldReader r(body.get_object(), "POST /api/models/" + *sha);
   const int64_t bytes = r.integer("bytes");

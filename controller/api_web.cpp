@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/api.hpp"
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
 #include "common/text.hpp"
 #include "controller/api_call.hpp"
@@ -65,7 +66,7 @@ std::string percent_decoded(std::string_view s) {
 std::optional<std::string> login_token(const HttpRequest& req) {
   const std::string& body = req.body();
   boost::system::error_code ec;
-  const bj::value v = bj::parse(body, ec);
+  const bj::value v = json::parse_exact(body, ec);
   if (!ec) {
     if (const auto* o = v.if_object())
       if (const auto* t = o->if_contains("token"); t && t->is_string()) return std::string(t->get_string());

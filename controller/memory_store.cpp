@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/board_classes.hpp"
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
 #include "controller/credentials.hpp"
 
@@ -37,7 +38,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 bj::object facts_json(const MemoryStore::Agent& a) {
   proto::Register reg;
   reg.facts = a.facts;
-  bj::object o = bj::parse(proto::encode(proto::Envelope{0, reg})).at("facts").as_object();
+  bj::object o = json::parse_exact(proto::encode(proto::Envelope{0, reg})).at("facts").as_object();
   o["name"] = a.name;
   o.emplace("board_id", "");
   o.emplace("accelerator", "");

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/board_classes.hpp"
+#include "common/json_parse.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -129,7 +130,7 @@ Result<std::vector<perf::BoardGatingFacts>> enrolled_facts(pqxx::transaction_bas
                              row["may_reboot"].as<bool>(), {}};
     if (!row["tables"].is_null()) {
       boost::system::error_code ec;
-      const bj::value v = bj::parse(row["tables"].c_str(), ec);
+      const bj::value v = json::parse_exact(row["tables"].c_str(), ec);
       if (ec || !v.is_object()) return Status(Code::kInternal, "agent " + b.name + ": stored tables are not a JSON object");
       JS_ASSIGN_OR_RETURN(b.tables, board_tables_from_json(v.get_object(), "agent " + b.name + " stored tables"));
     }

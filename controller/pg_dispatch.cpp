@@ -1,6 +1,7 @@
 // PgStore: the dispatch side (claims, requeues, cancels, campaign states), on the dispatch connection.
 #include <pqxx/pqxx>
 
+#include "common/json_parse.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -109,7 +110,7 @@ namespace {
 // An Assignment of run `run_id` from its stored config (JSON text).
 Result<std::optional<Assignment>> assignment(int64_t run_id, const char* config_text) {
   bj::error_code ec;
-  auto cfg_json = bj::parse(config_text, ec);
+  auto cfg_json = json::parse_exact(config_text, ec);
   if (ec || !cfg_json.is_object()) return db_error("run " + std::to_string(run_id) + ": stored config is not a JSON object");
   auto cfg = run_config_from_json(cfg_json.get_object(), "run " + std::to_string(run_id) + " config");
   if (!cfg) return cfg.status();

@@ -2,9 +2,10 @@
 
 #include <map>
 
+#include "common/json_parse.hpp"
 #include "common/log.hpp"
-#include "controller/pg_util.hpp"
 #include "controller/credentials.hpp"
+#include "controller/pg_util.hpp"
 
 namespace jetsweep::controller {
 namespace bj = boost::json;
@@ -71,7 +72,7 @@ std::optional<bool> opt_bool(const pqxx::field& f) {
 std::optional<bj::object> opt_object(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
   bj::error_code ec;
-  auto v = bj::parse(f.c_str(), ec);
+  auto v = json::parse_exact(f.c_str(), ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.get_object());
 }
@@ -86,7 +87,7 @@ std::vector<std::string> json_strings(const pqxx::field& f) {
   std::vector<std::string> out;
   if (f.is_null()) return out;
   bj::error_code ec;
-  auto v = bj::parse(f.c_str(), ec);
+  auto v = json::parse_exact(f.c_str(), ec);
   if (ec || !v.is_array()) return out;
   for (const auto& e : v.get_array())
     if (e.is_string()) out.emplace_back(e.get_string());
