@@ -18,7 +18,7 @@ namespace jetsweep::analysis {
 struct NnOptions;
 struct NnTrainingReport;
 
-inline constexpr int kNnBackendAbi = 2;
+inline constexpr int kNnBackendAbi = 3;
 inline constexpr const char* kNnBackendSymbol = "jetsweep_nn_backend";
 
 // One trained network with its input and target scalers. One thread at a time.

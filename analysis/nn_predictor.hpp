@@ -6,6 +6,7 @@
 // when it cannot). An NnRegressor owns its network; use one from one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +33,9 @@ struct NnOptions {
   // split: with tens of modes a 10% split is 1-5 modes and checkpoints noise); 0: `epochs` with the 90:10 split
   // and the best-validation checkpoint (PowerTrain's way).
   int full_batch_steps = 0;
+  // Set (from any thread) to stop a training between epochs or steps: it then fails with kCancelled and nothing
+  // is kept. Not owned; null = never cancelled. The controller sets it when it stops mid-fit.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct NnTrainingReport {

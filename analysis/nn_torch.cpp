@@ -98,18 +98,21 @@ class TorchModel final : public NnModel {
     auto xs = scale_x(x);
     auto ys = torch::empty({n, 1}, torch::kFloat32);
     for (int64_t i = 0; i < n; ++i) ys[i][0] = static_cast<float>((ty[static_cast<size_t>(i)] - y_mean) / y_std);
-    if (o.full_batch_steps > 0) fit_full_batch(xs, ys, o);
-    else fit_with_validation(xs, ys, o);
+    const bool finished = o.full_batch_steps > 0 ? fit_full_batch(xs, ys, o) : fit_with_validation(xs, ys, o);
     net->eval();
+    if (!finished) return Status(Code::kCancelled, "training cancelled");
     training.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return Status::ok();
   }
 
-  // Every sample in every step; the last weights are kept.
-  void fit_full_batch(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
+  static bool cancelled(const NnOptions& o) { return o.cancel && o.cancel->load(std::memory_order_relaxed); }
+
+  // Every sample in every step; the last weights are kept. False when cancelled (o.cancel).
+  bool fit_full_batch(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
     torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
     net->train();
     for (int step = 0; step < o.full_batch_steps; ++step) {
+      if (cancelled(o)) return false;
       opt.zero_grad();
       auto loss = torch::mse_loss(net->forward(xs), ys);
       loss.backward();
@@ -121,10 +124,12 @@ class TorchModel final : public NnModel {
     training.samples_validation = 0;
     training.best_epoch = o.full_batch_steps;
     training.best_validation_mse = torch::mse_loss(net->forward(xs), ys).item<double>();
+    return true;
   }
 
-  // PowerTrain's way: a seeded 90:10 split, `epochs` of minibatches, the best-validation weights kept.
-  void fit_with_validation(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
+  // PowerTrain's way: a seeded 90:10 split, `epochs` of minibatches, the best-validation weights kept. False when
+  // cancelled (o.cancel).
+  bool fit_with_validation(const torch::Tensor& xs, const torch::Tensor& ys, const NnOptions& o) {
     const int64_t n = xs.size(0);
     auto perm = torch::randperm(n, torch::TensorOptions().dtype(torch::kInt64));
     int64_t n_val = static_cast<int64_t>(std::llround(static_cast<double>(n) * o.validation_fraction));
@@ -141,6 +146,7 @@ class TorchModel final : public NnModel {
     int best_epoch = 0;
     const int64_t bs = std::max(1, o.batch_size);
     for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+      if (cancelled(o)) return false;
       net->train();
       auto order = torch::randperm(n_train, torch::TensorOptions().dtype(torch::kInt64));
       for (int64_t b = 0; b < n_train; b += bs) {
@@ -172,6 +178,7 @@ class TorchModel final : public NnModel {
     training.samples_validation = static_cast<int>(n_val);
     training.best_epoch = best_epoch;
     training.best_validation_mse = best_loss;
+    return true;
   }
 
   Result<std::unique_ptr<NnModel>> transfer(const std::vector<ModeKey>& x, const std::vector<double>& y,

@@ -2,6 +2,7 @@
 #include "controller/adaptive_planner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -44,8 +45,14 @@ struct AdaptivePlanner::Reference {
 
 AdaptivePlanner::AdaptivePlanner(Options options) : options_(std::move(options)), worker_(64) {}
 AdaptivePlanner::~AdaptivePlanner() { stop(); }
-void AdaptivePlanner::start() { worker_.start(); }
-void AdaptivePlanner::stop() { worker_.stop(); }
+void AdaptivePlanner::start() {
+  stopping_ = false;
+  worker_.start();
+}
+void AdaptivePlanner::stop() {
+  stopping_ = true;
+  worker_.stop();
+}
 
 bool AdaptivePlanner::plan(boost::asio::any_io_executor ex, DuePlan due, size_t boards,
                            std::function<void(AdaptiveDecision)> done) {
@@ -132,7 +139,7 @@ struct Anchor {
 Result<Anchor> anchor_of(const an::Corpus& corpus, const an::WorkloadData& ref,
                          const std::map<ModeId, std::pair<double, double>>& measured,
                          const std::vector<an::ModeKey>& modes, const AdaptivePlanSpec& spec,
-                         const std::string& model_dir) {
+                         const std::string& model_dir, const std::atomic<bool>* cancel) {
   Anchor a;
   a.kind = "measured";
   for (const auto& m : modes) {
@@ -151,6 +158,7 @@ Result<Anchor> anchor_of(const an::Corpus& corpus, const an::WorkloadData& ref,
   req.references = {{ref.workload, ref.device}};
   req.seed = static_cast<uint64_t>(spec.seed);
   req.model_dir = model_dir;
+  req.nn.cancel = cancel;
   an::WorkloadData target;
   target.device = spec.base.device;
   target.workload = spec.workload();
@@ -258,6 +266,13 @@ void describe_fit(const an::AdaptiveProfiler& profiler, const an::AdaptiveFit& f
 }  // namespace
 
 AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
+  const auto start = std::chrono::steady_clock::now();
+  AdaptiveDecision d = decide_timed(due, boards);
+  d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return d;
+}
+
+AdaptiveDecision AdaptivePlanner::decide_timed(const DuePlan& due, size_t boards) {
   AdaptiveDecision d;
   d.plan_id = due.plan_id;
   const AdaptivePlanSpec& spec = due.spec;
@@ -281,7 +296,12 @@ AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
         candidates.push_back(m);
         keys.push_back(key_of(m));
       }
-    auto anchor = anchor_of((*ref)->corpus, (*ref)->workload, (*ref)->measured, keys, spec, options_.model_dir);
+    auto anchor =
+        anchor_of((*ref)->corpus, (*ref)->workload, (*ref)->measured, keys, spec, options_.model_dir, &stopping_);
+    if (!anchor && (anchor.status().code() == Code::kCancelled || stopping_)) {
+      d.kind = AdaptiveDecision::Kind::kCancelled;
+      return d;
+    }
     if (!anchor) return fail(spec.where + ": the reference's predictions: " + anchor.status().message());
     an::AdaptiveOptions opt;
     auto strategy = an::parse_adaptive_strategy(spec.strategy);

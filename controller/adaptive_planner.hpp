@@ -17,6 +17,7 @@
 
 #include <boost/asio.hpp>
 #include <boost/json.hpp>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,13 +32,16 @@
 namespace jetsweep::controller {
 
 struct AdaptiveDecision {
-  enum class Kind { kRound, kDone, kFailed };
+  // kCancelled: the planner stopped mid-decision (a reference network's training is cut short); nothing is
+  // recorded, and the plan is due again when a controller next starts.
+  enum class Kind { kRound, kDone, kFailed, kCancelled };
   int64_t plan_id = 0;
   Kind kind = Kind::kRound;
   int64_t round = 0;                  // kRound: the round these modes are
   std::vector<ModeSettings> modes;    // kRound: the modes to profile next
   boost::json::object fit;            // the predictor the decision was made from (kRound, kDone)
   std::string error;                  // kFailed: why, naming the campaign file's place
+  double seconds = 0;                 // the decision's time on the planner's thread (reference training included)
 };
 
 class AdaptivePlanner {
@@ -49,6 +53,8 @@ class AdaptivePlanner {
   explicit AdaptivePlanner(Options options);
   ~AdaptivePlanner();
   void start();
+  // Cancels the decision in progress (a reference network in training stops at its next epoch: seconds, not the
+  // minute a whole training takes), drops those waiting, and joins the worker.
   void stop();
 
   // Queues the decision for `due` (its next round for `boards` free boards, or its end) on the worker; then
@@ -64,9 +70,11 @@ class AdaptivePlanner {
  private:
   struct Reference;   // a loaded reference workload (adaptive_planner.cpp)
   Result<std::shared_ptr<const Reference>> reference(const AdaptivePlanSpec& spec);
+  AdaptiveDecision decide_timed(const DuePlan& due, size_t boards);   // decide() without its clock
 
   const Options options_;
   CampaignWorker worker_;
+  std::atomic<bool> stopping_{false};   // set by stop(); read by the worker's trainings (NnOptions::cancel)
   std::mutex mu_;   // guards references_
   std::map<std::string, std::shared_ptr<const Reference>> references_;
 };

@@ -2,6 +2,8 @@
 // planner decide each (its thread), and records each decision (DbWorker) in one transaction: a round's runs are
 // created with the round, so a controller that restarts at any point neither loses nor repeats one (a round
 // recorded already is left as it is; a plan whose round was not recorded is due again and decided again).
+#include <cstdio>
+
 #include "common/log.hpp"
 #include "controller/agent_session.hpp"
 #include "controller/controller.hpp"
@@ -56,6 +58,12 @@ void Controller::apply_decision(AdaptiveDecision d, std::shared_ptr<size_t> left
   JS_CHECK_IO_THREAD(ioc_);
   auto self = shared_from_this();
   const int64_t id = d.plan_id;
+  if (d.kind == AdaptiveDecision::Kind::kCancelled) {   // the planner stopped: nothing to record, due again at start
+    JS_LOG_INFO << "adaptive plan " << id << ": its decision was cancelled (the controller is stopping); the plan is "
+                                             "decided again when a controller starts";
+    end_planning_pass(std::move(left));
+    return;
+  }
   std::string what;
   if (d.kind == AdaptiveDecision::Kind::kRound)
     what = "round " + std::to_string(d.round) + ": " + std::to_string(d.modes.size()) + " modes";
@@ -65,6 +73,9 @@ void Controller::apply_decision(AdaptiveDecision d, std::shared_ptr<size_t> left
     what = "failed: " + d.error;
   if (const auto* s = d.fit.if_contains("summary"); s && s->is_object())
     what += " (fit " + bj::serialize(*s) + ")";
+  char took[48];
+  std::snprintf(took, sizeof took, "; decided in %.3f s", d.seconds);
+  what += took;
   db_.post<Status>(
       executor(),
       [d = std::move(d)](Store& s) -> Status {

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -232,6 +233,20 @@ TEST_CASE("nn: save and load give identical predictions; bad inputs are rejected
   auto mismatch = iback->transfer(few, few_y, raw_inputs);
   REQUIRE_FALSE(mismatch.is_ok());
   CHECK(mismatch.status().message().find("inverse features") != std::string::npos);
+
+  // A training (from scratch, and a transfer's fine-tuning) told to stop fails with kCancelled.
+  std::atomic<bool> stop{true};
+  NnOptions cancelled = o;
+  cancelled.cancel = &stop;
+  auto cut = NnRegressor::train(modes, y, cancelled);
+  REQUIRE_FALSE(cut.is_ok());
+  CHECK(cut.status().code() == Code::kCancelled);
+  inv.cancel = &stop;
+  auto cut_transfer = iback->transfer(few, few_y, inv);
+  REQUIRE_FALSE(cut_transfer.is_ok());
+  CHECK(cut_transfer.status().code() == Code::kCancelled);
+  stop = false;   // the same options, not stopped: trains
+  CHECK(NnRegressor::train(modes, y, cancelled).is_ok());
 
   CHECK_FALSE(NnRegressor::load("/nonexistent/model.pt").is_ok());
   CHECK_FALSE(NnRegressor::train({modes[0]}, {1.0}, o).is_ok());

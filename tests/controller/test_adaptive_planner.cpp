@@ -3,6 +3,7 @@
 // the board simulator's model (analysis/simulator_corpus.hpp), revealed one round at a time.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -160,4 +161,32 @@ TEST_CASE("adaptive planner: across board classes with cross_board, the referenc
   CHECK(first.modes.size() == 6);
   CHECK(first.fit.at("reference").at("anchor").as_string() == "powertrain");
   CHECK(first.fit.at("reference").at("device").as_string() == "agx-orin");
+}
+
+TEST_CASE("adaptive planner: stopped while a reference network trains, the decision is cancelled and nothing kept") {
+  testing::TempDir dir;
+  const std::string orin = write_corpus(dir, "orin.csv", "agx-orin", {"resnet18/cifar10"}, 600);
+  const std::string models = (dir / "models").string();
+  const AdaptivePlanSpec spec = plan_spec(orin, "orin-nano", ", cross_board: true");
+  DuePlan due{3, 1, 0, spec, {}, std::nullopt};
+  {
+    AdaptivePlanner planner({"", models});
+    REQUIRE(planner.check(spec).is_ok());
+    planner.start();
+    planner.stop();   // what the controller's stop does; the training below then ends at its first epoch
+    const AdaptiveDecision d = planner.decide(due, 1);
+    CHECK(d.kind == AdaptiveDecision::Kind::kCancelled);   // not kFailed: the plan must stay due
+    CHECK(d.error.empty());
+    CHECK(d.modes.empty());
+    size_t kept = 0;   // no half-trained reference network saved for the next start to reuse
+    if (std::filesystem::exists(models))
+      for (const auto& e : std::filesystem::directory_iterator(models)) kept += e.path().extension() == ".pt";
+    CHECK(kept == 0);
+  }
+  AdaptivePlanner next({"", models});   // the next controller decides the same plan from scratch
+  next.start();
+  const AdaptiveDecision d = next.decide(due, 1);
+  REQUIRE_MESSAGE(d.kind == AdaptiveDecision::Kind::kRound, d.error);
+  CHECK(d.modes.size() == 6);
+  next.stop();
 }
