@@ -229,6 +229,14 @@ std::string format_status(const api::CampaignStatus& s, bool bar, std::time_t no
     if (p.power_loo_pct) out << ", power " << num(p.power_loo_pct, 1) << "%";
     if (p.front_size) out << "; predicted front " << *p.front_size << " modes";
     if (p.front_changed) out << " (" << *p.front_changed << " entered or left since the round before)";
+    for (const auto& r : p.history) {   // how the predictor and its front moved, round by round
+      out << "\n    round " << r.round << ": " << r.modes << " mode" << (r.modes == 1 ? "" : "s") << ", decided from "
+          << r.observations << " profiled";
+      if (r.time_loo_pct) out << "; leave-one-out time " << num(r.time_loo_pct, 1) << "%";
+      if (r.power_loo_pct) out << ", power " << num(r.power_loo_pct, 1) << "%";
+      if (r.front_size) out << "; front " << *r.front_size;
+      if (r.front_changed) out << " (" << *r.front_changed << " moved)";
+    }
     if (!p.error.empty()) out << "\n    " << p.error;
   }
   return out.str();

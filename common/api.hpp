@@ -28,6 +28,7 @@
 //   any error                                     -> ErrorReply (HTTP 400 / 401 / 403 / 404 / 413 / 500 / 503)
 #pragma once
 
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
@@ -115,6 +116,18 @@ struct Unrunnable {
   std::string reason;
 };
 
+// One round of an adaptive-profiling plan: the modes it queued and the summary of the fit it was decided from
+// (absent figures: that fit had fewer than two profiled modes). JSON derived from this description.
+struct AdaptiveRoundStatus {
+  int64_t round = 0;
+  int64_t modes = 0;                     // runs the round queued
+  int64_t observations = 0;              // modes profiled when it was decided
+  std::optional<double> time_loo_pct, power_loo_pct;
+  std::optional<int64_t> front_size, front_changed;
+};
+BOOST_DESCRIBE_STRUCT(AdaptiveRoundStatus, (),
+                      (round, modes, observations, time_loo_pct, power_loo_pct, front_size, front_changed))
+
 // One adaptive-profiling plan of a campaign (issue 33): its progress and the summary of its latest fit.
 struct AdaptivePlanStatus {
   int64_t plan_id = 0;
@@ -131,6 +144,7 @@ struct AdaptivePlanStatus {
   std::optional<double> time_loo_pct, power_loo_pct;
   std::optional<int64_t> front_size, front_changed;
   boost::json::object fit;     // the whole latest fit (controller/adaptive_planner.hpp); {} in campaign lists
+  std::vector<AdaptiveRoundStatus> history;   // every round, in order: how the predictor and its front moved
 };
 
 struct CampaignStatus {

@@ -1,6 +1,7 @@
 // The codec of adaptive-profiling plans' status (common/api.hpp AdaptivePlanStatus): in a campaign's status and
 // report.
 #include "common/api.hpp"
+#include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep::api {
@@ -20,7 +21,12 @@ bj::object to_json(const AdaptivePlanStatus& v) {
           {"power_loo_pct", json::optional_number(v.power_loo_pct)},
           {"front_size", v.front_size ? bj::value(*v.front_size) : bj::value(nullptr)},
           {"front_changed", v.front_changed ? bj::value(*v.front_changed) : bj::value(nullptr)},
-          {"fit", v.fit}};
+          {"fit", v.fit},
+          {"history", [&] {
+             bj::array a;
+             for (const auto& r : v.history) a.push_back(json::described_to_json(r));
+             return a;
+           }()}};
 }
 
 Status from_json(const bj::value& v, const std::string& where, AdaptivePlanStatus& out) {
@@ -40,6 +46,18 @@ Status from_json(const bj::value& v, const std::string& where, AdaptivePlanStatu
   out.front_size = r.opt_integer("front_size");
   out.front_changed = r.opt_integer("front_changed");
   if (const bj::object* fit = r.object("fit")) out.fit = *fit;
+  out.history.clear();
+  const bj::value* present = v.get_object().if_contains("history");   // absent from older controllers
+  if (const bj::array* history = present && !present->is_null() ? r.array("history") : nullptr)
+    for (size_t i = 0; i < history->size() && r.ok(); ++i) {
+      if (!(*history)[i].is_object()) {
+        r.fail("history", std::string("expected an array of objects, found ") + json::kind_name((*history)[i]));
+        break;
+      }
+      json::FieldReader e((*history)[i].get_object(), r, "history", i);
+      json::read_described(e, out.history.emplace_back());
+      if (!e.ok()) return e.status();
+    }
   return r.status();
 }
 

@@ -18,6 +18,11 @@ std::vector<api::AdaptivePlanStatus> MemoryStore::plan_statuses(int64_t campaign
     int64_t done = 0;
     for (const auto& [run_id, run] : runs_) done += run.adaptive_plan_id == id && run.status == "done" ? 1 : 0;
     out.push_back(adaptive_plan_status(id, p.state, p.rounds, p.spec, done, p.error, p.fit, with_fit));
+    for (const auto& [round, fit] : p.round_fits) {
+      int64_t modes = 0;
+      for (const auto& [run_id, run] : runs_) modes += run.adaptive_plan_id == id && run.adaptive_round == round ? 1 : 0;
+      out.back().history.push_back(adaptive_round_status(round, modes, &fit));
+    }
   }
   return out;
 }

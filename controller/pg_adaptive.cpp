@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/board_classes.hpp"
+#include "common/json_parse.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 Result<AdaptivePlanSpec> spec_of(const pqxx::field& f, int64_t plan_id) {
   boost::system::error_code ec;
-  const bj::value v = bj::parse(f.c_str(), ec);
+  const bj::value v = json::parse_exact(f.c_str(), ec);
   if (ec) return Status(Code::kInternal, "adaptive plan " + std::to_string(plan_id) + ": its stored spec is not JSON");
   return adaptive_plan_from_json(v, "adaptive plan " + std::to_string(plan_id));
 }
@@ -23,7 +24,7 @@ Result<AdaptivePlanSpec> spec_of(const pqxx::field& f, int64_t plan_id) {
 std::optional<bj::object> object_of(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
   boost::system::error_code ec;
-  bj::value v = bj::parse(f.c_str(), ec);
+  bj::value v = json::parse_exact(f.c_str(), ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.get_object());
 }
@@ -52,6 +53,13 @@ Result<std::vector<api::AdaptivePlanStatus>> pg_adaptive_plan_statuses(pqxx::wor
     out.push_back(adaptive_plan_status(id, row["state"].c_str(), row["rounds"].as<int64_t>(), spec,
                                        row["profiled"].as<int64_t>(), row["error"].c_str(), object_of(row["fit"]),
                                        with_fit));
+    for (const auto& r : w.exec_params("SELECT round, runs, fit->'summary' AS summary FROM adaptive_rounds "
+                                       "WHERE plan_id = $1 ORDER BY round",
+                                       id)) {
+      const std::optional<bj::object> summary = object_of(r["summary"]);
+      const bj::object fit = summary ? bj::object{{"summary", *summary}} : bj::object{};
+      out.back().history.push_back(adaptive_round_status(r["round"].as<int64_t>(), r["runs"].as<int64_t>(), &fit));
+    }
   }
   return out;
 }
@@ -85,7 +93,7 @@ Result<std::vector<DuePlan>> PgStore::adaptive_plans_due() {
                                          ids)) {
       const int64_t run_id = row["id"].as<int64_t>();
       boost::system::error_code ec;
-      const bj::value cfg = bj::parse(row["config"].c_str(), ec);
+      const bj::value cfg = json::parse_exact(row["config"].c_str(), ec);
       if (ec || !cfg.is_object()) return Status(Code::kInternal, "run " + std::to_string(run_id) + ": config is not JSON");
       JS_ASSIGN_OR_RETURN(RunConfig c, run_config_from_json(cfg.get_object(), "run " + std::to_string(run_id)));
       DuePlan& d = out[index.at(row["adaptive_plan_id"].as<int64_t>())];

@@ -97,6 +97,29 @@ std::string storage_medium_of(const std::string& data) {
   return data.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
 }
 
+api::AdaptiveRoundStatus adaptive_round_status(int64_t round, int64_t modes, const boost::json::object* fit) {
+  api::AdaptiveRoundStatus r;
+  r.round = round;
+  r.modes = modes;
+  const auto* summary = fit ? fit->if_contains("summary") : nullptr;
+  if (!summary || !summary->is_object()) return r;
+  const auto& o = summary->get_object();
+  auto number = [&](const char* k) -> std::optional<double> {
+    const auto* v = o.if_contains(k);
+    return v ? json::as_number(*v) : std::nullopt;
+  };
+  auto integer = [&](const char* k) -> std::optional<int64_t> {
+    const auto* v = o.if_contains(k);
+    return v ? json::as_integer(*v) : std::nullopt;
+  };
+  r.observations = integer("observations").value_or(0);
+  r.time_loo_pct = number("time_loo_pct");
+  r.power_loo_pct = number("power_loo_pct");
+  r.front_size = integer("front_size");
+  r.front_changed = integer("front_changed");
+  return r;
+}
+
 api::AdaptivePlanStatus adaptive_plan_status(int64_t plan_id, const std::string& state, int64_t rounds,
                                              const AdaptivePlanSpec& spec, int64_t profiled, const std::string& error,
                                              const std::optional<boost::json::object>& fit, bool with_fit) {
@@ -111,21 +134,11 @@ api::AdaptivePlanStatus adaptive_plan_status(int64_t plan_id, const std::string&
   s.candidates = static_cast<int64_t>(spec.candidates.size());
   s.error = error;
   if (!fit) return s;
-  if (const auto* summary = fit->if_contains("summary"); summary && summary->is_object()) {
-    const auto& o = summary->get_object();
-    auto number = [&](const char* k) -> std::optional<double> {
-      const auto* v = o.if_contains(k);
-      return v ? json::as_number(*v) : std::nullopt;
-    };
-    auto integer = [&](const char* k) -> std::optional<int64_t> {
-      const auto* v = o.if_contains(k);
-      return v ? json::as_integer(*v) : std::nullopt;
-    };
-    s.time_loo_pct = number("time_loo_pct");
-    s.power_loo_pct = number("power_loo_pct");
-    s.front_size = integer("front_size");
-    s.front_changed = integer("front_changed");
-  }
+  const api::AdaptiveRoundStatus latest = adaptive_round_status(rounds, 0, &*fit);
+  s.time_loo_pct = latest.time_loo_pct;
+  s.power_loo_pct = latest.power_loo_pct;
+  s.front_size = latest.front_size;
+  s.front_changed = latest.front_changed;
   if (with_fit) s.fit = *fit;
   return s;
 }

@@ -112,6 +112,8 @@ std::string storage_medium_of(const std::string& data);
 api::AdaptivePlanStatus adaptive_plan_status(int64_t plan_id, const std::string& state, int64_t rounds,
                                              const AdaptivePlanSpec& spec, int64_t profiled, const std::string& error,
                                              const std::optional<boost::json::object>& fit, bool with_fit);
+// One round of a plan from its stored row: `modes` its runs, `fit` the fit it was decided from (its "summary").
+api::AdaptiveRoundStatus adaptive_round_status(int64_t round, int64_t modes, const boost::json::object* fit);
 
 // A campaign with a plan still profiling is not finished (unless it was cancelled): its next round is to come.
 void adaptive_unfinished(api::CampaignStatus& s);

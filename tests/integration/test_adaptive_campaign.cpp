@@ -109,6 +109,15 @@ TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled i
                     std::string::npos,
                 status);
   CHECK_MESSAGE(status.find("predicted front") != std::string::npos, status);
+  // The round history: one line per round stored, the first decided from nothing, a later one from a fit.
+  const int64_t rounds = db.count("SELECT count(*) FROM adaptive_rounds r JOIN adaptive_plans p ON p.id = r.plan_id "
+                                  "WHERE p.campaign_id = " + std::to_string(orin));
+  size_t lines = 0;
+  for (size_t at = status.find("\n    round "); at != std::string::npos; at = status.find("\n    round ", at + 1)) ++lines;
+  CHECK_MESSAGE(static_cast<int64_t>(lines) == rounds, status);
+  CHECK_MESSAGE(status.find("round 0: ") != std::string::npos, status);
+  CHECK_MESSAGE(status.find("decided from 0 profiled") != std::string::npos, status);
+  CHECK_MESSAGE(status.find("; leave-one-out time ") != std::string::npos, status);
 
   // The report: the plan's fit, a mode per power budget, measured and predicted apart.
   const std::string report = fleet.cli({"report", std::to_string(orin)});

@@ -54,6 +54,19 @@ inline int64_t finish_round_zero(controller::Store& store, const ModeSettings& f
   return e1.run_id;
 }
 
+// The history of a plan whose round 0 queued 2 modes, decided from the fit check_adaptive_plans records with it.
+inline void check_round_zero_history(const api::AdaptivePlanStatus& plan) {
+  REQUIRE(plan.history.size() == 1);
+  const api::AdaptiveRoundStatus& r0 = plan.history[0];
+  CHECK(r0.round == 0);
+  CHECK(r0.modes == 2);
+  CHECK(r0.observations == 2);
+  CHECK(r0.time_loo_pct == std::optional<double>(7.5));
+  CHECK(r0.power_loo_pct == std::optional<double>(2.5));
+  CHECK(r0.front_size == std::optional<int64_t>(4));
+  CHECK(r0.front_changed == std::optional<int64_t>(1));
+}
+
 inline void check_adaptive_plans(controller::Store& store) {
   namespace bj = boost::json;
   const std::string yaml =
@@ -89,7 +102,8 @@ inline void check_adaptive_plans(controller::Store& store) {
 
   // Round 0, recorded twice (a retry, a restarted controller): created once.
   const std::vector<ModeSettings> modes = {spec.candidates[0], spec.candidates[1]};
-  const bj::object fit0{{"summary", bj::object{{"observations", 0}}}};
+  const bj::object fit0{{"summary", bj::object{{"observations", 2}, {"time_loo_pct", 7.5}, {"power_loo_pct", 2.5},
+                                                {"front_size", 4}, {"front_changed", 1}}}};
   auto added = store.add_adaptive_round(plan, 0, modes, fit0);
   REQUIRE_MESSAGE(added.is_ok(), added.status().to_string());
   CHECK(*added);
@@ -102,6 +116,7 @@ inline void check_adaptive_plans(controller::Store& store) {
   CHECK(status->runs == 2);
   CHECK(status->queued == 2);
   CHECK(status->adaptive[0].rounds == 1);
+  check_round_zero_history(status->adaptive[0]);
   due = store.adaptive_plans_due();
   REQUIRE(due.is_ok());
   CHECK(due->empty());   // its round's runs are open
@@ -143,6 +158,9 @@ inline void check_adaptive_plans(controller::Store& store) {
   CHECK(*p.time_loo_pct == doctest::Approx(4.5));
   CHECK(p.front_size == std::optional<int64_t>(3));
   CHECK(p.fit.empty());   // the status carries the summary only
+  REQUIRE(p.history.size() == 1);   // the plan's end adds no round
+  CHECK(p.history[0].modes == 2);
+  CHECK_FALSE(p.front_changed.has_value());   // the latest fit's summary, not round 0's
   CHECK(status->finished);
   due = store.adaptive_plans_due();
   REQUIRE(due.is_ok());

@@ -168,3 +168,42 @@ TEST_CASE("request targets") {
   CHECK(api::CampaignStateChange{"3", "frob"}.state().empty());
   CHECK(api::run_cancel_path("9") == "/api/runs/9/cancel");
 }
+
+TEST_CASE("adaptive plan status: the round history round-trips; older answers without it decode; bad rounds named") {
+  api::CampaignStatus s;
+  s.campaign_id = 5;
+  api::AdaptivePlanStatus p;
+  p.plan_id = 9;
+  p.state = "profiling";
+  p.rounds = 2;
+  p.history = {{0, 8, 0, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, {1, 2, 8, 12.5, 3.25, 6, 2}};
+  s.adaptive.push_back(p);
+  const std::string wire = bj::serialize(api::to_json(s));
+  CHECK(wire.find(R"("history":[{"round":0,"modes":8,"observations":0,"time_loo_pct":null,"power_loo_pct":null,)"
+                  R"("front_size":null,"front_changed":null},{"round":1,"modes":2,"observations":8,"time_loo_pct":1.25E1,)"
+                  R"("power_loo_pct":3.25E0,"front_size":6,"front_changed":2}])") != std::string::npos);
+  auto back = api::decode<api::CampaignStatus>(bj::parse(wire), "status");
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  REQUIRE(back->adaptive.size() == 1);
+  const auto& h = back->adaptive[0].history;
+  REQUIRE(h.size() == 2);
+  CHECK(h[0].round == 0);
+  CHECK_FALSE(h[0].time_loo_pct.has_value());
+  CHECK(h[1].modes == 2);
+  CHECK(h[1].observations == 8);
+  CHECK(h[1].time_loo_pct == std::optional<double>(12.5));
+  CHECK(h[1].front_changed == std::optional<int64_t>(2));
+
+  bj::value older = bj::parse(wire);   // a controller from before the history
+  older.at("adaptive").as_array()[0].as_object().erase("history");
+  auto old_back = api::decode<api::CampaignStatus>(older, "status");
+  REQUIRE_MESSAGE(old_back.is_ok(), old_back.status().to_string());
+  CHECK(old_back->adaptive[0].history.empty());
+
+  bj::value bad = bj::parse(wire);
+  bad.at("adaptive").as_array()[0].as_object()["history"].as_array()[1].as_object()["modes"] = "two";
+  auto r = api::decode<api::CampaignStatus>(bad, "status");
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() ==
+        "status field 'adaptive'[0] field 'history[1]', field 'modes': expected an integer, got string");
+}
