@@ -75,20 +75,20 @@ Result<CampaignInfo> campaign_info(pqxx::transaction_base& w, const std::string&
                            : w.exec_params("SELECT id, name FROM campaigns WHERE name = $1 ORDER BY id DESC LIMIT 1", ref);
   if (r.empty()) return not_found("no campaign '" + ref + "'");
   CampaignInfo c;
-  c.id = r[0][0].as<int64_t>();
-  c.name = r[0][1].c_str();
+  c.id = r[0]["id"].as<int64_t>();
+  c.name = r[0]["name"].c_str();
   if (lock) {
     w.exec_params("SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE", c.id);
     w.exec_params("SELECT 1 FROM runs WHERE campaign_id = $1 FOR UPDATE", c.id);
   }
   const pqxx::row n = w.exec_params1(
-      "SELECT count(*), count(*) FILTER (WHERE status IN ('assigned', 'running')), "
-      "(SELECT count(*) FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1) "
+      "SELECT count(*) AS runs, count(*) FILTER (WHERE status IN ('assigned', 'running')) AS active_runs, "
+      "(SELECT count(*) FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1) AS epochs "
       "FROM runs WHERE campaign_id = $1",
       c.id);
-  c.runs = n[0].as<int64_t>();
-  c.active_runs = n[1].as<int64_t>();
-  c.epochs = n[2].as<int64_t>();
+  c.runs = n["runs"].as<int64_t>();
+  c.active_runs = n["active_runs"].as<int64_t>();
+  c.epochs = n["epochs"].as<int64_t>();
   return c;
 }
 
@@ -360,9 +360,10 @@ Status import_models(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id,
   if (v.has("model_files")) {
     w.exec("CREATE INDEX ON archive_model_file_chunks (sha256, idx)");
     for (const auto& f : w.exec("SELECT sha256, bytes, chunks FROM archive_model_files ORDER BY sha256")) {
-      const std::string sha = f[0].c_str();
-      if (f[1].is_null() || f[2].is_null()) return invalid_argument("model file " + sha + ": incomplete in the archive");
-      const int64_t bytes = f[1].as<int64_t>(), chunks = f[2].as<int64_t>();
+      const std::string sha = f["sha256"].c_str();
+      if (f["bytes"].is_null() || f["chunks"].is_null())
+        return invalid_argument("model file " + sha + ": incomplete in the archive");
+      const int64_t bytes = f["bytes"].as<int64_t>(), chunks = f["chunks"].as<int64_t>();
       // As an upload is checked (Store's check_model_upload): every chunk but the last one of kModelChunkBytes.
       if (bytes < 1 || chunks != (bytes + proto::kModelChunkBytes - 1) / proto::kModelChunkBytes)
         return invalid_argument("model file " + sha + ": " + std::to_string(bytes) + " bytes in " +
@@ -431,12 +432,12 @@ Result<ImportSummary> apply_import(pqxx::work& w, const ImportVisitor& v, const 
   ImportSummary s;
   s.header = h;
   const pqxx::row runs = w.exec1(
-      "SELECT count(*) FILTER (WHERE status IN ('assigned', 'running')), count(*) FILTER (WHERE status = 'queued') "
-      "FROM archive_runs");
-  if (runs[0].as<int64_t>() > 0)
-    return invalid_argument("the archive has " + std::string(runs[0].c_str()) +
+      "SELECT count(*) FILTER (WHERE status IN ('assigned', 'running')) AS active, "
+      "count(*) FILTER (WHERE status = 'queued') AS queued FROM archive_runs");
+  if (runs["active"].as<int64_t>() > 0)
+    return invalid_argument("the archive has " + std::string(runs["active"].c_str()) +
                             " run(s) assigned or running, which no agent here executes");
-  s.queued_runs = runs[1].as<int64_t>();
+  s.queued_runs = runs["queued"].as<int64_t>();
   s.campaign_id =
       w.exec1(insert_mapped(w, "campaigns", v.columns("campaigns"), {{"id", ""}, {"request_key", ""}}, "RETURNING id"))[0]
           .as<int64_t>();
@@ -523,14 +524,14 @@ Result<DropSummary> drop_campaign(const std::string& dsn, int64_t campaign_id) {
     JS_ASSIGN_OR_RETURN(d.campaign, campaign_info(w, std::to_string(campaign_id), true));
     JS_RETURN_IF_ERROR(refuse_active(d.campaign, "drop"));
     const pqxx::row n = w.exec_params1(
-        "SELECT (SELECT count(*) FROM minibatch_chunks WHERE campaign_id = $1), "
-        "(SELECT count(*) FROM sample_chunks WHERE campaign_id = $1), "
+        "SELECT (SELECT count(*) FROM minibatch_chunks WHERE campaign_id = $1) AS minibatch_chunks, "
+        "(SELECT count(*) FROM sample_chunks WHERE campaign_id = $1) AS sample_chunks, "
         "coalesce(pg_total_relation_size(to_regclass('minibatch_chunks_c' || $1)), 0) + "
-        "coalesce(pg_total_relation_size(to_regclass('sample_chunks_c' || $1)), 0)",
+        "coalesce(pg_total_relation_size(to_regclass('sample_chunks_c' || $1)), 0) AS partition_bytes",
         campaign_id);
-    d.minibatch_chunks = n[0].as<int64_t>();
-    d.sample_chunks = n[1].as<int64_t>();
-    d.partition_bytes = n[2].as<int64_t>();
+    d.minibatch_chunks = n["minibatch_chunks"].as<int64_t>();
+    d.sample_chunks = n["sample_chunks"].as<int64_t>();
+    d.partition_bytes = n["partition_bytes"].as<int64_t>();
     w.exec_params("DELETE FROM campaigns WHERE id = $1", campaign_id);  // its trigger drops the partitions
     w.commit();
     return d;

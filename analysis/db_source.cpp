@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/json_parse.hpp"
 #include "common/text.hpp"
 
 namespace jetsweep::analysis {
@@ -160,7 +161,7 @@ std::map<std::string, std::string> parse_software(const pqxx::field& f) {
   std::map<std::string, std::string> out;
   if (f.is_null()) return out;
   boost::system::error_code ec;
-  auto v = boost::json::parse(f.c_str(), ec);
+  auto v = json::parse_exact(f.c_str(), ec);
   if (ec || !v.is_object()) return out;
   for (const auto& kv : v.get_object())
     if (kv.value().is_string()) out[std::string(kv.key())] = std::string(kv.value().get_string());
@@ -303,7 +304,7 @@ Result<StoredAdaptiveFit> load_adaptive_fit(const std::string& dsn, const std::s
     pqxx::read_transaction tx(conn);
     JS_ASSIGN_OR_RETURN(int64_t id, campaign_id(tx, campaign));
     const auto rows = tx.exec_params(
-        "SELECT id, device_class, workload, state, fit::text FROM adaptive_plans WHERE campaign_id = $1 "
+        "SELECT id, device_class, workload, state, fit::text AS fit FROM adaptive_plans WHERE campaign_id = $1 "
         "AND workload = $2 AND ($3 = '' OR device_class = $3) ORDER BY plan_index",
         id, workload.workload, workload.device);
     tx.commit();
@@ -312,16 +313,17 @@ Result<StoredAdaptiveFit> load_adaptive_fit(const std::string& dsn, const std::s
     if (rows.size() > 1)
       return invalid_argument("--workload: campaign '" + campaign + "' has adaptive plans of " + workload.workload +
                               " on several board classes: name one (" + workload.workload + "@CLASS)");
-    const auto& row = rows[0];
+    const NamedRow::Columns columns(rows);
+    const NamedRow row(rows[0], columns);
     StoredAdaptiveFit f;
-    f.plan_id = row[0].as<int64_t>();
-    f.device = row[1].c_str();
-    f.workload = row[2].c_str();
-    f.state = row[3].c_str();
+    f.plan_id = row.required_integer("id");
+    f.device = row.text("device_class");
+    f.workload = row.text("workload");
+    f.state = row.text("state");
     const std::string where = "adaptive plan " + std::to_string(f.plan_id) + " of campaign '" + campaign + "'";
-    if (row[4].is_null()) return invalid_argument(where + ": nothing fitted yet (it needs two profiled modes)");
+    if (row.is_null("fit")) return invalid_argument(where + ": nothing fitted yet (it needs two profiled modes)");
     boost::system::error_code ec;
-    const bj::value v = bj::parse(row[4].c_str(), ec);
+    const bj::value v = json::parse_exact(row.text("fit"), ec);
     const bj::object* fit = ec ? nullptr : v.if_object();
     if (!fit || !fit->contains("candidates"))
       return invalid_argument(where + ": nothing fitted yet (it needs two profiled modes)");
