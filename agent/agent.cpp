@@ -342,7 +342,7 @@ void Agent::enqueue_result(proto::Body body) {
   const uint64_t id = outbox_.add(std::move(body), journal_error);
   if (!journal_error.is_ok())
     JS_LOG_ERROR << "agent " << options_.name << ": journal append of '" << type << "' #" << id << " (run " << run
-                 << "): " << journal_error.to_string() << "; kept in memory only";
+                 << "): " << journal_error.to_string() << "; kept in memory, journaled when the journal can write";
   if (!writing_) write_next();
 }
 

@@ -83,18 +83,20 @@ uint64_t Outbox::add(proto::Body body, Status& journal_error) {
   it.frame_bytes = it.frame.size();
   journal_error = Status::ok();
   if (journal_) {
-    // Written (and synced per the journal's policy) before it can reach the controller.
-    JournalEntry entry{it.id, it.run_id, it.run_finished, std::move(it.frame)};   // lent, not copied
-    journal_error = journal_->append(entry, type);
-    it.frame = std::move(entry.frame);
-    it.journaled = journal_error.is_ok();
+    // Written (and synced per the journal's policy) before it can reach the controller; after the messages that
+    // could not be written before it (a full disk), so the journal never holds a later message without an earlier.
+    journal_error = journal_backlog();
+    if (journal_error.is_ok()) journal_error = journal(it, type);
   }
   if (it.journaled && memory_bytes_ + it.frame_bytes > limits_.memory_bytes) {
     it.frame.clear();
     it.frame.shrink_to_fit();   // on disk only: read back when sent
   } else {
     memory_bytes_ += it.frame_bytes;
-    if (!it.journaled) unjournaled_bytes_ += it.frame_bytes;
+    if (!it.journaled) {
+      unjournaled_bytes_ += it.frame_bytes;
+      ++unjournaled_items_;
+    }
   }
   bytes_ += it.frame_bytes;
   const uint64_t id = it.id;
@@ -103,12 +105,43 @@ uint64_t Outbox::add(proto::Body body, Status& journal_error) {
   return id;
 }
 
+Status Outbox::journal(Item& it, std::string_view type) {
+  JournalEntry entry{it.id, it.run_id, it.run_finished, std::move(it.frame)};   // lent, not copied
+  Status s = journal_->append(entry, type);
+  it.frame = std::move(entry.frame);
+  // Written but not synced (fdatasync failed) is in the file all the same: journaled, never appended twice.
+  it.journaled = s.is_ok() || it.id < journal_->next_id();
+  return s;
+}
+
+Status Outbox::journal_backlog() {
+  if (unjournaled_items_ == 0) return Status::ok();
+  for (Item& it : items_) {
+    if (it.journaled || it.lost) continue;
+    Status s = journal(it, "");   // its kind is not kept; the backlog is synced as a whole below
+    if (it.journaled) {
+      --unjournaled_items_;
+      unjournaled_bytes_ -= it.frame_bytes;   // still held in memory until acked, now journaled too
+    }
+    if (!s.is_ok()) {
+      update_gate();
+      return s;
+    }
+    if (unjournaled_items_ == 0) break;
+  }
+  update_gate();
+  return journal_->sync();
+}
+
 Status Outbox::ack(uint64_t up_to) {
   while (!items_.empty() && items_.front().id <= up_to) {
     const Item& it = items_.front();
     bytes_ -= it.frame_bytes;
     if (!it.frame.empty()) memory_bytes_ -= it.frame_bytes;
-    if (!it.frame.empty() && !it.journaled) unjournaled_bytes_ -= it.frame_bytes;
+    if (!it.frame.empty() && !it.journaled) {
+      unjournaled_bytes_ -= it.frame_bytes;
+      --unjournaled_items_;
+    }
     if (sent_ > 0) {
       --sent_;
       if (!it.lost) in_flight_bytes_ -= it.frame_bytes;

@@ -75,7 +75,8 @@ class Outbox {
   Outbox(std::shared_ptr<Journal> journal, Limits limits);
 
   // Encodes `body` with the next id, journals it and keeps it until acked; returns its id. A journal error is
-  // logged by the caller from `journal_error` (the message then stays in memory only).
+  // logged by the caller from `journal_error` (the message then stays in memory, and is journaled with the next
+  // message the journal takes: a message is never journaled while an earlier one is not).
   uint64_t add(proto::Body body, Status& journal_error);
   // The controller committed every message with id <= up_to. Returns a journal error (logged by the caller).
   Status ack(uint64_t up_to);
@@ -107,6 +108,11 @@ class Outbox {
 
  private:
   void update_gate();
+  // Appends `it` to the journal; it.journaled says whether the journal now holds it.
+  Status journal(Item& it, std::string_view type);
+  // Appends the messages not yet journaled (a write failed, e.g. the disk was full), oldest first; stops at the
+  // first that fails again.
+  Status journal_backlog();
   // Forgets lost items at the front (everything before them is acked), acking them in the journal.
   Status forget_leading_lost();
 
@@ -117,6 +123,7 @@ class Outbox {
   uint64_t bytes_ = 0;
   uint64_t memory_bytes_ = 0;
   uint64_t unjournaled_bytes_ = 0;   // held in memory because they are not in the journal
+  size_t unjournaled_items_ = 0;     //   and how many: journaled, in id order, before any later message
   uint64_t in_flight_bytes_ = 0;
   uint64_t next_id_ = 1;
   int64_t lost_ = 0;

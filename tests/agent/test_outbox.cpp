@@ -3,7 +3,11 @@
 // read-back that this rests on.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -262,4 +266,38 @@ TEST_CASE("producer gate: the producer waits while the outbox is full or too muc
   cancel = true;
   gate.wait_for_room(cancel);
   CHECK(gate.posted_count() == ProducerGate::kMaxPosted);
+}
+
+TEST_CASE("outbox: messages the journal could not take (a full disk) are journaled before any later one") {
+  // A full disk without privileges: a file-size limit makes the journal's writes fail (EFBIG instead of ENOSPC,
+  // the same path through the journal: the record is cut back, the message stays in memory).
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit unlimited{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+  testing::TempDir dir;
+  {
+    auto j = open_journal(dir);
+    Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+    add(box, chunk(4, 0, 10));
+    add(box, chunk(4, 1, 10));
+    rlimit full = unlimited;
+    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
+    Status first, second;
+    box.add(chunk(4, 2, 10), first);
+    box.add(chunk(4, 3, 10), second);
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+    CHECK_FALSE(first.is_ok());
+    CHECK_FALSE(second.is_ok());
+    CHECK(box.size() == 4);   // held in memory, to be sent all the same
+    add(box, proto::RunFinished{4, "done", "", 1.0});   // the disk has room again: 3 and 4 go in first
+    CHECK(box.size() == 5);
+  }   // the agent dies with nothing acknowledged
+  auto j = open_journal(dir);
+  Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  const auto sent = send_all(box);
+  REQUIRE(sent.size() == 5);
+  for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].id == i + 1);
+  CHECK(std::holds_alternative<proto::RunFinished>(sent.back().body));
+  CHECK(std::get<proto::MinibatchChunk>(sent[2].body).epoch == 2);
 }

@@ -1,7 +1,8 @@
 // The fault soak (issue 32, docs/RELIABILITY.md): campaigns on simulated Orin Nano agents, one after another, while
 // faults chosen by a seeded generator hit them at random seeded times: kill -9 of the controller, of an agent (with
 // the controller up, and while it is down), a PostgreSQL restart, every agent connection cut, an agent frozen
-// (SIGSTOP) past its lease, and the database made slow (its tables locked for seconds). After each campaign, every
+// (SIGSTOP) past its lease, the database made slow (its tables locked for seconds), and an agent's journal disk
+// full (ENOSPC; each journal on its own tmpfs, where the tests may mount one). After each campaign, every
 // run is done once and every epoch, minibatch and sample row it stored equals a clean replay of the same run
 // (clean_replay.hpp); after the soak, every agent is connected again (none locked out).
 //
@@ -10,8 +11,13 @@
 // summary (bench/chaos). One test thread; the processes are the real controller and agents.
 #include <doctest/doctest.h>
 
+#include <sys/mount.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -28,9 +34,10 @@ using namespace std::chrono_literals;
 namespace {
 
 enum class Fault { kKillController, kKillAgent, kKillAgentControllerDown, kRestartPostgres, kCutConnections,
-                   kFreezeAgent, kSlowDatabase };
+                   kFreezeAgent, kSlowDatabase, kJournalDiskFull };
 constexpr Fault kFaults[] = {Fault::kKillController, Fault::kKillAgent, Fault::kKillAgentControllerDown,
-                             Fault::kRestartPostgres, Fault::kCutConnections, Fault::kFreezeAgent, Fault::kSlowDatabase};
+                             Fault::kRestartPostgres, Fault::kCutConnections, Fault::kFreezeAgent, Fault::kSlowDatabase,
+                             Fault::kJournalDiskFull};
 
 const char* fault_name(Fault f) {
   switch (f) {
@@ -41,6 +48,7 @@ const char* fault_name(Fault f) {
     case Fault::kCutConnections: return "cut_connections";
     case Fault::kFreezeAgent: return "freeze_agent";
     case Fault::kSlowDatabase: return "slow_database";
+    case Fault::kJournalDiskFull: return "journal_disk_full";
   }
   return "?";
 }
@@ -75,10 +83,18 @@ class Soak {
   Soak(const TestDatabase& db, uint64_t seed, std::string time_scale)
       : db_(db), fleet_(db, kControllerFlags), proxy_(static_cast<uint16_t>(fleet_.port())), rng_(seed),
         time_scale_(std::move(time_scale)) {
+    mount_journal_disks();
+    for (const Fault f : kFaults)
+      if (f != Fault::kJournalDiskFull || !journal_disks_.empty()) faults_.push_back(f);
     for (int i = 1; i <= kAgents; ++i) start_agent(i);
     REQUIRE_MESSAGE(wait_until(60s, [&] { return fleet_.agents_connected(kAgents); }), fleet_.logs());
   }
+  ~Soak() {
+    for (const auto& dir : journal_disks_) ::umount2(dir.c_str(), MNT_DETACH);   // the agents may still hold files
+  }
   Fleet& fleet() { return fleet_; }
+  // Why the journal_disk_full fault is not drawn ("" when it is).
+  const std::string& journal_disks_refused() const { return journal_disks_refused_; }
 
   // Seconds in [lo, hi), from the soak's generator.
   double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
@@ -86,10 +102,10 @@ class Soak {
 
   // Injects one fault drawn from the generator; returns it.
   Fault inject() {
-    const Fault f = kFaults[std::uniform_int_distribution<size_t>(0, std::size(kFaults) - 1)(rng_)];
+    const Fault f = faults_[std::uniform_int_distribution<size_t>(0, faults_.size() - 1)(rng_)];
     const int agent = std::uniform_int_distribution<int>(1, kAgents)(rng_);
     MESSAGE("fault " << std::string(fault_name(f)) << (f == Fault::kKillAgent || f == Fault::kFreezeAgent ||
-                                                  f == Fault::kKillAgentControllerDown
+                                                  f == Fault::kKillAgentControllerDown || f == Fault::kJournalDiskFull
                                               ? " on chaos-" + std::to_string(agent) : std::string()));
     switch (f) {
       case Fault::kKillController:
@@ -132,6 +148,15 @@ class Soak {
         w.commit();
         break;
       }
+      case Fault::kJournalDiskFull: {
+        // The agent's journal file system filled to the last byte: its writes fail with ENOSPC for 0.5-3 s (it keeps
+        // those messages in memory and sends them; compaction cannot write), then the space comes back.
+        const std::string filler = journal_disks_.at(static_cast<size_t>(agent - 1)) + "/filler";
+        fill_until_enospc(filler);
+        pause(0.5, 3);
+        std::filesystem::remove(filler);
+        break;
+      }
     }
     ++injected_[fault_name(f)];
     return f;
@@ -154,6 +179,33 @@ class Soak {
   }
   void restart_controller() { fleet_.start_controller(std::to_string(fleet_.port()), kControllerFlags); }
 
+  // Each agent's journal directory on its own small tmpfs, so one can be filled: needs CAP_SYS_ADMIN (root on the
+  // test machines and CI); without it the fault is not drawn and the summary says why.
+  void mount_journal_disks() {
+    std::vector<std::string> dirs;
+    for (int i = 1; i <= kAgents; ++i) {
+      const std::string dir = (fleet_.dir() / ("journal-chaos-" + std::to_string(i))).string();
+      std::filesystem::create_directories(dir);
+      if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64m,mode=0700") != 0) {
+        journal_disks_refused_ = "mount tmpfs on " + dir + ": " + std::strerror(errno);
+        for (const auto& d : dirs) ::umount2(d.c_str(), MNT_DETACH);
+        return;
+      }
+      dirs.push_back(dir);
+    }
+    journal_disks_ = dirs;
+  }
+  static void fill_until_enospc(const std::string& path) {
+    std::ofstream out(path, std::ios::binary);
+    const std::string block(1 << 20, 'x');
+    while (out.write(block.data(), static_cast<std::streamsize>(block.size())) && out.flush()) {
+    }
+    const std::string byte(1, 'x');
+    out.clear();
+    while (out.write(byte.data(), 1) && out.flush()) {   // the last partial block too
+    }
+  }
+
   const TestDatabase& db_;
   Fleet fleet_;
   TcpProxy proxy_;
@@ -161,6 +213,9 @@ class Soak {
   std::string time_scale_;
   std::map<int, Process*> agents_;
   std::map<std::string, int64_t> injected_;
+  std::vector<Fault> faults_;                // those drawn
+  std::vector<std::string> journal_disks_;   // per agent, its journal's tmpfs; empty when mounting was refused
+  std::string journal_disks_refused_;
 };
 
 // Round `round`'s campaign: three runs. Each drops the page cache first, so it starts from the state a clean replay
@@ -220,6 +275,12 @@ TEST_CASE("chaos soak: seeded faults on a simulated fleet; every row exactly onc
   boost::json::object by_kind;
   for (const auto& [k, n] : soak.injected()) by_kind[k] = n;
   report["by_fault"] = by_kind;
+  if (!soak.journal_disks_refused().empty()) report["journal_disk_full_not_injected"] = soak.journal_disks_refused();
+  int64_t refused = 0;   // result messages an agent could not journal (its disk full): held in memory, journaled later
+  const std::string logs = fleet.logs();
+  for (size_t at = logs.find(": journal append of "); at != std::string::npos; at = logs.find(": journal append of ", at + 1))
+    ++refused;
+  report["journal_appends_refused"] = refused;
   boost::json::array rss;
   for (int64_t kb : controller_rss_kb) rss.push_back(kb);
   report["controller_rss_kb_per_campaign"] = rss;
