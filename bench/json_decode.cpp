@@ -1,0 +1,80 @@
+// Wire decode cost (issue 29's ingest path): parsing real result frames with json::parse_exact (correctly rounded;
+// common/json_parse.hpp) against boost::json::parse (the baseline, measured in the same run), and proto::decode in
+// all. Frames: a 2,048-sample telemetry chunk of an 8-core board and a 4,096-minibatch chunk, values as measured
+// (16-17 significant digits), each message as the agent encodes it. Prints a markdown table.
+// Usage: bench_json_decode [ROUNDS]   (default 5; best of the rounds, 50 parses each)
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/json_parse.hpp"
+#include "common/protocol.hpp"
+
+using namespace jetsweep;
+namespace bj = boost::json;
+
+namespace {
+
+template <class F>
+double best_seconds(int rounds, int per_round, F f) {
+  double best = 1e9;
+  for (int r = 0; r < rounds; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_round; ++i) f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / per_round);
+  }
+  return best;
+}
+
+std::vector<std::pair<std::string, std::string>> frames() {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(0, 1);
+  proto::SampleChunk samples{7, 1.7e9, {}};
+  for (int i = 0; i < 2048; ++i) {
+    proto::Sample s{i * 0.05, 100 * u(rng), {}, 1000 + 1000 * u(rng), 2000000, 4096, 5 + 20 * u(rng), std::nullopt};
+    for (int c = 0; c < 8; ++c) s.core_util_pct.push_back(100 * u(rng));
+    samples.samples.push_back(std::move(s));
+  }
+  proto::MinibatchChunk minibatches{7, 1, 0, {}, {}, {}};
+  for (int i = 0; i < 4096; ++i) {
+    minibatches.stall_s.push_back(0.01 * u(rng));
+    minibatches.compute_s.push_back(0.1 * u(rng));
+  }
+  return {{"samples (2,048 x 8 cores)", proto::encode({1, samples})},
+          {"minibatches (4,096)", proto::encode({2, minibatches})}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  std::printf("| frame | boost::json::parse (baseline) | json::parse_exact | ratio | proto::decode in all |\n");
+  std::printf("|---|---|---|---|---|\n");
+  for (const auto& [name, frame] : frames()) {
+    bool ok = true;
+    const double plain = best_seconds(rounds, 50, [&] {
+      bj::monotonic_resource arena;
+      bj::error_code ec;
+      ok = !bj::parse(frame, ec, &arena).is_null() && ok;
+    });
+    const double exact = best_seconds(rounds, 50, [&] {
+      bj::monotonic_resource arena;
+      bj::error_code ec;
+      ok = !json::parse_exact(frame, ec, &arena).is_null() && ok;
+    });
+    const double decode = best_seconds(rounds, 50, [&] { ok = proto::decode(frame).is_ok() && ok; });
+    if (!ok) {
+      std::fprintf(stderr, "bench_json_decode: a frame did not parse\n");
+      return 1;
+    }
+    std::printf("| %s, %zu bytes | %.3f ms | %.3f ms | %.2f | %.3f ms |\n", name.c_str(), frame.size(), plain * 1e3,
+                exact * 1e3, exact / plain, decode * 1e3);
+  }
+}
