@@ -4,6 +4,8 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "common/text.hpp"
+
 #include <charconv>
 #include <string>
 
@@ -111,10 +113,14 @@ class ExactHandler {
     }
     if (!boost_is_exact(begin, end)) {
       double exact = 0;
-      // The text is a valid JSON number (the parser checked it); from_chars fails only out of double's range, where
-      // Boost's value (an infinity, or 0 for an underflow) stands. A leading '+' is not JSON, so none to skip.
+      // The text is a valid JSON number (the parser checked it); either conversion fails only out of double's range,
+      // where Boost's value (an infinity, or 0 for an underflow) stands. A leading '+' is not JSON, so none to skip.
+#if defined(__cpp_lib_to_chars) && !defined(JETSWEEP_NO_FLOATING_POINT_CHARCONV)
       const auto [ptr, ec] = std::from_chars(begin, end, exact);
       if (ec == std::errc() && ptr == end) d = exact;
+#else   // GCC < 11 (JetPack 5): glibc's strtod in the C locale, also correctly rounded
+      if (from_chars_double(begin, end, exact) == end) d = exact;
+#endif
     }
     number_.clear();
     st.push_double(d);
