@@ -67,6 +67,18 @@
           td(num("adaptive-power-" + id + "-" + i, has ? b.power_w : null, 2, "W"), "num"),
           td(el("span", { testid: "adaptive-from-" + id + "-" + i, text: has ? (b.measured ? "measured" : "predicted") : "—" })));
       });
+      // How the predictor and its front moved, round by round (leave-one-out errors absent before two modes).
+      const historyRows = (p.history || []).map((h, i) => {
+        const row = id + "-" + i;
+        return el("tr", { testid: "adaptive-round-" + row },
+          td(num("adaptive-round-n-" + row, h.round, 0), "num"),
+          td(num("adaptive-round-modes-" + row, h.modes, 0), "num"),
+          td(num("adaptive-round-obs-" + row, h.observations, 0), "num"),
+          td(num("adaptive-round-time-loo-" + row, h.time_loo_pct, 1, "%"), "num"),
+          td(num("adaptive-round-power-loo-" + row, h.power_loo_pct, 1, "%"), "num"),
+          td(num("adaptive-round-front-" + row, h.front_size, 0), "num"),
+          td(num("adaptive-round-changed-" + row, h.front_changed, 0), "num"));
+      });
       const box = chartBox("chart-adaptive-" + id, "predicted and measured time vs power");
       const node = el("div", { testid: "adaptive-plan-" + id, cls: "card" },
         el("h2", { text: "Adaptive plan " + id + ": " + p.device + ", " + p.workload + " (" + p.state + ")" }),
@@ -75,7 +87,11 @@
           num("adaptive-front-" + id, (f.front || []).length, 0), " modes"),
         box.box,
         el("table", null, el("thead", null, el("tr", null, ...["Budget", "Mode (cores / CPU kHz / GPU Hz / EMC Hz)", "ms / minibatch", "Power", "From"].map((h) => el("th", { text: h })))),
-          el("tbody", null, ...rows)));
+          el("tbody", null, ...rows)),
+        historyRows.length ? el("h3", { text: "Rounds" }) : null,
+        historyRows.length ? el("table", { testid: "adaptive-history-" + id },
+          el("thead", null, el("tr", null, ...["Round", "Modes queued", "Modes profiled before", "Time LOO error", "Power LOO error", "Front", "Front changes"].map((h) => el("th", { text: h })))),
+          el("tbody", null, ...historyRows)) : null);
       // Sorted by x: with parsing off, Chart.js takes the x axis's range from the first and last points.
       const points = (keep) => f.candidates.map((c, i) => ({ x: f.time_ms[i], y: f.power_w[i], label: c.join("/"), i }))
         .filter((pt) => isNum(pt.x) && isNum(pt.y) && keep(pt.i)).sort((a, b) => a.x - b.x);

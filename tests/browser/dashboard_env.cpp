@@ -1,7 +1,6 @@
 #include "browser/dashboard_env.hpp"
 
-#include <limits>
-
+#include "common/json_parse.hpp"
 #include "common/text.hpp"
 
 namespace jetsweep::testing {
@@ -124,7 +123,7 @@ bj::value DashboardEnv::api(const std::string& target) {
   const auto r = request("GET", target);
   REQUIRE_MESSAGE(r.status == 200, "GET " << target << " answered " << r.status << ": " << r.body);
   boost::system::error_code ec;
-  bj::value v = bj::parse(r.body, ec);
+  bj::value v = json::parse_exact(r.body, ec);
   REQUIRE_MESSAGE(!ec, "GET " << target << " answered no JSON: " << r.body);
   return v;
 }
@@ -132,7 +131,7 @@ bj::value DashboardEnv::api(const std::string& target) {
 int64_t DashboardEnv::submit(const std::string& file, const std::string& yaml) {
   const auto r = request("POST", "/api/campaigns", yaml);
   REQUIRE_MESSAGE(r.status == 201, file << ": " << r.status << " " << r.body);
-  return bj::parse(r.body).at("campaign_id").as_int64();
+  return json::parse_exact(r.body).at("campaign_id").as_int64();
 }
 
 bool DashboardEnv::connected_agents(size_t n) {
@@ -211,9 +210,9 @@ bool same_number(const std::optional<std::string>& shown, const bj::value& api, 
   const auto page = parse_double(*shown);
   if (!page) return false;
   const double want = api.to_number<double>();
-  // "Exactly": the page shows JavaScript's correctly rounded reading of the API's number, but Boost.JSON 1.81's
-  // parser (our reading of the same text) may be one or two units in the last place off.
-  if (rel_tol == 0) return std::fabs(*page - want) <= 4 * std::numeric_limits<double>::epsilon() * std::fabs(want);
+  // Exactly: the page's data-value is JavaScript's shortest text for its correctly rounded reading of the API's
+  // number, and json::parse_exact and parse_double read both texts correctly rounded too.
+  if (rel_tol == 0) return *page == want;
   return std::fabs(*page - want) <= rel_tol * std::max(1.0, std::fabs(want));
 }
 

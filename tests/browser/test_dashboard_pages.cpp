@@ -268,7 +268,29 @@ TEST_CASE("analysis page: an adaptive plan's fit, measured and predicted apart, 
     check_number(*browser, "adaptive-power-" + row, b.at("power_w"));
     check_text(*browser, "adaptive-from-" + row, b.at("measured").as_bool() ? "measured" : "predicted");
   }
-  for (const std::string chart : {"chart-adaptive-" + pid, std::string("chart-pareto-power"), std::string("chart-pareto-energy")})
+  // The round history: one row per round, every figure the API's (null shown as "—", data-value empty).
+  const auto& history = plan.at("history").as_array();
+  REQUIRE(history.size() == static_cast<size_t>(plan.at("rounds").as_int64()));
+  REQUIRE(history.size() >= 2);
+  CHECK(browser->evaluate("document.querySelectorAll('[data-testid=\"adaptive-history-" + pid + "\"] tbody tr').length")
+            ->as_int64() == static_cast<int64_t>(history.size()));
+  const auto field = [](const bj::object& o, const char* k) { return o.contains(k) ? o.at(k) : bj::value(nullptr); };
+  for (size_t i = 0; i < history.size(); ++i) {
+    const auto& h = history[i].as_object();
+    const std::string row = pid + "-" + std::to_string(i);
+    CAPTURE(row);
+    check_number(*browser, "adaptive-round-n-" + row, h.at("round"));
+    check_number(*browser, "adaptive-round-modes-" + row, h.at("modes"));
+    check_number(*browser, "adaptive-round-obs-" + row, h.at("observations"));
+    check_number(*browser, "adaptive-round-time-loo-" + row, field(h, "time_loo_pct"));
+    check_number(*browser, "adaptive-round-power-loo-" + row, field(h, "power_loo_pct"));
+    check_number(*browser, "adaptive-round-front-" + row, field(h, "front_size"));
+    check_number(*browser, "adaptive-round-changed-" + row, field(h, "front_changed"));
+  }
+  // Round 0 is decided before anything is profiled: no predictor yet. The last one saw modes measured.
+  CHECK(field(history.front().as_object(), "time_loo_pct").is_null());
+  CHECK(history.back().as_object().at("observations").as_int64() > 0);
+  for (const auto& chart : {"chart-adaptive-" + pid, std::string("chart-pareto-power"), std::string("chart-pareto-energy")})
     CHECK_MESSAGE(x_axis_covers_points(*browser, chart), chart);
   save_screenshot(*browser, "analysis-adaptive-" + c);
   check_no_js_errors(*browser, "the analysis page of an adaptive campaign");
