@@ -266,9 +266,16 @@ void describe_fit(const an::AdaptiveProfiler& profiler, const an::AdaptiveFit& f
 }  // namespace
 
 AdaptiveDecision AdaptivePlanner::decide(const DuePlan& due, size_t boards) {
+  // Logged here, on the planner's thread: a stopping controller's I/O loop may not run the decision's completion.
+  JS_LOG_INFO << "adaptive plan " << due.plan_id << ": deciding its next round from " << due.observations.size()
+              << " runs (" << boards << " " << due.spec.base.device << " boards connected)";
   const auto start = std::chrono::steady_clock::now();
   AdaptiveDecision d = decide_timed(due, boards);
   d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (d.kind == AdaptiveDecision::Kind::kCancelled)
+    JS_LOG_INFO << "adaptive plan " << due.plan_id << ": deciding cut short after " << d.seconds
+                << " s (the controller is stopping): nothing recorded or saved; it is decided again when a "
+                   "controller starts";
   return d;
 }
 

@@ -58,9 +58,7 @@ void Controller::apply_decision(AdaptiveDecision d, std::shared_ptr<size_t> left
   JS_CHECK_IO_THREAD(ioc_);
   auto self = shared_from_this();
   const int64_t id = d.plan_id;
-  if (d.kind == AdaptiveDecision::Kind::kCancelled) {   // the planner stopped: nothing to record, due again at start
-    JS_LOG_INFO << "adaptive plan " << id << ": its decision was cancelled (the controller is stopping); the plan is "
-                                             "decided again when a controller starts";
+  if (d.kind == AdaptiveDecision::Kind::kCancelled) {   // the planner stopped (and logged it): due again at start
     end_planning_pass(std::move(left));
     return;
   }

@@ -12,12 +12,13 @@ namespace {
 
 constexpr int kBudget = 8;
 
-// The board simulator's corpus of resnet18/cifar10 on `board` (every mode), the plans' reference.
-std::string write_reference(const Fleet& fleet, const std::string& board) {
+// The board simulator's corpus of resnet18/cifar10 on `board`, the plans' reference: every mode (its measured times
+// and powers rank the candidates directly), or `modes` of them (a reference network is trained to predict the rest).
+std::string write_reference(const Fleet& fleet, const std::string& board, int modes = 0) {
   const std::string path = (fleet.dir() / (board + "-resnet18.csv")).string();
   std::string out, err;
   const int rc = run_command(kBin + "/jetsweep", {"analyze", "synth", "--simulator", "--device", board, "--workloads",
-                                                  "resnet18/cifar10", "--out", path},
+                                                  "resnet18/cifar10", "--modes", std::to_string(modes), "--out", path},
                              &out, &err);
   REQUIRE_MESSAGE(rc == 0, err);
   return path;
@@ -147,4 +148,42 @@ TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled i
                                          "--method", "adaptive", "--power-budget-w", "25"},
                     &out, &err) == 2);
   CHECK_MESSAGE(err.find("--method: 'adaptive' uses the predictor an adaptive campaign fitted") != std::string::npos, err);
+}
+
+TEST_CASE("adaptive campaign: a controller stopped (SIGTERM) while it decides a round saves and records nothing; the "
+          "next controller decides that round") {
+  TestDatabase db;
+  TempDir models;   // --model-dir: where a finished reference network is saved
+  const std::vector<std::string> extra = {"--model-dir", models.str()};
+  Fleet fleet(db, extra);
+  // 1,500 of the simulator's AGX Orin modes as the reference: the decision trains a network on them for many epochs
+  // (the stop lands while it does) to predict the other candidates. No boards are needed: the first round is
+  // decided before any run.
+  const std::string ref = write_reference(fleet, "agx-orin", 1500);
+  const auto file = fleet.dir() / "plan.yaml";
+  write_file(file, "campaign: adaptive-stop\nmatrix:\n  model: lenet5\n  dataset: fashion-mnist\n  batch_size: 16\n"
+                   "  epochs: 2\n  max_minibatches: 10\n  device: agx-orin\n"
+                   "  power_mode: {generate: adaptive, budget: " + std::to_string(kBudget) + ", seed: 5, reference: '" +
+                       ref + "'}\n");
+  submit(fleet, file);
+  REQUIRE_MESSAGE(wait_until(120s, [&] {
+                    return fleet.controller().log().find(": deciding its next round from 0 runs") != std::string::npos;
+                  }),
+                  fleet.controller().log());
+  fleet.controller().signal(SIGTERM);
+  CHECK(fleet.controller().wait(120s) == 0);
+  const std::string log = fleet.controller().log();
+  CHECK_MESSAGE(log.find(": deciding cut short after ") != std::string::npos, log);
+  CHECK(db.count("SELECT count(*) FROM adaptive_rounds") == 0);
+  CHECK(db.count("SELECT count(*) FROM runs") == 0);
+  CHECK(db.count("SELECT count(*) FROM adaptive_plans WHERE state = 'profiling'") == 1);
+  CHECK_MESSAGE(std::filesystem::is_empty(models.path()), "a network half-trained was saved");
+
+  // The next controller decides the first round from scratch, and this time keeps the reference networks.
+  fleet.start_controller(std::to_string(fleet.port()), extra);
+  REQUIRE_MESSAGE(wait_until(600s, [&] { return db.count("SELECT count(*) FROM adaptive_rounds") == 1; }),
+                  fleet.controller().log());
+  CHECK(db.count("SELECT count(*) FROM adaptive_rounds WHERE round = 0 AND runs > 0") == 1);
+  CHECK(db.count("SELECT count(*) FROM runs") == db.count("SELECT runs FROM adaptive_rounds WHERE round = 0"));
+  CHECK(std::distance(std::filesystem::directory_iterator(models.path()), std::filesystem::directory_iterator()) == 2);
 }
