@@ -125,12 +125,29 @@ void Controller::on_agent_gone(const std::shared_ptr<AgentSession>& session) {
   auto it = agents_.find(session->agent_id());
   if (it != agents_.end() && it->second.lock() == session) {
     agents_.erase(it);
+    auto self = shared_from_this();
     db_.post<Status>(
         executor(), [id = session->agent_id()](Store& s) { return s.set_agent_connected(id, false); },
-        [id = session->agent_id()](Status st) {
+        [self, id = session->agent_id()](Status st) {
           if (!st.is_ok()) JS_LOG_WARN << "agent " << id << ": marking it disconnected failed: " << st.to_string();
+          // A new connection of the agent may have registered while this write waited: its registration's write
+          // (connected) ran first, this one undid it. One database thread runs both in order and posts their
+          // answers here in the same order, so that session is in the registry by now: the agent is connected.
+          self->mark_connected_if_registered(id);
         });
   }
+}
+
+void Controller::mark_connected_if_registered(int64_t agent_id) {
+  JS_CHECK_IO_THREAD(ioc_);
+  auto it = agents_.find(agent_id);
+  if (stopped_ || it == agents_.end()) return;
+  if (auto s = it->second.lock(); !s || !s->open()) return;
+  db_.post<Status>(
+      executor(), [agent_id](Store& s) { return s.set_agent_connected(agent_id, true); },
+      [agent_id](Status st) {
+        if (!st.is_ok()) JS_LOG_WARN << "agent " << agent_id << ": marking it connected failed: " << st.to_string();
+      });
 }
 
 void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {

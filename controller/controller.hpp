@@ -106,6 +106,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
 
  private:
   void sweep();
+  // Writes `agent_id` connected again if a live session of it is registered (on_agent_gone's write raced it).
+  void mark_connected_if_registered(int64_t agent_id);
   // Records one plan's decision (its round's runs, or its end); `left` counts the pass's decisions to come.
   void apply_decision(AdaptiveDecision decision, std::shared_ptr<size_t> left);
   void end_planning_pass(std::shared_ptr<size_t> left);

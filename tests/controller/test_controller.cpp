@@ -157,6 +157,35 @@ TEST_CASE("an agent that re-registers without its run gets it requeued; with it,
   }
 }
 
+TEST_CASE("an agent whose old connection ends while its new one registers is shown connected (issue 32)") {
+  auto options = test_options();
+  options.sweep_interval = std::chrono::hours(1);   // no sweep's jobs in the database queue
+  ControllerFixture f(options);
+  auto before = f.connect_agent(test_register("host-1"));
+  const int64_t id = ControllerFixture::registered_id(*before);
+  REQUIRE(f.settle_db());
+  auto again = test_register("host-1");
+  again.credential = before->all<proto::Registered>()[0].credential;
+  // The new connection's registration is written (connected) and its answer held back from the io thread; the old
+  // connection ends meanwhile, and its session's "disconnected" write queues behind the registration.
+  f.flaky->hold_after("admit_agent");
+  auto after = ProtocolClient::create(f.ioc);
+  after->connect(f.port);
+  after->send(again);
+  REQUIRE(f.drain_until([&] { return f.flaky->holding(); }));
+  before->close();
+  REQUIRE(f.drain_until([&] { return f.db->queued() >= 1; }));
+  f.flaky->release();
+  REQUIRE(f.drain_until([&] { return after->count<proto::Registered>() == 1; }));
+  REQUIRE(f.settle_db());
+  REQUIRE(f.round_trip(*after));
+  CHECK(ControllerFixture::registered_id(*after) == id);
+  CHECK(f.flaky->calls("set_agent_connected") >= 1);   // the old connection's end was written, and undone
+  CHECK(f.store->agent(id)->connected);
+  const auto agents = f.api(http::verb::get, "/api/agents");
+  CHECK_MESSAGE(agents.body().find("\"connected\":true") != std::string::npos, agents.body());
+}
+
 TEST_CASE("an agent replaying journaled results of a run it lost gets no run until that run's run_finished arrived") {
   // Its run was requeued while it was away (its lease expired). Assigned again to the same agent before the old
   // attempt's results arrived, those results would be taken for the new attempt's.

@@ -4,9 +4,11 @@
 // connection that broke after COMMIT, before its acknowledgement). A failure during the commit is one of those two
 // to the caller, who cannot tell which (the commit is in doubt), so these two cover it. DbWorker retries
 // kUnavailable, so each injected failure is a retry of a use case the store must take as the same use case.
-// Thread-safe: the plan and the log under a mutex (the test thread plans, the DbWorker thread calls).
+// Thread-safe: the plan and the log under a mutex (the test thread plans, the DbWorker thread calls). A call can
+// also be held after it is made (hold_after), to order the controller's io-thread events against the database's.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +31,25 @@ class FlakyStore : public controller::Store {
   void fail(const std::string& method, When when, int times = 1) {
     std::lock_guard lock(mu_);
     plan_[method] = {when, times};
+  }
+  // The next call of `method` is made, then holds the database thread until release(): what the controller posts
+  // meanwhile queues behind a write already done, whose answer has not reached the io thread yet.
+  void hold_after(const std::string& method) {
+    std::lock_guard lock(mu_);
+    hold_ = method;
+    holding_ = false;
+  }
+  // Whether the held call is waiting now.
+  bool holding() const {
+    std::lock_guard lock(mu_);
+    return holding_;
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu_);
+      hold_.clear();
+    }
+    released_.notify_all();
   }
   // How many calls of `method` were made (failed ones included), and how many were failed.
   int64_t calls(const std::string& method) const {
@@ -183,6 +204,14 @@ class FlakyStore : public controller::Store {
                                     when_name(failure.value_or(When::kBefore)) + " the call)");
     if (failure == When::kBefore) return lost;
     auto result = fn();
+    {
+      std::unique_lock lock(mu_);
+      if (hold_ == method) {
+        holding_ = true;
+        released_.wait(lock, [&] { return hold_ != method; });
+        holding_ = false;
+      }
+    }
     if (failure == When::kAfter) return lost;
     return result;
   }
@@ -191,6 +220,9 @@ class FlakyStore : public controller::Store {
   mutable std::mutex mu_;
   std::map<std::string, std::pair<When, int>> plan_;
   std::map<std::string, int64_t> calls_, failed_;
+  std::string hold_;   // hold_after's method
+  bool holding_ = false;
+  std::condition_variable released_;
 };
 
 }  // namespace jetsweep::testing
