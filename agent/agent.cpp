@@ -4,6 +4,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <iterator>
+#include <utility>
 
 #include "agent/credential_file.hpp"
 #include "agent/device/service_control.hpp"
@@ -50,27 +51,25 @@ class Agent::PostingSink final : public ResultSink {
     const bool between_epochs = std::holds_alternative<proto::EpochResult>(body) ||
                                 std::holds_alternative<proto::RunStarted>(body);
     const int64_t run = result_run_id(body);
+    if (auto* e = std::get_if<proto::EpochResult>(&body)) e->paused_before_s = std::exchange(paused_s_, 0.0);
     agent_->outbox_.gate().posted();
     asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable {
       a->outbox_.gate().taken();
       a->enqueue_result(std::move(b));
     });
-    if (between_epochs) agent_->outbox_.gate().pause_between_epochs(agent_->options_.name, run, agent_->cancel_);
+    if (between_epochs) paused_s_ += agent_->outbox_.gate().pause_between_epochs(agent_->options_.name, run, agent_->cancel_);
   }
 
  private:
   std::shared_ptr<Agent> agent_;
   double run_t0_unix_s_;
+  double paused_s_ = 0;   // waited since the last epoch's result (or run_started): the next epoch's paused_before_s
 };
 
 Agent::Agent(asio::io_context& ioc, AgentOptions options)
     : ioc_(ioc),
       options_(std::move(options)),
-      reconnect_timer_(ioc),
-      heartbeat_timer_(ioc),
-      drain_timer_(ioc),
-      idle_timer_(ioc),
-      reboot_timer_(ioc),
+      reconnect_timer_(ioc), heartbeat_timer_(ioc), drain_timer_(ioc), idle_timer_(ioc), reboot_timer_(ioc),
       backoff_(options_.backoff_initial),
       rng_(std::random_device{}()),
       credential_(options_.credential),

@@ -37,7 +37,7 @@ double ProducerGate::wait_for_room(const std::atomic<bool>& cancel) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void ProducerGate::pause_between_epochs(const std::string& agent, int64_t run, const std::atomic<bool>& cancel) {
+double ProducerGate::pause_between_epochs(const std::string& agent, int64_t run, const std::atomic<bool>& cancel) {
   const bool was_full = full();
   const double waited = wait_for_room(cancel);
   if (waited >= 1.0)
@@ -45,6 +45,7 @@ void ProducerGate::pause_between_epochs(const std::string& agent, int64_t run, c
                 << (was_full ? "the outbox reached its limit (--journal-max-mb, or --outbox-memory-mb without a journal) "
                                "while results waited for the controller"
                              : "results were produced faster than the agent could journal them");
+  return waited;
 }
 
 size_t ProducerGate::posted_count() const {

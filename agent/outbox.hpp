@@ -42,8 +42,9 @@ class ProducerGate {
   // Training thread: waits while more than kMaxPosted results wait for the io thread or the outbox is full, until
   // `cancel` is set. Returns the seconds it waited.
   double wait_for_room(const std::atomic<bool>& cancel);
-  // wait_for_room, logging a pause of a second or more with its cause (agent `agent`, run `run`).
-  void pause_between_epochs(const std::string& agent, int64_t run, const std::atomic<bool>& cancel);
+  // wait_for_room, logging a pause of a second or more with its cause (agent `agent`, run `run`). Returns the
+  // seconds it waited.
+  double pause_between_epochs(const std::string& agent, int64_t run, const std::atomic<bool>& cancel);
   size_t posted_count() const;
   bool full() const;
 

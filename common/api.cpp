@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep::api {
@@ -432,16 +433,7 @@ bj::object to_json(const ReportEpoch& v) {
   o["stall_s"] = v.stall_s;
   o["compute_s"] = v.compute_s;
   o["minibatches"] = v.minibatches;
-  o["energy_j"] = number_or_null(v.energy_j);
-  o["mean_power_w"] = number_or_null(v.mean_power_w);
-  o["loss"] = number_or_null(v.loss);
-  o["read_mb_s"] = number_or_null(v.read_mb_s);
-  o["read_iops"] = number_or_null(v.read_iops);
-  o["cache_start_frac"] = number_or_null(v.cache_start_frac);
-  o["cache_end_frac"] = number_or_null(v.cache_end_frac);
-  o["t_start_s"] = number_or_null(v.t_start_s);
-  o["t_end_s"] = number_or_null(v.t_end_s);
-  o["power_coverage"] = number_or_null(v.power_coverage);
+  json::put_described(o, static_cast<const proto::EpochMeasures&>(v));
   o["clocks_start"] = v.clocks_start ? bj::value(to_json(*v.clocks_start)) : bj::value(nullptr);
   o["clocks_end"] = v.clocks_end ? bj::value(to_json(*v.clocks_end)) : bj::value(nullptr);
   o["throttled"] = v.throttled;
@@ -459,16 +451,7 @@ Status from_json(const bj::value& v, const std::string& where, ReportEpoch& out)
   out.stall_s = r->number("stall_s");
   out.compute_s = r->number("compute_s");
   out.minibatches = r->integer("minibatches");
-  out.energy_j = r->opt_number("energy_j");
-  out.mean_power_w = r->opt_number("mean_power_w");
-  out.loss = r->opt_number("loss");
-  out.read_mb_s = r->opt_number("read_mb_s");
-  out.read_iops = r->opt_number("read_iops");
-  out.cache_start_frac = r->opt_number("cache_start_frac");
-  out.cache_end_frac = r->opt_number("cache_end_frac");
-  out.t_start_s = r->opt_number("t_start_s");
-  out.t_end_s = r->opt_number("t_end_s");
-  out.power_coverage = r->opt_number("power_coverage");
+  json::read_described(r.fields(), static_cast<proto::EpochMeasures&>(out));
   out.throttled = r->boolean("throttled");
   out.throttle_reason = r->opt_string("throttle_reason");
   out.start_unix_s = r->opt_number("start_unix_s");

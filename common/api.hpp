@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "common/campaign.hpp"
+#include "common/protocol.hpp"
 #include "common/status.hpp"
 
 namespace jetsweep::api {
@@ -252,22 +253,14 @@ struct MinibatchStats {
   double compute_mean_s = 0, compute_p50_s = 0, compute_p95_s = 0;
 };
 
-struct ReportEpoch {
+// An epoch as a report shows it: its times, its measures (proto::EpochMeasures, the same names as on the wire and
+// in the epochs table), its clocks and its window on the controller's clock.
+struct ReportEpoch : proto::EpochMeasures {
   int64_t epoch = 0;
   double e2e_s = 0;
   double stall_s = 0;
   double compute_s = 0;
   int64_t minibatches = 0;
-  std::optional<double> energy_j;       // null: no power sensor (never estimated)
-  std::optional<double> mean_power_w;
-  std::optional<double> loss;           // null when the model diverged
-  std::optional<double> read_mb_s;
-  std::optional<double> read_iops;
-  std::optional<double> cache_start_frac;
-  std::optional<double> cache_end_frac;
-  std::optional<double> t_start_s;
-  std::optional<double> t_end_s;
-  std::optional<double> power_coverage;
   std::optional<EpochClocks> clocks_start;
   std::optional<EpochClocks> clocks_end;
   bool throttled = false;

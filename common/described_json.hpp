@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "common/json_fields.hpp"
 
@@ -25,6 +26,8 @@ template <class T>
 boost::json::value value_of(const std::optional<T>& v) {
   return v ? value_of(*v) : boost::json::value(nullptr);
 }
+// A number that is not finite (a diverged loss) is written as null: JSON has no NaN.
+inline boost::json::value value_of(const std::optional<double>& v) { return optional_number(v); }
 
 inline void read_member(FieldReader& r, const char* key, std::string& v) { v = r.opt_string(key).value_or(""); }
 inline void read_member(FieldReader& r, const char* key, int64_t& v) { v = r.opt_integer(key).value_or(0); }
@@ -40,13 +43,45 @@ using public_members = boost::describe::describe_members<T, boost::describe::mod
 
 }  // namespace described_detail
 
-// Every described member of `record` under its own name.
+// Every described member of `record` (its own, not its bases') under its own name, added to `o`.
+template <class T>
+void put_described(boost::json::object& o, const T& record) {
+  boost::mp11::mp_for_each<described_detail::public_members<T>>(
+      [&](auto member) { o[member.name] = described_detail::value_of(record.*member.pointer); });
+}
 template <class T>
 boost::json::object described_to_json(const T& record) {
   boost::json::object o;
-  boost::mp11::mp_for_each<described_detail::public_members<T>>(
-      [&](auto member) { o[member.name] = described_detail::value_of(record.*member.pointer); });
+  put_described(o, record);
   return o;
+}
+
+// Calls f(name, member) for every described member of `record` (its own, not its bases').
+template <class T, class F>
+void for_each_described(T& record, F&& f) {
+  boost::mp11::mp_for_each<described_detail::public_members<std::remove_const_t<T>>>(
+      [&](auto member) { f(member.name, record.*member.pointer); });
+}
+
+// The name the description gives the member `pointer` of T ("" if it is not described).
+template <class T, class M>
+const char* described_name(M T::*pointer) {
+  const char* name = "";
+  boost::mp11::mp_for_each<described_detail::public_members<T>>([&](auto member) {
+    if constexpr (std::is_same_v<std::remove_const_t<decltype(member.pointer)>, M T::*>)
+      if (member.pointer == pointer) name = member.name;
+  });
+  return name;
+}
+
+// Every described member of a and b equal, those of described bases included.
+template <class T>
+bool described_equal(const T& a, const T& b) {
+  bool equal = true;
+  boost::mp11::mp_for_each<
+      boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>>(
+      [&](auto member) { equal = equal && a.*member.pointer == b.*member.pointer; });
+  return equal;
 }
 
 // Reads every described member of `record` from the object `reader` views; the first type error stays in `reader`.

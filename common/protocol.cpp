@@ -15,6 +15,8 @@ namespace bj = boost::json;
 namespace beast = boost::beast;
 using json::FieldReader;
 
+bool EpochResult::operator==(const EpochResult& o) const { return json::described_equal(*this, o); }
+
 namespace {
 
 template <class T>
@@ -115,16 +117,7 @@ void fill(bj::object& o, const EpochResult& m) {
   o["compute_s"] = m.compute_s;
   o["minibatches"] = m.minibatches;
   if (m.copy_s) o["copy_s"] = *m.copy_s;
-  o["energy_j"] = json::optional_number(m.energy_j);
-  o["mean_power_w"] = json::optional_number(m.mean_power_w);
-  o["loss"] = json::optional_number(m.loss);
-  o["read_mb_s"] = json::optional_number(m.read_mb_s);
-  o["read_iops"] = json::optional_number(m.read_iops);
-  o["cache_start_frac"] = json::optional_number(m.cache_start_frac);
-  o["cache_end_frac"] = json::optional_number(m.cache_end_frac);
-  o["t_start_s"] = json::optional_number(m.t_start_s);
-  o["t_end_s"] = json::optional_number(m.t_end_s);
-  o["power_coverage"] = json::optional_number(m.power_coverage);
+  json::put_described(o, static_cast<const EpochMeasures&>(m));   // null where not measured
   o["clocks_start"] = clocks_json(m.clocks_start);
   o["clocks_end"] = clocks_json(m.clocks_end);
   o["throttled"] = m.throttled;
@@ -351,16 +344,7 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
   m.compute_s = r.number("compute_s");
   m.minibatches = r.integer("minibatches");
   m.copy_s = r.opt_number("copy_s");
-  m.energy_j = r.opt_number("energy_j");
-  m.mean_power_w = r.opt_number("mean_power_w");
-  m.loss = r.opt_number("loss");
-  m.read_mb_s = r.opt_number("read_mb_s");
-  m.read_iops = r.opt_number("read_iops");
-  m.cache_start_frac = r.opt_number("cache_start_frac");
-  m.cache_end_frac = r.opt_number("cache_end_frac");
-  m.t_start_s = r.opt_number("t_start_s");
-  m.t_end_s = r.opt_number("t_end_s");
-  m.power_coverage = r.opt_number("power_coverage");
+  json::read_described(r, static_cast<EpochMeasures&>(m));
   m.throttled = r.opt_boolean("throttled").value_or(false);
   m.throttle_reason = r.opt_string("throttle_reason").value_or("");
   const std::pair<const char*, std::optional<ClockReading>*> clock_fields[] = {{"clocks_start", &m.clocks_start},
@@ -379,19 +363,13 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
     }
   }
   if (r.ok() && m.epoch < 0) r.fail("epoch", "must be >= 0");
-  if (r.ok() && m.power_coverage && !(*m.power_coverage >= 0.0 && *m.power_coverage <= 1.0))
-    r.fail("power_coverage", "must be between 0 and 1");
-  if (r.ok() && m.t_start_s && m.t_end_s && *m.t_end_s < *m.t_start_s) r.fail("t_end_s", "must not precede t_start_s");
   if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
   const std::pair<const char*, std::optional<double>> durations[] = {
       {"e2e_s", m.e2e_s}, {"stall_s", m.stall_s}, {"compute_s", m.compute_s}, {"copy_s", m.copy_s}};
   for (const auto& [key, value] : durations) within(r, key, value, 0, kMaxEpochSeconds);
-  within(r, "t_start_s", m.t_start_s, 0, kMaxRunSeconds);
-  within(r, "t_end_s", m.t_end_s, 0, kMaxRunSeconds);
-  within(r, "energy_j", m.energy_j, 0, kMaxEpochEnergyJoules);
-  within(r, "mean_power_w", m.mean_power_w, 0, kMaxPowerWatts);
-  within(r, "read_mb_s", m.read_mb_s, 0, kUnbounded);
-  within(r, "read_iops", m.read_iops, 0, kUnbounded);
+  for (const auto& bound : kEpochMeasureBounds)
+    within(r, json::described_name(bound.measure), m.*bound.measure, bound.lo, bound.hi);
+  if (r.ok() && m.t_start_s && m.t_end_s && *m.t_end_s < *m.t_start_s) r.fail("t_end_s", "must not precede t_start_s");
   return r.status();
 }
 Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {

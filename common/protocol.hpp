@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -200,15 +201,15 @@ struct MinibatchChunk {
   bool operator==(const MinibatchChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 
-// agent -> controller: one epoch's summary (sec.4.5 of the SIGMETRICS paper).
-struct EpochResult {
-  int64_t run_id = 0;
-  int64_t epoch = 0;
-  double e2e_s = 0;
-  double stall_s = 0;
-  double compute_s = 0;
-  int64_t minibatches = 0;
-  std::optional<double> copy_s;        // the epoch's host-to-device copies (GPU); null when nothing was copied
+// An epoch's measures that may be missing (null: not measured, or not a number), defined once. The wire codec,
+// the report's codec (api::ReportEpoch), the epochs table's columns (same names: sql/) and the in-memory store all
+// derive from this description, and kEpochMeasureBounds holds each measure's physical bound (a unit test checks
+// that every measure has one). A new measure is a member and its bound here, its column (a migration) and the
+// code that measures it.
+struct EpochMeasures {
+  // Not an aggregate, so a positional brace list of a derived record (EpochResult{9, 1, ...}) fails to compile
+  // instead of filling these measures first.
+  EpochMeasures() {}
   std::optional<double> energy_j;      // null when the board has no power sensor
   std::optional<double> mean_power_w;
   std::optional<double> loss;          // mean training loss of the epoch; null when it is not a number
@@ -224,13 +225,48 @@ struct EpochResult {
   std::optional<double> t_end_s;
   // Share of the window covered by valid power samples; energy is null below kMinPowerCoverage.
   std::optional<double> power_coverage;
+  // Seconds the run waited, before this epoch began, for room in the agent's outbox (its results waiting for the
+  // controller: --journal-max-mb); 0 when it did not wait. In the run's wall_s, in no epoch's e2e_s.
+  std::optional<double> paused_before_s;
+};
+BOOST_DESCRIBE_STRUCT(EpochMeasures, (),
+                      (energy_j, mean_power_w, loss, read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s,
+                       t_end_s, power_coverage, paused_before_s))
+
+// A measure's physical bounds: a decoded value outside [lo, hi] is refused, naming the field.
+struct EpochMeasureBound {
+  std::optional<double> EpochMeasures::*measure;
+  double lo, hi;
+};
+inline constexpr double kNoBound = std::numeric_limits<double>::infinity();
+inline constexpr EpochMeasureBound kEpochMeasureBounds[] = {
+    {&EpochMeasures::energy_j, 0, kMaxEpochEnergyJoules},   {&EpochMeasures::mean_power_w, 0, kMaxPowerWatts},
+    {&EpochMeasures::loss, -kNoBound, kNoBound},             // a user's own loss may be negative
+    {&EpochMeasures::read_mb_s, 0, kNoBound},               {&EpochMeasures::read_iops, 0, kNoBound},
+    {&EpochMeasures::cache_start_frac, 0, 1},               {&EpochMeasures::cache_end_frac, 0, 1},
+    {&EpochMeasures::t_start_s, 0, kMaxRunSeconds},         {&EpochMeasures::t_end_s, 0, kMaxRunSeconds},
+    {&EpochMeasures::power_coverage, 0, 1},                 {&EpochMeasures::paused_before_s, 0, kMaxRunSeconds}};
+
+// agent -> controller: one epoch's summary (sec.4.5 of the SIGMETRICS paper): its times and the measures above.
+struct EpochResult : EpochMeasures {
+  int64_t run_id = 0;
+  int64_t epoch = 0;
+  double e2e_s = 0;
+  double stall_s = 0;
+  double compute_s = 0;
+  int64_t minibatches = 0;
+  std::optional<double> copy_s;        // the epoch's host-to-device copies (GPU); null when nothing was copied
   std::optional<ClockReading> clocks_start;   // read back at the epoch's start and end
   std::optional<ClockReading> clocks_end;
   // A clock, the online cores or the thermal state left the applied setting during the epoch.
   bool throttled = false;
   std::string throttle_reason;
-  bool operator==(const EpochResult& o) const { return boost::pfr::eq_fields(*this, o); }
+  // Every member, the measures included (the description below lists this struct's own members).
+  bool operator==(const EpochResult& o) const;
 };
+BOOST_DESCRIBE_STRUCT(EpochResult, (EpochMeasures),
+                      (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, copy_s, clocks_start, clocks_end,
+                       throttled, throttle_reason))
 
 // One telemetry sample; t_s is seconds since the run started.
 struct Sample {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/described_json.hpp"
 #include "controller/memory_store.hpp"
 
 namespace jetsweep::controller {
@@ -50,21 +51,6 @@ std::string timestamp_text(double unix_s) {
 std::optional<double> column(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? v : std::nullopt;
 }
-
-// The nullable numbers of an epoch result and the report fields they fill (as the epochs table stores them).
-template <typename Message>
-using OptionalNumber = std::optional<double> Message::*;
-constexpr std::pair<OptionalNumber<proto::EpochResult>, OptionalNumber<api::ReportEpoch>> kEpochNumbers[] = {
-    {&proto::EpochResult::energy_j, &api::ReportEpoch::energy_j},
-    {&proto::EpochResult::mean_power_w, &api::ReportEpoch::mean_power_w},
-    {&proto::EpochResult::loss, &api::ReportEpoch::loss},
-    {&proto::EpochResult::read_mb_s, &api::ReportEpoch::read_mb_s},
-    {&proto::EpochResult::read_iops, &api::ReportEpoch::read_iops},
-    {&proto::EpochResult::cache_start_frac, &api::ReportEpoch::cache_start_frac},
-    {&proto::EpochResult::cache_end_frac, &api::ReportEpoch::cache_end_frac},
-    {&proto::EpochResult::t_start_s, &api::ReportEpoch::t_start_s},
-    {&proto::EpochResult::t_end_s, &api::ReportEpoch::t_end_s},
-    {&proto::EpochResult::power_coverage, &api::ReportEpoch::power_coverage}};
 
 std::optional<api::EpochClocks> epoch_clocks(const std::optional<proto::ClockReading>& c) {
   if (!c) return std::nullopt;
@@ -230,7 +216,9 @@ api::ReportEpoch MemoryStore::report_epoch(const Run& run, const proto::EpochRes
   o.stall_s = e.stall_s;
   o.compute_s = e.compute_s;
   o.minibatches = e.minibatches;
-  for (const auto& [from, to] : kEpochNumbers) o.*to = column(e.*from);
+  // The measures as the epochs table keeps them (same names; non-finite values as NULL).
+  static_cast<proto::EpochMeasures&>(o) = e;
+  json::for_each_described(static_cast<proto::EpochMeasures&>(o), [](const char*, auto& v) { v = column(v); });
   o.clocks_start = epoch_clocks(e.clocks_start);
   o.clocks_end = epoch_clocks(e.clocks_end);
   o.throttled = e.throttled;

@@ -7,7 +7,10 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <vector>
 
+#include "common/described_json.hpp"
 #include "common/log.hpp"
 #include "controller/pg_chunks.hpp"
 #include "controller/pg_store.hpp"
@@ -24,6 +27,40 @@ const char* const kIngestMinibatchOverlap = "ingest_minibatch_overlap";
 const char* const kIngestSampleOverlap = "ingest_sample_overlap";
 const char* const kIngestEpoch = "ingest_epoch";
 const char* const kIngestSetAside = "ingest_set_aside";
+
+namespace {
+// An epoch's row with its minibatch statistics from the chunks stored so far (normally all: they are sent before
+// it). Parameters: $1 run, $2 epoch, $3-$6 e2e_s, stall_s, compute_s, minibatches, $7 the agent, $8 the campaign,
+// $9-$16 the clocks, $17 throttled, $18 throttle_reason, $19 copy_s, then the measures of proto::EpochMeasures in
+// the order of their description, each in the column of its name. A resend of a stored epoch updates it in place.
+std::string ingest_epoch_sql() {
+  std::vector<std::string> columns = {"run_id",     "epoch",         "e2e_s",        "stall_s",     "compute_s",
+                                      "minibatches", "cores_start",  "cores_end",    "cpu_khz_start", "cpu_khz_end",
+                                      "gpu_hz_start", "gpu_hz_end",  "emc_hz_start", "emc_hz_end",  "throttled",
+                                      "throttle_reason", "copy_s"};
+  std::string values =
+      "$1, $2, $3, $4, $5, $6, $9::double precision::integer, $10::double precision::integer, $11::double precision, "
+      "$12::double precision, $13::double precision, $14::double precision, $15::double precision, "
+      "$16::double precision, $17, $18, $19::double precision";
+  int param = 20;
+  const proto::EpochMeasures measures;
+  json::for_each_described(measures, [&](const char* name, const auto&) {
+    columns.emplace_back(name);
+    values += ", $" + std::to_string(param++) + "::double precision";
+  });
+  for (const char* stat : {"mb_recorded", "stall_mean_s", "stall_p50_s", "stall_p95_s", "compute_mean_s",
+                           "compute_p50_s", "compute_p95_s", "minibatch_mean_ms"})   // epoch_minibatch_stats()
+    columns.emplace_back(stat);
+  std::string names, updates;
+  for (const auto& c : columns) {
+    names += (names.empty() ? "" : ", ") + c;
+    if (c != "run_id" && c != "epoch") updates += (updates.empty() ? "" : ", ") + c + " = EXCLUDED." + c;
+  }
+  return "INSERT INTO epochs (" + names + ") SELECT " + values + ", s.* FROM epoch_minibatch_stats($8, $1, $2::integer) s "
+         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $7) ON CONFLICT (run_id, epoch) DO UPDATE SET " +
+         updates + " RETURNING (xmax = 0)";   // true: inserted; false: a resend of a stored epoch (updated in place)
+}
+}  // namespace
 
 void prepare_ingest_statements(pqxx::connection_base& conn) {
   // The run's state: status, campaign, t0 unknown, its agent and error (for set_aside_results.reason).
@@ -55,36 +92,7 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
                "  disk_read_bytes, power_w, temp_max_c, core_n, core_util_pct, t_last FROM sample_chunks "
                "  WHERE campaign_id = $1 AND run_id = $2 AND t_first < $3::float8 ORDER BY t_first DESC LIMIT 1) p "
                "WHERE p.t_last >= $3::float8");
-  // An epoch's row with its minibatch statistics from the chunks stored so far (normally all: they are sent
-  // before it); $10 the agent, $29 the campaign.
-  conn.prepare(kIngestEpoch,
-               "INSERT INTO epochs (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, energy_j, mean_power_w, loss, "
-               "  read_mb_s, read_iops, cache_start_frac, cache_end_frac, t_start_s, t_end_s, power_coverage, cores_start, "
-               "  cores_end, cpu_khz_start, cpu_khz_end, gpu_hz_start, gpu_hz_end, emc_hz_start, emc_hz_end, throttled, "
-               "  throttle_reason, copy_s, mb_recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, "
-               "  compute_p95_s, minibatch_mean_ms) "
-               "SELECT $1, $2, $3, $4, $5, $6, $7::double precision, $8::double precision, $9::double precision, "
-               "  $11::double precision, $12::double precision, $13::double precision, $14::double precision, "
-               "  $15::double precision, $16::double precision, $17::double precision, "
-               "  $18::double precision::integer, $19::double precision::integer, $20::double precision, "
-               "  $21::double precision, $22::double precision, $23::double precision, $24::double precision, "
-               "  $25::double precision, $26, $27, $28::double precision, s.* "
-               "FROM epoch_minibatch_stats($29, $1, $2::integer) s "
-               "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $10) "
-               "ON CONFLICT (run_id, epoch) DO UPDATE SET e2e_s = EXCLUDED.e2e_s, stall_s = EXCLUDED.stall_s, "
-               "compute_s = EXCLUDED.compute_s, minibatches = EXCLUDED.minibatches, energy_j = EXCLUDED.energy_j, "
-               "mean_power_w = EXCLUDED.mean_power_w, loss = EXCLUDED.loss, read_mb_s = EXCLUDED.read_mb_s, "
-               "read_iops = EXCLUDED.read_iops, cache_start_frac = EXCLUDED.cache_start_frac, "
-               "cache_end_frac = EXCLUDED.cache_end_frac, t_start_s = EXCLUDED.t_start_s, t_end_s = EXCLUDED.t_end_s, "
-               "power_coverage = EXCLUDED.power_coverage, cores_start = EXCLUDED.cores_start, cores_end = EXCLUDED.cores_end, "
-               "cpu_khz_start = EXCLUDED.cpu_khz_start, cpu_khz_end = EXCLUDED.cpu_khz_end, "
-               "gpu_hz_start = EXCLUDED.gpu_hz_start, gpu_hz_end = EXCLUDED.gpu_hz_end, "
-               "emc_hz_start = EXCLUDED.emc_hz_start, emc_hz_end = EXCLUDED.emc_hz_end, throttled = EXCLUDED.throttled, "
-               "throttle_reason = EXCLUDED.throttle_reason, copy_s = EXCLUDED.copy_s, mb_recorded = EXCLUDED.mb_recorded, "
-               "stall_mean_s = EXCLUDED.stall_mean_s, stall_p50_s = EXCLUDED.stall_p50_s, stall_p95_s = EXCLUDED.stall_p95_s, "
-               "compute_mean_s = EXCLUDED.compute_mean_s, compute_p50_s = EXCLUDED.compute_p50_s, "
-               "compute_p95_s = EXCLUDED.compute_p95_s, minibatch_mean_ms = EXCLUDED.minibatch_mean_ms "
-               "RETURNING (xmax = 0)");   // true: inserted; false: a resend of a stored epoch (updated in place)
+  conn.prepare(kIngestEpoch, ingest_epoch_sql());
 }
 
 }  // namespace pg
@@ -254,16 +262,6 @@ Result<IngestOutcome> write_epoch(pqxx::transaction_base& w, int64_t agent_id, c
                                        m.run_id, m.epoch)[0].as<bool>();
     return not_held(w, agent_id, m.run_id, *access, stored, m);
   }
-  auto energy = nullable(m.energy_j);
-  auto power = nullable(m.mean_power_w);
-  auto mb_s = nullable(m.read_mb_s);
-  auto iops = nullable(m.read_iops);
-  auto cache0 = nullable(m.cache_start_frac);
-  auto cache1 = nullable(m.cache_end_frac);
-  auto loss = nullable(m.loss);
-  auto t0 = nullable(m.t_start_s);
-  auto t1 = nullable(m.t_end_s);
-  auto coverage = nullable(m.power_coverage);
   auto clock = [](const std::optional<proto::ClockReading>& c, auto field) {
     return nullable(c ? std::invoke(field, *c) : std::nullopt);
   };
@@ -274,12 +272,15 @@ Result<IngestOutcome> write_epoch(pqxx::transaction_base& w, int64_t agent_id, c
   auto cpu0 = clock(m.clocks_start, &proto::ClockReading::cpu_khz), cpu1 = clock(m.clocks_end, &proto::ClockReading::cpu_khz);
   auto gpu0 = clock(m.clocks_start, &proto::ClockReading::gpu_hz), gpu1 = clock(m.clocks_end, &proto::ClockReading::gpu_hz);
   auto emc0 = clock(m.clocks_start, &proto::ClockReading::emc_hz), emc1 = clock(m.clocks_end, &proto::ClockReading::emc_hz);
+  std::vector<NullableText> measures;   // $20 on, in the description's order (ingest_epoch_sql)
+  json::for_each_described(static_cast<const proto::EpochMeasures&>(m),
+                           [&](const char*, const std::optional<double>& v) { measures.push_back(nullable(v)); });
+  std::vector<const char*> measure_params;
+  for (const auto& v : measures) measure_params.push_back(v.c_str());
   auto inserted = w.exec_prepared(
-      pg::kIngestEpoch,
-      m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, energy.c_str(), power.c_str(), loss.c_str(),
-      agent_id, mb_s.c_str(), iops.c_str(), cache0.c_str(), cache1.c_str(), t0.c_str(), t1.c_str(), coverage.c_str(),
+      pg::kIngestEpoch, m.run_id, m.epoch, m.e2e_s, m.stall_s, m.compute_s, m.minibatches, agent_id, access->campaign,
       cores0.c_str(), cores1.c_str(), cpu0.c_str(), cpu1.c_str(), gpu0.c_str(), gpu1.c_str(), emc0.c_str(), emc1.c_str(),
-      m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), access->campaign);
+      m.throttled, m.throttle_reason, nullable(m.copy_s).c_str(), pqxx::prepare::make_dynamic_params(measure_params));
   mark_running(w, m.run_id, agent_id, *access);
   return !inserted.empty() && !inserted[0][0].as<bool>() ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/described_json.hpp"
 #include "controller/pg_store.hpp"
 #include "controller/pg_util.hpp"
 
@@ -168,9 +169,16 @@ const std::string kReportRunsSelect =
     "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id ";
 const std::string kReportRunsSql = kReportRunsSelect + "WHERE r.campaign_id = $1 ORDER BY r.ordinal";
 
+// The columns of proto::EpochMeasures (named as its members), each prefixed by `prefix` and followed by ", ".
+std::string epoch_measure_columns(const std::string& prefix) {
+  std::string out;
+  const proto::EpochMeasures measures;
+  json::for_each_described(measures, [&](const char* name, const auto&) { out += prefix + name + ", "; });
+  return out;
+}
+
 const std::string kReportEpochsSelect =
-    "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, e.energy_j, e.mean_power_w, e.loss, "
-    "  e.read_mb_s, e.read_iops, e.cache_start_frac, e.cache_end_frac, e.t_start_s, e.t_end_s, e.power_coverage, "
+    "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, " + epoch_measure_columns("e.") +
     "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
     "  e.emc_hz_end, e.throttled, e.throttle_reason, "
     "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0) AS start_unix_s, "
@@ -188,21 +196,6 @@ std::optional<api::EpochClocks> epoch_clocks(const pg::Row& e, const std::string
                           e.opt_number(emc.c_str())};
 }
 
-// The nullable number columns of kReportEpochsSql and the fields they fill.
-constexpr std::pair<const char*, std::optional<double> api::ReportEpoch::*> kEpochNumberColumns[] = {
-    {"energy_j", &api::ReportEpoch::energy_j},
-    {"mean_power_w", &api::ReportEpoch::mean_power_w},
-    {"loss", &api::ReportEpoch::loss},
-    {"read_mb_s", &api::ReportEpoch::read_mb_s},
-    {"read_iops", &api::ReportEpoch::read_iops},
-    {"cache_start_frac", &api::ReportEpoch::cache_start_frac},
-    {"cache_end_frac", &api::ReportEpoch::cache_end_frac},
-    {"t_start_s", &api::ReportEpoch::t_start_s},
-    {"t_end_s", &api::ReportEpoch::t_end_s},
-    {"power_coverage", &api::ReportEpoch::power_coverage},
-    {"start_unix_s", &api::ReportEpoch::start_unix_s},   // the epoch's window on the controller's clock
-    {"end_unix_s", &api::ReportEpoch::end_unix_s}};
-
 // The minibatch statistics columns of kReportEpochsSql (kept at ingest, sql/016) and the fields they fill.
 constexpr std::pair<const char*, double api::MinibatchStats::*> kMinibatchStatColumns[] = {
     {"stall_mean_s", &api::MinibatchStats::stall_mean_s},     {"stall_p50_s", &api::MinibatchStats::stall_p50_s},
@@ -218,7 +211,10 @@ api::ReportEpoch report_epoch(const pqxx::row& r) {
   o.stall_s = e.number("stall_s");
   o.compute_s = e.number("compute_s");
   o.minibatches = e.integer("minibatches");
-  for (const auto& [column, field] : kEpochNumberColumns) o.*field = e.opt_number(column);
+  json::for_each_described(static_cast<proto::EpochMeasures&>(o),
+                           [&](const char* column, std::optional<double>& v) { v = e.opt_number(column); });
+  o.start_unix_s = e.opt_number("start_unix_s");   // the epoch's window on the controller's clock
+  o.end_unix_s = e.opt_number("end_unix_s");
   o.clocks_start = epoch_clocks(e, "start");
   o.clocks_end = epoch_clocks(e, "end");
   o.throttled = e.boolean("throttled");

@@ -33,8 +33,14 @@ std::vector<Body> examples() {
   out.push_back(CancelRun{9, "campaign 3 cancelled"});
   out.push_back(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}, {}});
   out.push_back(MinibatchChunk{9, 1, 0, {0.001, 0.25}, {0.5, 1e-6}, {0.0002, 0.0003}});
-  out.push_back(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
-  EpochResult e{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4};
+  EpochResult e0;
+  e0.run_id = 9, e0.e2e_s = 12.5, e0.stall_s = 0.25, e0.compute_s = 11.0, e0.minibatches = 938, e0.copy_s = 123.4;
+  e0.energy_j = 9.87, e0.mean_power_w = 0.5, e0.loss = 85.5, e0.read_mb_s = 1200.0, e0.read_iops = 0.0;
+  e0.cache_start_frac = 1.0;
+  out.push_back(e0);
+  EpochResult e;
+  e.run_id = 9, e.epoch = 1, e.e2e_s = 12.5, e.stall_s = 0.25, e.compute_s = 11.0, e.minibatches = 938;
+  e.mean_power_w = 0.4;
   e.t_start_s = 1.5;
   e.t_end_s = 14.0;
   e.power_coverage = 0.95;

@@ -62,6 +62,7 @@ proto::EpochResult full_epoch(int64_t run_id, int64_t epoch) {
   e.t_start_s = 20.0 * static_cast<double>(epoch);
   e.t_end_s = *e.t_start_s + e.e2e_s;
   e.power_coverage = 0.95;
+  e.paused_before_s = epoch == 0 ? 0.0 : 1.5;
   e.clocks_start = e.clocks_end = proto::ClockReading{12, 2201600.0, 1300500000.0, 3199000000.0};
   return e;
 }

@@ -3,7 +3,7 @@
 // so every agent replays a journal many times its memory bound at once; one agent's journal limit is below its
 // run's results, so its run pauses until the controller is back. Fails on any requeue of a live agent, any agent
 // whose peak memory grew by more than its bound and a fixed allowance, a journal over its limit, a pause not
-// reported, and any row lost or doubled.
+// reported or not in its epoch's paused_before_s, and any row lost or doubled.
 #include <cctype>
 #include <fstream>
 #include <thread>
@@ -111,6 +111,11 @@ TEST_CASE("burst: a controller outage under agents at full speed: bounded agent 
   }
   check_exactly_once(db, kAgents, kEpochs, kAgents * kMnistMinibatches);
   CHECK(agents.back()->log().find("paused") != std::string::npos);
+  // The pause is measured: every epoch says how long its run waited before it, and burst-4's run (which the log
+  // says paused a second or more) has an epoch that waited that long.
+  CHECK(db.count("SELECT count(*) FROM epochs WHERE paused_before_s IS NULL") == 0);
+  CHECK(db.count("SELECT count(*) FROM epochs e JOIN runs r ON r.id = e.run_id JOIN agents a ON a.id = r.agent_id "
+                 "WHERE a.name = 'burst-" + std::to_string(kAgents) + "' AND e.paused_before_s >= 1") >= 1);
   CHECK(db.count("SELECT max(attempts) FROM runs") == 1);   // no run was requeued
   CHECK(db.count("SELECT count(*) FROM set_aside_results") == 0);   // nothing measured was left out
   CHECK_MESSAGE(fleet.controller().log().find("requeued") == std::string::npos, fleet.logs());

@@ -337,6 +337,8 @@ std::vector<NullableColumn> measurement_columns() {
                           "cache_end_frac", nullptr),
       report_epoch_column("epochs.power_coverage", "UPDATE epochs SET power_coverage = NULL", &RE::power_coverage,
                           "power_coverage", "power_coverage"),
+      report_epoch_column("epochs.paused_before_s", "UPDATE epochs SET paused_before_s = NULL", &RE::paused_before_s,
+                          "paused_before_s", nullptr),
       window_column("epochs.t_start_s", "UPDATE epochs SET t_start_s = NULL", true),
       window_column("epochs.t_end_s", "UPDATE epochs SET t_end_s = NULL", false),
       clock_column("epochs.cores_start", "UPDATE epochs SET cores_start = NULL", true, &EC::cores_online),
@@ -500,7 +502,7 @@ TEST_CASE("with nothing NULL every value the NULL tests look at is present (they
   Reads r = read_everything(f);
   for (const auto& e : epochs_of(r)) {
     CHECK((e.energy_j && e.mean_power_w && e.loss && e.read_mb_s && e.read_iops && e.cache_start_frac));
-    CHECK((e.cache_end_frac && e.t_start_s && e.t_end_s && e.power_coverage && e.end_unix_s));
+    CHECK((e.cache_end_frac && e.t_start_s && e.t_end_s && e.power_coverage && e.end_unix_s && e.paused_before_s));
     REQUIRE((e.clocks_start && e.clocks_end));
     CHECK((e.clocks_start->cores_online && e.clocks_start->cpu_khz && e.clocks_start->gpu_hz && e.clocks_end->emc_hz));
   }

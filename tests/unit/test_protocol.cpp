@@ -15,6 +15,15 @@ using namespace jetsweep;
 using namespace jetsweep::proto;
 
 namespace {
+// An epoch result from its times and some of its measures (EpochResult has a base: no positional braces).
+EpochResult epoch_result(int64_t run, int64_t epoch, double e2e_s, double stall_s, double compute_s, int64_t minibatches,
+                         std::optional<double> copy_s = std::nullopt, std::optional<double> energy_j = std::nullopt,
+                         std::optional<double> mean_power_w = std::nullopt, std::optional<double> loss = std::nullopt) {
+  EpochResult e;
+  e.run_id = run, e.epoch = epoch, e.e2e_s = e2e_s, e.stall_s = stall_s, e.compute_s = compute_s;
+  e.minibatches = minibatches, e.copy_s = copy_s, e.energy_j = energy_j, e.mean_power_w = mean_power_w, e.loss = loss;
+  return e;
+}
 void round_trip(const Body& body, uint64_t id = 42) {
   Envelope in{id, body};
   auto out = decode(encode(in));
@@ -43,8 +52,12 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(CancelRun{9, "campaign 3 cancelled"});
   round_trip(MinibatchChunk{9, 1, 4096, {0.001, 0.25}, {0.5, 1e-6}, {}});
   round_trip(MinibatchChunk{9, 1, 0, {0.001, 0.25}, {0.5, 1e-6}, {0.0002, 0.0003}});
-  round_trip(EpochResult{9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5, 1200.0, 0.0, 1.0});
-  round_trip(EpochResult{9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4});
+  {
+    auto e = epoch_result(9, 0, 12.5, 0.25, 11.0, 938, 123.4, 9.87, 0.5, 85.5);
+    e.read_mb_s = 1200.0, e.read_iops = 0.0, e.cache_start_frac = 1.0;
+    round_trip(e);
+  }
+  round_trip(epoch_result(9, 1, 12.5, 0.25, 11.0, 938, std::nullopt, std::nullopt, 0.4));
   round_trip(SampleChunk{9, std::nullopt, {Sample{0.1, 50.0, {40.0, 60.0}, 1200.0, 1024, 4096, 7.5, 47.25},
                              Sample{0.2, 0.0, {}, std::nullopt, 0, 0, std::nullopt}}});
   round_trip(RunFinished{9, "done", "", 30.0});
@@ -169,7 +182,7 @@ TEST_CASE("only result messages need acknowledgement") {
 }
 
 TEST_CASE("NaN and infinity never reach the wire: optional numbers become null, required ones are refused by name") {
-  EpochResult e{9, 1, 12.5, 0.25, 11.0, 938};
+  EpochResult e = epoch_result(9, 1, 12.5, 0.25, 11.0, 938);
   e.loss = std::numeric_limits<double>::quiet_NaN();  // a diverged model
   e.energy_j = std::numeric_limits<double>::infinity();
   const std::string frame = encode(Envelope{7, e});
@@ -195,7 +208,7 @@ std::string refusal(const Body& body) {
   CHECK(r.status().code() == Code::kProtocolError);
   return r.status().message();
 }
-EpochResult epoch_with(double e2e_s) { return EpochResult{9, 0, e2e_s, 0.25, 1.0, 10}; }
+EpochResult epoch_with(double e2e_s) { return epoch_result(9, 0, e2e_s, 0.25, 1.0, 10); }
 Sample sample_at(double t_s) { return Sample{t_s, 50.0, {}, std::nullopt, 1, 0, std::nullopt}; }
 }  // namespace
 
@@ -346,7 +359,7 @@ TEST_CASE("run_started: the workload facts round-trip, absent stays absent, and 
 TEST_CASE("numbers cross the wire to the bit: the decoder's doubles are correctly rounded") {
   // Boost.JSON 1.81's parser turned this one (written by its own serializer) into the next double down.
   const double measured = 0.49712764980921675;
-  EpochResult e{9, 1, 12.5, 0.25, 11.0, 938};
+  EpochResult e = epoch_result(9, 1, 12.5, 0.25, 11.0, 938);
   e.energy_j = measured;
   auto back = decode(encode(Envelope{7, e}));
   REQUIRE(back.is_ok());
