@@ -30,8 +30,9 @@ void ProducerGate::set_full(bool full) {
 }
 
 double ProducerGate::wait_for_room(const std::atomic<bool>& cancel) {
-  const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
+  if (cancel || !(full_ || posted_ > kMaxPosted)) return 0.0;   // room: no wait (exactly 0 in paused_before_s)
+  const auto start = std::chrono::steady_clock::now();
   // Woken by the io thread; the timeout only notices `cancel`, which nobody signals through this gate.
   while (!cancel && (full_ || posted_ > kMaxPosted)) room_.wait_for(lock, std::chrono::milliseconds(100));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-// operator== of these plain structs: boost::pfr::eq_fields compares every field, found by reflection, so a field
-// added later is compared too (C++17; the agent must build with GCC 9, which lacks C++20's defaulted ==).
+// operator== of these plain structs: boost::pfr::eq_fields compares every field, found by reflection (EpochResult,
+// with a base: its description), so a field added later is compared too (C++17: GCC 9 has no defaulted ==).
 #include <boost/describe/class.hpp>
 #include <boost/pfr/ops_fields.hpp>
 
@@ -225,8 +225,8 @@ struct EpochMeasures {
   std::optional<double> t_end_s;
   // Share of the window covered by valid power samples; energy is null below kMinPowerCoverage.
   std::optional<double> power_coverage;
-  // Seconds the run waited, before this epoch began, for room in the agent's outbox (its results waiting for the
-  // controller: --journal-max-mb); 0 when it did not wait. In the run's wall_s, in no epoch's e2e_s.
+  // Seconds the run waited before this epoch began for room in the agent's outbox (results waiting for the controller,
+  // --journal-max-mb, or for its io thread); 0: no wait. In no e2e_s; on a real board in wall_s; none after the last.
   std::optional<double> paused_before_s;
 };
 BOOST_DESCRIBE_STRUCT(EpochMeasures, (),

@@ -1,5 +1,6 @@
-// operator== of the protocol and config structs (boost::pfr::eq_fields, C++17): every field takes part, so a field
-// added later cannot be forgotten. Each field of a default value is changed in turn and must make it unequal.
+// operator== of the protocol and config structs (boost::pfr::eq_fields, C++17; EpochResult through its Boost.Describe
+// description): every field takes part, so a field added later cannot be forgotten. Each field of a default value is
+// changed in turn and must make it unequal.
 #include <doctest/doctest.h>
 
 #include <boost/describe.hpp>
