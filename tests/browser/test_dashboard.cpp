@@ -181,7 +181,12 @@ TEST_CASE("campaigns page: live updates arrive without a reload while the campai
       "Number(document.querySelector('[data-testid=\"" + id + "\"]').dataset.value) > " + *before, 90s);
   CHECK_MESSAGE(moved, moved.to_string() << "\n" << env.logs());
   CHECK(browser->evaluate("window.jetsweepTestMark")->as_string() == "no reload");
-  CHECK(parse_int(data_value(*browser, "live-status").value_or("")).value_or(0) > parse_int(*events_before).value_or(0));
+  // Live snapshots keep arriving (counted in live-status). Waited for, not read once: the value above may have moved
+  // through a render that a snapshot counted before `events_before` was read had started (CI, 2026-11-29).
+  const Status more_events = browser->wait_for(
+      "Number(document.querySelector('[data-testid=\"live-status\"]').dataset.value) > " +
+          std::to_string(parse_int(*events_before).value_or(0)), 90s);
+  CHECK_MESSAGE(more_events, more_events.to_string() << "\n" << env.logs());
   check_text(*browser, "live-status", "live");
   const double progress = parse_double(data_value(*browser, "campaign-progress-" + std::to_string(env.campaign_live))
                                            .value_or("")).value_or(-1);
