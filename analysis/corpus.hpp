@@ -104,6 +104,7 @@ struct EpochSample {
   std::string dataset;
   std::optional<double> minibatch_ms;    // mean time per minibatch of this epoch (DB: from its minibatches)
   std::optional<double> power_coverage;  // share of the epoch window with valid power samples
+  std::optional<double> paused_before_s;  // the run waited this long before the epoch began (agent back-pressure)
   std::optional<bool> throttled;         // a clock or the thermal state left the applied setting
   std::string throttle_reason;
   std::optional<double> t_start_s, t_end_s;        // window on the run's (agent monotonic) timeline

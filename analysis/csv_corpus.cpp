@@ -388,7 +388,7 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
   out << ",instance,mode,mode_name,pin_clocks,fan,workers,prefetch,batch_size,threads,seed,dataset,storage,"
          "storage_device,max_minibatches,drop_caches,page_cache_dropped,reference_state,simulated,run_id,repetition,"
          "epoch,warmup,e2e_s,stall_s,compute_s,minibatches,energy_j,power_w,power_coverage,throttled,throttle_reason,"
-         "t_start_s,t_end_s,start_unix_s,end_unix_s,compute_device,compute,timing,copy_s,gpu_gating,dataset_fingerprint";
+         "t_start_s,t_end_s,start_unix_s,end_unix_s,compute_device,compute,timing,copy_s,gpu_gating,dataset_fingerprint,paused_before_s";
   for (const char* s : kSoftwareColumns) out << ',' << s;
   out << '\n';
   for (const auto& e : corpus.epochs) {
@@ -413,7 +413,7 @@ void write_epochs_csv(std::ostream& out, const Corpus& corpus) {
         << ',' << quote(e.throttle_reason) << ',' << opt_num(e.t_start_s) << ',' << opt_num(e.t_end_s) << ','
         << opt_unix(e.start_unix_s) << ',' << opt_unix(e.end_unix_s) << ',' << quote(e.compute_device) << ','
         << axis_cell(e.axes, "compute") << ',' << axis_cell(e.axes, "timing") << ',' << opt_num(e.copy_s) << ','
-        << axis_cell(e.axes, "gpu_gating") << ',' << quote(e.dataset_fingerprint);
+        << axis_cell(e.axes, "gpu_gating") << ',' << quote(e.dataset_fingerprint) << ',' << opt_num(e.paused_before_s);
     for (const char* s : kSoftwareColumns) {
       auto it = e.software.find(s);
       out << ',' << (it == e.software.end() ? "" : quote(it->second));

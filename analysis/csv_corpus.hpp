@@ -36,7 +36,7 @@ void write_corpus_csv(std::ostream& out, const Corpus& corpus);
 // One row per epoch sample (warm-up epochs included: epoch 0, warmup true) with every configuration
 // axis, the run's state (storage device, page cache dropped, reference state, simulated), run_id,
 // repetition, the per-epoch figures (e2e_s, stall_s, compute_s, minibatches, energy_j, power_w,
-// power_coverage, throttled, throttle_reason), the epoch window (t_start_s/t_end_s on the run's
+// power_coverage, throttled, throttle_reason, paused_before_s), the epoch window (t_start_s/t_end_s on the run's
 // timeline, start_unix_s/end_unix_s on the controller's clock) and the software columns, so
 // `analyze variability|epochs --csv` can read it back.
 void write_epochs_csv(std::ostream& out, const Corpus& corpus);

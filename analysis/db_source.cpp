@@ -211,6 +211,7 @@ EpochSample epoch_sample(const NamedRow& r, const EpochSample& run) {
       {{"stall_s", &EpochSample::stall_s}, {"compute_s", &EpochSample::compute_s}, {"copy_s", &EpochSample::copy_s},
        {"energy_j", &EpochSample::energy}, {"power_w", &EpochSample::power_w},
        {"minibatch_ms", &EpochSample::minibatch_ms}, {"power_coverage", &EpochSample::power_coverage},
+       {"paused_before_s", &EpochSample::paused_before_s},
        {"t_start_s", &EpochSample::t_start_s}, {"t_end_s", &EpochSample::t_end_s},
        {"start_unix_s", &EpochSample::start_unix_s}, {"end_unix_s", &EpochSample::end_unix_s}});
   read_booleans<EpochSample>(r, e, {{"throttled", &EpochSample::throttled}});
@@ -271,7 +272,7 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
                  });
     const auto epochs = tx.exec(
         "SELECT run_id, epoch, e2e_s, stall_s, compute_s, copy_s, energy_j, power_w, minibatches, minibatch_ms, "
-        "power_coverage, throttled, throttle_reason, t_start_s, t_end_s, start_unix_s, end_unix_s "
+        "power_coverage, paused_before_s, throttled, throttle_reason, t_start_s, t_end_s, start_unix_s, end_unix_s "
         "FROM analysis_epochs WHERE " + where + " ORDER BY run_id, epoch");
     corpus.epochs.reserve(epochs.size());
     for_each_row(epochs, [&](const NamedRow& r) {

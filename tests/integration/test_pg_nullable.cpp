@@ -338,7 +338,7 @@ std::vector<NullableColumn> measurement_columns() {
       report_epoch_column("epochs.power_coverage", "UPDATE epochs SET power_coverage = NULL", &RE::power_coverage,
                           "power_coverage", "power_coverage"),
       report_epoch_column("epochs.paused_before_s", "UPDATE epochs SET paused_before_s = NULL", &RE::paused_before_s,
-                          "paused_before_s", nullptr),
+                          "paused_before_s", "paused_before_s"),
       window_column("epochs.t_start_s", "UPDATE epochs SET t_start_s = NULL", true),
       window_column("epochs.t_end_s", "UPDATE epochs SET t_end_s = NULL", false),
       clock_column("epochs.cores_start", "UPDATE epochs SET cores_start = NULL", true, &EC::cores_online),
@@ -507,6 +507,8 @@ TEST_CASE("with nothing NULL every value the NULL tests look at is present (they
     CHECK((e.clocks_start->cores_online && e.clocks_start->cpu_khz && e.clocks_start->gpu_hz && e.clocks_end->emc_hz));
   }
   CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+  for (const auto& e : r.corpus.epochs) CHECK(e.paused_before_s == std::optional<double>(e.epoch == 0 ? 0.0 : 1.5));
+  CHECK_FALSE(csv_empty(r.epoch_csv, "paused_before_s"));
   const auto& run = r.report_cli.runs[0];
   CHECK((run.agent && run.wall_s && run.facts && run.applied && run.reference_state && run.storage_medium));
   CHECK((run.storage_device && run.page_cache_dropped && run.compute_device && run.workload));
