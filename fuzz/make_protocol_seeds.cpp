@@ -2,6 +2,7 @@
 // (the examples of tests/unit/test_protocol.cpp, plus the optional fields filled). Not a fuzzer; run by hand
 // after the protocol changes: build/fuzz/bin/fuzz_make_protocol_seeds fuzz/corpus/protocol
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ std::vector<Body> examples() {
   e.t_start_s = 1.5;
   e.t_end_s = 14.0;
   e.power_coverage = 0.95;
+  e.paused_before_s = 2.5;
   e.clocks_start = ClockReading{4, 1190400.0, 624750000.0, 1331200000.0};
   e.clocks_end = ClockReading{4, std::nullopt, std::nullopt, std::nullopt};
   e.throttled = true;
@@ -71,11 +73,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
     return 2;
   }
+  std::error_code ec;
+  std::filesystem::create_directories(argv[1], ec);
+  if (ec) {
+    std::fprintf(stderr, "cannot create %s: %s\n", argv[1], ec.message().c_str());
+    return 1;
+  }
   int n = 0;
   for (const Body& body : examples()) {
     const std::string frame = encode(Envelope{static_cast<uint64_t>(n + 1), body});
     const std::string path = std::string(argv[1]) + "/" + std::string(type_name(body)) + "-" + std::to_string(n++);
-    std::ofstream(path, std::ios::binary) << frame;
+    std::ofstream out(path, std::ios::binary);
+    out << frame;
+    if (!out.flush()) {   // a seed not written is never reported written
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      return 1;
+    }
   }
   std::printf("%d seeds written to %s\n", n, argv[1]);
   return 0;
