@@ -1,6 +1,6 @@
 // Writes fuzz/corpus/protocol's seeds: one frame per message type and variant, as proto::encode writes them
 // (the examples of tests/unit/test_protocol.cpp, plus the optional fields filled). Not a fuzzer; run by hand
-// after the protocol changes: build/fuzz/bin/fuzz_make_protocol_seeds fuzz/corpus/protocol
+// after the protocol changes: build-fuzz/bin/fuzz_make_protocol_seeds fuzz/corpus/protocol
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
