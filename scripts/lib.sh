@@ -157,13 +157,14 @@ js_pg_discard() {
   return 0
 }
 
-# js_wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds or the time is up.
+# js_wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds or the time is up, every
+# JS_WAIT_INTERVAL_S seconds (default 0.2).
 js_wait_for() {
   local limit=$1 what=$2
   shift 2
   local deadline=$((SECONDS + limit))
   until "$@" >/dev/null 2>&1; do
     [ $SECONDS -lt $deadline ] || js_die "timed out after ${limit}s waiting for $what"
-    sleep 0.2
+    sleep "${JS_WAIT_INTERVAL_S:-0.2}"
   done
 }
