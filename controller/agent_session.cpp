@@ -240,7 +240,11 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   if (!probe_under_load_) min_rtt_s_ = std::min(min_rtt_s_.value_or(rtt), rtt);
   const bool under_load = probe_under_load_ || rtt > bound;
   probe_under_load_ = false;
-  if (under_load) {
+  // A probe that cannot agree with the kept one, however slow, shows the board's clock was stepped (NTP setting it):
+  // it replaces the kept one at once (its error is still within half its round trip), and one taken under load is
+  // followed by another at the next heartbeat for a tighter estimate.
+  const bool stepped = clock_offset_s_ && best_rtt_s_ && clock_stepped(*clock_offset_s_, *best_rtt_s_, offset, rtt);
+  if (under_load && !stepped) {
     retry_probe_ = !clock_offset_s_;   // none kept yet: another at the next heartbeat
     ++probes_discarded_;
     controller_->metrics().clock_probes_discarded.inc();
@@ -248,7 +252,13 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
                  << " s, taken under load)";
     return;
   }
-  if (best_rtt_s_ && rtt >= *best_rtt_s_) return;
+  if (stepped) {
+    JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << "): its clock was stepped: offset " << *clock_offset_s_
+                << " s -> " << offset << " s (round trip " << rtt << " s)";
+    retry_probe_ = under_load;
+  } else if (best_rtt_s_ && rtt >= *best_rtt_s_) {
+    return;
+  }
   best_rtt_s_ = rtt;
   clock_offset_s_ = offset;
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
@@ -379,6 +389,11 @@ void AgentSession::start_heartbeat() {
     }
     self->start_heartbeat();
   });
+}
+
+void AgentSession::probe_clock_before_run() {
+  check_io_thread("AgentSession::probe_clock_before_run");
+  if (!probe_t0_) send_clock_probe();
 }
 
 void AgentSession::send_clock_probe() {

@@ -33,6 +33,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void close(const std::string& why);
   // Sends a clock probe, which becomes the one outstanding (the heartbeat sends them; tests call it directly).
   void send_clock_probe();
+  // A clock probe ahead of a run, unless one is outstanding: its reply, ahead of the run's run_started, refreshes
+  // the offset the run is stored with (runs.clock_offset_s) after a clock step on the board. io thread.
+  void probe_clock_before_run();
 
   int64_t agent_id() const { return agent_id_; }
   const std::string& name() const { return name_; }
@@ -48,6 +51,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   std::optional<uint64_t> pending_ack() const { return pending_ack_; }
   // Clock probes discarded because they were taken under load (see above).
   int64_t probes_discarded() const { return probes_discarded_; }
+  std::optional<double> clock_offset_s() const { return clock_offset_s_; }
   // Dispatch bookkeeping (owned by the Controller, io thread).
   std::optional<int64_t> current_run;
   bool claiming = false;

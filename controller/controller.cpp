@@ -191,6 +191,7 @@ void Controller::try_dispatch(const std::shared_ptr<AgentSession>& session) {
         session->current_run = a.run_id;
         JS_LOG_INFO << "run " << a.run_id << " assigned to agent " << session->agent_id() << " (" << session->name()
                     << ")";
+        session->probe_clock_before_run();
         session->send(proto::AssignRun{a.run_id, a.config});
         self->metrics_.dispatch_s.observe(metrics::seconds_since(claim_posted));
       });

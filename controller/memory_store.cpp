@@ -86,6 +86,16 @@ MemoryStore::Agent* MemoryStore::find_agent(int64_t agent_id) {
   return it == agents_.end() ? nullptr : &it->second;
 }
 
+std::optional<double> MemoryStore::agent_clock_offset(int64_t agent_id) const {
+  auto it = agents_.find(agent_id);
+  return it == agents_.end() ? std::nullopt : it->second.clock_offset_s;
+}
+
+double MemoryStore::run_clock_offset(const Run& run) const {
+  if (run.clock_offset_s) return *run.clock_offset_s;
+  return run.agent_id ? agent_clock_offset(*run.agent_id).value_or(0.0) : 0.0;
+}
+
 Status MemoryStore::migrate() { return Status::ok(); }
 
 Status MemoryStore::reset_connections() {
@@ -223,7 +233,8 @@ Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s
   std::lock_guard lock(mu_);
   Agent* a = find_agent(agent_id);
   if (!a) return Status::ok();
-  if (!a->clock_rtt_s || rtt_s <= *a->clock_rtt_s || *a->clock_measured_at < now() - kClockRefresh_s) {
+  if (!a->clock_rtt_s || !a->clock_offset_s || rtt_s <= *a->clock_rtt_s || *a->clock_measured_at < now() - kClockRefresh_s ||
+      clock_stepped(*a->clock_offset_s, *a->clock_rtt_s, offset_s, rtt_s)) {
     a->clock_offset_s = offset_s;
     a->clock_rtt_s = rtt_s;
     a->clock_measured_at = now();
@@ -329,7 +340,7 @@ Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const
   run.agent_id = agent_id;
   run.assigned_at = now();
   ++run.attempts;
-  run.started_at = run.finished_at = run.wall_s = run.agent_t0_unix_s = std::nullopt;
+  run.started_at = run.finished_at = run.wall_s = run.agent_t0_unix_s = run.clock_offset_s = std::nullopt;
   run.applied.reset();
   run.reference_state = run.page_cache_dropped = std::nullopt;
   run.storage_device = run.compute_device = std::nullopt;

@@ -55,6 +55,7 @@ class MemoryStore final : public Store {
     std::string error;
     double queued_at = 0;
     std::optional<double> assigned_at, started_at, finished_at, wall_s, agent_t0_unix_s;
+    std::optional<double> clock_offset_s;   // its agent's, when agent_t0_unix_s was stored (runs.clock_offset_s)
     bool cancel_requested = false;
     int64_t min_mem_bytes = 0;
     std::optional<std::string> storage;
@@ -150,6 +151,10 @@ class MemoryStore final : public Store {
   double now() const;
   Run* find_run(int64_t run_id);
   Agent* find_agent(int64_t agent_id);
+  // The agent's clock offset estimate now (nullopt: none yet), and the one that puts a run's times on the
+  // controller's clock: the run's own, else its agent's, else 0 (as sql/views.sql).
+  std::optional<double> agent_clock_offset(int64_t agent_id) const;
+  double run_clock_offset(const Run& run) const;
   // register_agent and requeue_agent_runs with mu_ held (admit_agent does both under one lock).
   Result<AgentRegistration> register_locked(const proto::Register& reg, const AgentProof& proof);
   int64_t requeue_agent_runs_locked(int64_t agent_id, const std::vector<int64_t>& keep_runs, const std::string& why);

@@ -54,6 +54,7 @@ Result<IngestOutcome> MemoryStore::start_run(int64_t agent_id, const proto::RunS
   run->agent_t0_unix_s = m.t0_unix_s;
   run->compute_device = m.compute_device;
   run->workload = m.workload;
+  if (!same) run->clock_offset_s = agent_clock_offset(agent_id);
   mark_running(m.run_id, agent_id);
   return same ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }
@@ -100,7 +101,10 @@ Result<IngestOutcome> MemoryStore::ingest_samples(int64_t agent_id, const proto:
   for (const auto& s : m.samples) all_stored = all_stored && samples_.count({m.run_id, s.t_s}) > 0;
   if (!holds(*run, agent_id)) return not_held(agent_id, *run, all_stored, m);
   for (const auto& s : m.samples) samples_.try_emplace({m.run_id, s.t_s}, s);   // DO NOTHING
-  if (m.t0_unix_s && !run->agent_t0_unix_s) run->agent_t0_unix_s = m.t0_unix_s;
+  if (m.t0_unix_s && !run->agent_t0_unix_s) {
+    run->agent_t0_unix_s = m.t0_unix_s;
+    run->clock_offset_s = agent_clock_offset(agent_id);
+  }
   mark_running(m.run_id, agent_id);
   return all_stored ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }

@@ -223,9 +223,7 @@ api::ReportEpoch MemoryStore::report_epoch(const Run& run, const proto::EpochRes
   o.clocks_end = epoch_clocks(e.clocks_end);
   o.throttled = e.throttled;
   if (!e.throttle_reason.empty()) o.throttle_reason = e.throttle_reason;
-  double offset = 0;
-  if (run.agent_id)
-    if (auto a = agents_.find(*run.agent_id); a != agents_.end()) offset = a->second.clock_offset_s.value_or(0.0);
+  const double offset = run_clock_offset(run);
   o.start_unix_s = sum3(run.agent_t0_unix_s, o.t_start_s, offset);   // the epoch's window on the controller's clock
   o.end_unix_s = sum3(run.agent_t0_unix_s, o.t_end_s, offset);
   std::vector<double> stall, compute;   // as PgStore keeps them at ingest (sql/016 refresh_epoch_summary)
@@ -306,9 +304,7 @@ Result<std::vector<api::RunSample>> MemoryStore::run_samples(int64_t run_id) {
   std::lock_guard lock(mu_);
   const Run* run = find_run(run_id);
   if (!run) return not_found("no run " + std::to_string(run_id));
-  double offset = 0;
-  if (run->agent_id)
-    if (auto a = agents_.find(*run->agent_id); a != agents_.end()) offset = a->second.clock_offset_s.value_or(0.0);
+  const double offset = run_clock_offset(*run);
   std::vector<api::RunSample> out;
   for (auto it = samples_.lower_bound({run_id, -std::numeric_limits<double>::infinity()});
        it != samples_.end() && it->first.first == run_id; ++it) {

@@ -187,7 +187,7 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
       r = w.exec_params(
           "UPDATE runs SET status = 'assigned', agent_id = $1, assigned_at = now(), attempts = attempts + 1, "
           "  claim_key = nullif($3, ''), "
-          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, applied = NULL, "
+          "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, clock_offset_s = NULL, applied = NULL, "
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
           "  workload = NULL, facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' - 'tables' "
           "           FROM agents a WHERE a.id = $1) "

@@ -240,10 +240,12 @@ Result<IngestOutcome> write_run_started(pqxx::transaction_base& w, int64_t agent
   if (!access->holds) return not_held(w, agent_id, m.run_id, *access, !access->t0_missing, m);
   auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
   auto workload = m.workload ? std::optional<std::string>(bj::serialize(proto::to_json(*m.workload))) : std::nullopt;
-  // A resend changes nothing: no row updated.
+  // A resend changes nothing: no row updated. The agent's clock offset now is the run's from here on (runs.clock_offset_s,
+  // sql/028): a later clock step on the board moves its later runs only.
   auto changed = w.exec_params(
       "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
-      "  agent_t0_unix_s = $7, compute_device = $8, workload = $9::jsonb "
+      "  agent_t0_unix_s = $7, compute_device = $8, workload = $9::jsonb, "
+      "  clock_offset_s = (SELECT a.clock_offset_s FROM agents a WHERE a.id = $2) "
       "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (applied, reference_state, "
       "  storage_device, page_cache_dropped, agent_t0_unix_s, compute_device, workload) IS DISTINCT FROM "
       "  ($3::jsonb, $4::boolean, $5::text, $6::boolean, $7::double precision, $8::text, $9::jsonb) RETURNING 1",
@@ -326,7 +328,9 @@ Result<IngestOutcome> write_samples(pqxx::transaction_base& w, int64_t agent_id,
     copy_rows(w, "sample_chunks", rows);
   }
   if (m.t0_unix_s && access->t0_missing)
-    w.exec_params("UPDATE runs SET agent_t0_unix_s = $3 WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
+    w.exec_params("UPDATE runs SET agent_t0_unix_s = $3, "
+                  "  clock_offset_s = (SELECT a.clock_offset_s FROM agents a WHERE a.id = $2) "
+                  "WHERE id = $1 AND agent_id = $2 AND agent_t0_unix_s IS NULL",
                   m.run_id, agent_id, *m.t0_unix_s);
   mark_running(w, m.run_id, agent_id, *access);
   return all_stored ? IngestOutcome::kDuplicate : IngestOutcome::kStored;

@@ -181,8 +181,8 @@ const std::string kReportEpochsSelect =
     "SELECT e.run_id, e.epoch, e.e2e_s, e.stall_s, e.compute_s, e.minibatches, " + epoch_measure_columns("e.") +
     "  e.cores_start, e.cores_end, e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, "
     "  e.emc_hz_end, e.throttled, e.throttle_reason, "
-    "  r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0) AS start_unix_s, "
-    "  r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) AS end_unix_s, "
+    "  r.agent_t0_unix_s + e.t_start_s - coalesce(r.clock_offset_s, ag.clock_offset_s, 0) AS start_unix_s, "
+    "  r.agent_t0_unix_s + e.t_end_s - coalesce(r.clock_offset_s, ag.clock_offset_s, 0) AS end_unix_s, "
     "  e.mb_recorded, e.stall_mean_s, e.stall_p50_s, e.stall_p95_s, e.compute_mean_s, e.compute_p50_s, e.compute_p95_s "
     "FROM epochs e JOIN runs r ON r.id = e.run_id LEFT JOIN agents ag ON ag.id = r.agent_id ";
 const std::string kReportEpochsSql = kReportEpochsSelect + "WHERE r.campaign_id = $1 ORDER BY e.run_id, e.epoch";
@@ -373,7 +373,7 @@ Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
     if (run.empty()) return not_found("no run " + std::to_string(run_id));
     // t_unix_s as the report's epoch windows: the agent's clock at the run's t = 0, less its clock offset.
     auto rows = w.exec_params(
-        "SELECT s.t_s, r.agent_t0_unix_s + s.t_s - coalesce(ag.clock_offset_s, 0) AS t_unix_s, s.power_w, "
+        "SELECT s.t_s, r.agent_t0_unix_s + s.t_s - coalesce(r.clock_offset_s, ag.clock_offset_s, 0) AS t_unix_s, s.power_w, "
         "  s.cpu_util_pct, s.cpu_freq_mhz, s.mem_used_kb, s.disk_read_bytes, s.temp_max_c "
         "FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents ag ON ag.id = r.agent_id "
         "WHERE s.campaign_id = $2 AND s.run_id = $1 ORDER BY s.t_s",   // campaign_id: its partition only

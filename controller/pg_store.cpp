@@ -125,10 +125,14 @@ Status PgStore::connect() {
 }
 
 
+bool transient_sqlstate(const std::string& sqlstate) {
+  return sqlstate.rfind("57", 0) == 0 || sqlstate.rfind("08", 0) == 0 || sqlstate == "53100" || sqlstate == "53200" ||
+         sqlstate == "53300" || sqlstate == "58030";
+}
+
 Status PgStore::sql_failure(const char* what, const pqxx::sql_error& e) {
-  // Admin shutdown / cannot-connect-now surface as sql_error with class 57 or 08: retryable.
   const std::string state = e.sqlstate();
-  if (state.rfind("57", 0) == 0 || state.rfind("08", 0) == 0) {
+  if (transient_sqlstate(state)) {
     drop_connection_ = true;   // by guarded, after the transaction that may still refer to it
     return unavailable(std::string(what) + ": " + e.what());
   }
@@ -273,10 +277,12 @@ Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
 Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
   return guarded("recording the clock offset", [&]() -> Status {
     pqxx::work w(*conn_);
+    // Store::record_clock's rule (clock_stepped in store.hpp), in SQL.
     w.exec_params("UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
-                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR $3 <= clock_rtt_s "
-                  "  OR clock_measured_at < now() - interval '10 minutes')",
-                  agent_id, offset_s, rtt_s);
+                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR clock_offset_s IS NULL "
+                  "  OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
+                  "  OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4)",
+                  agent_id, offset_s, rtt_s, controller::kClockStepMarginS);
     w.commit();
     return Status::ok();
   });

@@ -81,8 +81,8 @@ class PgStore final : public Store {
   // connection broke, so callers may retry; kDbError otherwise) with `what` as context.
   template <class Fn>
   auto guarded(const char* what, Fn&& fn) -> decltype(fn());   // defined in controller/pg_util.hpp
-  // A libpqxx sql_error as a Status: kUnavailable for admin shutdown or cannot-connect-now (SQLSTATE class 57 /
-  // 08), the connection then marked to be dropped once guarded's `fn` has returned; kDbError otherwise.
+  // A libpqxx sql_error as a Status: kUnavailable when transient_sqlstate(), the connection then marked to be
+  // dropped once guarded's `fn` has returned; kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
   // register_agent's work inside `w` (the caller commits).
   Result<AgentRegistration> register_in(pqxx::work& w, const proto::Register& reg, const AgentProof& proof);
@@ -99,6 +99,13 @@ class PgStore final : public Store {
   // Set when conn_ must be replaced; guarded drops it after its `fn` (never while a transaction may refer to it).
   bool drop_connection_ = false;
 };
+
+// Whether a statement that failed with this SQLSTATE may succeed if retried as it is, so the use case is retried
+// (kUnavailable) instead of failing, and a result message is never acknowledged unstored: admin shutdown or
+// cannot-connect-now (class 57, 08), and the server short of a resource it may get back (disk full 53100, out of
+// memory 53200, too many connections 53300; an I/O error 58030). Not 53400 (a configured limit the statement itself
+// exceeds: retrying cannot help).
+bool transient_sqlstate(const std::string& sqlstate);
 
 // pg_adaptive.cpp, inside the callers' transactions: a submitted campaign's plans (create_campaign), and a
 // campaign's plans as its status shows them (with their whole fits when `with_fit`).

@@ -3,6 +3,7 @@
 // Implementations are used from the DbWorker thread only.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,15 @@
 #include "common/status.hpp"
 
 namespace jetsweep::controller {
+
+// Two clock offset estimates of one agent further apart than half their round trips together plus this (seconds)
+// cannot both be right: the board's clock was stepped between them (Store::record_clock).
+inline constexpr double kClockStepMarginS = 1.0;
+
+// Whether the estimate (offset_s, rtt_s) shows a clock step since the kept one (Store::record_clock).
+inline bool clock_stepped(double kept_offset_s, double kept_rtt_s, double offset_s, double rtt_s) {
+  return std::abs(offset_s - kept_offset_s) > (rtt_s + kept_rtt_s) / 2 + kClockStepMarginS;
+}
 
 struct Assignment {
   int64_t run_id = 0;
@@ -155,7 +165,9 @@ class Store {
   // Requeues (or loses) runs of agents disconnected for longer than `lease_s`, except agents away rebooting
   // their board (record_reboot) until their expected return; past it, the reason names the reboot.
   virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
-  // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes).
+  // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes), unless the
+  // new one contradicts it: offsets more than kClockStepMarginS apart beyond half their round trips together mean the
+  // board's clock was stepped (NTP setting it), and the new one is kept whatever its round trip.
   virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
   // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
   // executing runs to be stopped (cancel_requested; see runs_to_stop).

@@ -7,7 +7,13 @@
 -- analysis_epochs: one row per epoch with its run's columns.
 -- analysis_run_profile: per run, epoch 0 apart from the mean of epochs 1+ (the papers' convention).
 -- analysis_mode_profile: per (campaign, board class, instance, workload, full configuration, gating).
+-- samples_aligned: every sample on the controller's clock (migration 005 defined it, 016 rewrote it; from here on).
+--
+-- A run's times go onto the controller's clock with the run's own clock offset (runs.clock_offset_s: its agent's
+-- when its start was stored), else, for runs stored before that column, its agent's latest: a clock step on a
+-- board moves none of the runs before it.
 
+DROP VIEW IF EXISTS samples_aligned;
 DROP VIEW IF EXISTS analysis_mode_profile;
 DROP VIEW IF EXISTS analysis_run_profile;
 DROP VIEW IF EXISTS analysis_epochs;
@@ -98,8 +104,8 @@ SELECT ar.*,
        e.paused_before_s,
        e.t_start_s,
        e.t_end_s,
-       r.agent_t0_unix_s + e.t_start_s - coalesce(ag.clock_offset_s, 0) AS start_unix_s,
-       r.agent_t0_unix_s + e.t_end_s - coalesce(ag.clock_offset_s, 0) AS end_unix_s,
+       r.agent_t0_unix_s + e.t_start_s - coalesce(r.clock_offset_s, ag.clock_offset_s, 0) AS start_unix_s,
+       r.agent_t0_unix_s + e.t_end_s - coalesce(r.clock_offset_s, ag.clock_offset_s, 0) AS end_unix_s,
        e.cores_start, e.cores_end,
        e.cpu_khz_start, e.cpu_khz_end, e.gpu_hz_start, e.gpu_hz_end, e.emc_hz_start, e.emc_hz_end,
        e.throttled,
@@ -166,3 +172,8 @@ JOIN analysis_runs ar ON ar.run_id = p.run_id
 GROUP BY p.campaign_id, ar.campaign, ar.device_class, ar.instance, ar.workload, ar.mode_name, ar.cores, ar.cpu_mhz,
          ar.gpu_mhz, ar.emc_mhz, ar.pin_clocks, ar.fan, ar.batch_size, ar.workers, ar.prefetch, ar.threads, ar.seed,
          ar.max_minibatches, ar.drop_caches, ar.storage, ar.compute, ar.timing, ar.gpu_gating;
+
+CREATE VIEW samples_aligned AS
+SELECT s.*, r.agent_id,
+       r.agent_t0_unix_s + s.t_s - coalesce(r.clock_offset_s, a.clock_offset_s, 0) AS controller_unix_s
+FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents a ON a.id = r.agent_id;

@@ -141,6 +141,43 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
   CHECK(f.controller->metrics().clock_probes_discarded.value() >= 1);
 }
 
+TEST_CASE("a clock step on the board: a slower probe that cannot agree with the kept offset replaces it") {
+  auto options = options_with(64, 1024);
+  options.max_clock_probe_rtt_s = 60;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  const auto probe = [&] {
+    const size_t n = client->count<proto::TimeSync>();
+    session->send_clock_probe();
+    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
+    return client->all<proto::TimeSync>().back().t0;
+  };
+  // Agreeing clocks, a prompt reply: kept.
+  double t0 = probe();
+  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(session->clock_offset_s());
+  CHECK(std::abs(*session->clock_offset_s()) < 0.5);
+  // The board's clock now 300 s ahead, and this reply 1 s slower than any before (the agent's clock stepped back
+  // between its receive and send stamps by 1 s): a slower probe, which alone would be ignored, but it cannot agree.
+  t0 = probe();
+  client->send(proto::TimeSyncReply{t0, t0 + 300.5, t0 + 299.5});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(session->clock_offset_s());
+  CHECK(std::abs(*session->clock_offset_s() - 300) < 0.5);
+  const int64_t id = session->agent_id();
+  REQUIRE(f.drain_until([&] {
+    const auto a = f.store->agent(id);
+    return a && a->clock_offset_s && std::abs(*a->clock_offset_s - 300) < 0.5;
+  }));
+  // A slower probe that agrees with the kept one is still ignored.
+  t0 = probe();
+  client->send(proto::TimeSyncReply{t0, t0 + 301.5, t0 + 299.5});   // offset ~300.5, 2 s slower
+  REQUIRE(f.round_trip(*client));
+  CHECK(std::abs(*session->clock_offset_s() - 300) < 0.25);
+}
+
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
   ControllerFixture f(options_with(8, 4));
   RegisteredSession agent(f);

@@ -127,6 +127,17 @@ NullableColumn board_reboot_masks(const char* name) {
 std::vector<NullableColumn> run_columns() {
   return {
       {"agents.clock_offset_s", "UPDATE agents SET clock_offset_s = NULL",
+       [](const Reads& r, Populated&) {   // the agent's estimate gone: the run keeps the offset of its start
+         CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+       }},
+      {"runs.clock_offset_s", "UPDATE runs SET clock_offset_s = NULL; UPDATE agents SET clock_offset_s = 100",
+       [](const Reads& r, Populated&) {   // a run stored before the column: its agent's latest estimate (sql/028)
+         CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - 100));
+         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0 - 100));
+       }},
+      {"runs.clock_offset_s and agents.clock_offset_s",
+       "UPDATE runs SET clock_offset_s = NULL; UPDATE agents SET clock_offset_s = NULL",
        [](const Reads& r, Populated&) {   // no offset measured: the agent's clock as it is (sql/005)
          CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0));
          CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0));
@@ -169,7 +180,7 @@ std::vector<NullableColumn> run_columns() {
          CHECK(r.estimate.measured.empty());   // epochs of no agent's class are not an estimate's
          CHECK(r.to_stop.empty());
          CHECK(first_sample(r).instance == "orin-1");   // from the run's facts
-         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0));
+         CHECK(first_sample(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));   // the run's own offset
        }},
       {"runs.facts", "UPDATE runs SET facts = NULL",
        [](const Reads& r, Populated&) {

@@ -180,7 +180,7 @@ TEST_CASE_TEMPLATE("clock estimates: the one with the smallest round trip is kep
   f.c = f.campaign(kOneRun);
   f.host = f.agent("host-1");
   REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
-  REQUIRE(f.s().record_clock(f.host, 9.0, 0.200).is_ok());   // a slower probe: ignored
+  REQUIRE(f.s().record_clock(f.host, 0.9, 0.200).is_ok());   // a slower probe that agrees with it: ignored
   REQUIRE(f.s().record_clock(9999, 1.0, 0.001).is_ok());     // an unknown agent: nothing to keep
   const auto run = f.claim(f.host);
   REQUIRE(run);
@@ -219,6 +219,56 @@ TEST_CASE_TEMPLATE("clock estimates: the one with the smallest round trip is kep
   CHECK(epochs[0].start_unix_s == std::optional<double>(999.5));
   CHECK(epochs[0].end_unix_s == std::optional<double>(1001.5));
   CHECK(f.s().run_samples(9999).status().code() == Code::kNotFound);
+}
+
+// A board's clock stepped (NTP setting a Jetson's clock long after boot): the estimate after the step is kept at once
+// although its round trip is slower, and each run stays on the offset its agent had when its run_started was stored.
+TEST_CASE_TEMPLATE("clock estimates: a clock step on the board moves the runs after it, not those before", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kTwoRuns);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
+  auto start = [&](int64_t run, double t0_unix_s) {
+    proto::RunStarted started;
+    started.run_id = run;
+    started.compute_device = "cpu";
+    started.t0_unix_s = t0_unix_s;
+    REQUIRE(f.s().start_run(f.host, started).is_ok());
+    proto::EpochResult e = conformance_epoch(run, 0);
+    e.t_start_s = 0.0;
+    e.t_end_s = 2.0;
+    REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
+  };
+  auto start_unix_s = [&](int64_t run) {
+    const auto epochs = f.run(run).epochs;
+    REQUIRE(epochs.size() == 1);
+    return epochs[0].start_unix_s;
+  };
+  const auto first = f.claim(f.host);
+  REQUIRE(first);
+  start(*first, 1000.0);
+  REQUIRE(f.s().finish_run(f.host, {*first, "done", "", 2.0}).is_ok());
+  CHECK(start_unix_s(*first) == std::optional<double>(999.5));
+  // The board's clock jumps 300 s ahead; the next probe is slower than the kept one but cannot agree with it.
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050).is_ok());
+  CHECK(start_unix_s(*first) == std::optional<double>(999.5));   // the run before the step has not moved
+  const auto second = f.claim(f.host);
+  REQUIRE(second);
+  const auto facts = f.run(*second).facts;   // the agent's row as the claim found it
+  REQUIRE(facts);
+  CHECK(facts->at("clock_offset_s").as_double() == 300.5);
+  start(*second, 1310.0);
+  CHECK(start_unix_s(*second) == std::optional<double>(1009.5));   // 1310 - 300.5: ten seconds after the first
+  // A resent run_started changes nothing, even after another estimate.
+  REQUIRE(f.s().record_clock(f.host, 300.4, 0.005).is_ok());
+  proto::RunStarted again;
+  again.run_id = *second;
+  again.compute_device = "cpu";
+  again.t0_unix_s = 1310.0;
+  CHECK(f.s().start_run(f.host, again).value() == controller::IngestOutcome::kDuplicate);
+  CHECK(start_unix_s(*second) == std::optional<double>(1009.5));
+  CHECK(start_unix_s(*first) == std::optional<double>(999.5));
 }
 
 TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,

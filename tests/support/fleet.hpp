@@ -47,8 +47,10 @@ class Fleet {
     std::ifstream(port_file) >> port_;
     url_ = "http://127.0.0.1:" + std::to_string(port_);
   }
-  // An agent dialling the controller, or `via_port` (e.g. a fault-injecting proxy) when given.
-  Process& add_agent(const std::string& name, std::vector<std::string> extra = {}, int via_port = 0) {
+  // An agent dialling the controller, or `via_port` (e.g. a fault-injecting proxy) when given; `env` (NAME=value
+  // each) is added to its environment (started through env(1), which execs it: the pid is the agent's).
+  Process& add_agent(const std::string& name, std::vector<std::string> extra = {}, int via_port = 0,
+                     const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = {"--controller", "ws://127.0.0.1:" + std::to_string(via_port ? via_port : port_),
                                      "--name", name};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -56,7 +58,13 @@ class Fleet {
     if (std::find(extra.begin(), extra.end(), "--no-journal") == extra.end() &&
         std::find(extra.begin(), extra.end(), "--journal-dir") == extra.end())
       args.insert(args.end(), {"--journal-dir", (dir_ / ("journal-" + name)).string()});
-    agents_.push_back(std::make_unique<Process>(kBin + "/jetsweep-agent", args, (dir_ / (name + ".log")).string()));
+    std::string exe = kBin + "/jetsweep-agent";
+    if (!env.empty()) {
+      args.insert(args.begin(), exe);
+      args.insert(args.begin(), env.begin(), env.end());
+      exe = "/usr/bin/env";
+    }
+    agents_.push_back(std::make_unique<Process>(exe, args, (dir_ / (name + ".log")).string()));
     return *agents_.back();
   }
   bool agents_connected(size_t n) {

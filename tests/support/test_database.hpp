@@ -31,7 +31,8 @@ inline std::string admin_dsn() {
 // Owns one database named after the process and a counter; dropped (WITH FORCE) on destruction.
 class TestDatabase {
  public:
-  TestDatabase() {
+  // In `tablespace` when given (support/small_tablespace.hpp), else the server's default.
+  explicit TestDatabase(const std::string& tablespace = "") {
     static std::atomic<int> counter{0};
     name_ = "jetsweep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     admin_ = admin_dsn();
@@ -39,7 +40,7 @@ class TestDatabase {
       pqxx::connection c(admin_);
       pqxx::nontransaction n(c);
       n.exec("DROP DATABASE IF EXISTS " + name_);
-      n.exec("CREATE DATABASE " + name_);
+      n.exec("CREATE DATABASE " + name_ + (tablespace.empty() ? "" : " TABLESPACE " + tablespace));
     }
     const auto pos = admin_.find("dbname=");
     REQUIRE(pos != std::string::npos);
@@ -58,6 +59,17 @@ class TestDatabase {
   TestDatabase& operator=(const TestDatabase&) = delete;
 
   const std::string& dsn() const { return dsn_; }
+  // On the admin database, outside any test's (the server's settings, tablespaces; no transaction block).
+  static std::string admin_text(const std::string& sql) {
+    pqxx::connection c(admin_dsn());
+    pqxx::nontransaction n(c);
+    return n.exec1(sql)[0].c_str();
+  }
+  static void admin_exec(const std::string& sql) {
+    pqxx::connection c(admin_dsn());
+    pqxx::nontransaction n(c);
+    n.exec(sql);
+  }
   int64_t count(const std::string& sql) const {
     pqxx::connection c(dsn_);
     pqxx::work w(c);
