@@ -183,6 +183,9 @@ void AgentSession::on_registered(const proto::Register& reg, Result<Outcome> r) 
   if (r->requeued > 0) controller_->queue_changed();
   proto::Registered answer{agent_id_, controller_->options().heartbeat_interval.count(), r->issued_credential};
   send(std::move(answer));
+  // A probe at once, ahead of anything the agent sends next: a run it resumes after a reboot (a Jetson without an RTC
+  // battery may come back with another clock) is stored with an offset measured after it.
+  send_clock_probe();
   start_heartbeat();
   controller_->on_agent_registered(shared_from_this());
 }
@@ -262,7 +265,9 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   best_rtt_s_ = rtt;
   clock_offset_s_ = offset;
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
-  controller_->db().post<Status>(
+  // Through the agent's ingest worker, in order with its results: a run_started read after this reply is stored with
+  // this offset (runs.clock_offset_s), whichever worker is busier.
+  controller_->ingest_db(agent_id_).post<Status>(
       controller_->executor(), [a = agent_id_, offset, rtt](Store& s) { return s.record_clock(a, offset, rtt); },
       [a = agent_id_](Status st) {
         if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its clock offset failed: " << st.to_string();
@@ -304,9 +309,14 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
                                std::optional<int64_t> finished_run) {
   check_io_thread("AgentSession::ingest_done");
   --in_flight_;
+  if (s.code() == Code::kUnavailable) {
+    // Only while the controller stops (the DbWorker retries outages until then): not stored, so never acknowledged.
+    // Acks are cumulative, so the connection closes before any later one goes out; the agent resends on reconnect.
+    return close("ingest of '" + type + "' #" + std::to_string(id) + " not stored: " + s.message());
+  }
   if (!s.is_ok()) {
     // Permanent failures (bad data) are acked too, or the agent would resend them forever; they are logged
-    // and reported back. Outages never get here: the DbWorker retries those.
+    // and reported back.
     JS_LOG_ERROR << "agent " << agent_id_ << " (" << name_ << "): ingest of '" << type << "' #" << id
                  << " failed: " << s.to_string();
     send(proto::Error{std::string(code_name(s.code())), "ingest of '" + type + "' failed: " + s.message(), id});

@@ -238,6 +238,8 @@ Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s
     a->clock_offset_s = offset_s;
     a->clock_rtt_s = rtt_s;
     a->clock_measured_at = now();
+    for (auto& [id, run] : runs_)   // started before any estimate: this one is theirs (as PgStore)
+      if (run.agent_id == agent_id && run.agent_t0_unix_s && !run.clock_offset_s) run.clock_offset_s = offset_s;
   }
   return Status::ok();
 }

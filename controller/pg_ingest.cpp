@@ -417,11 +417,25 @@ Result<IngestOutcome> write_result(pqxx::transaction_base& w, int64_t agent_id, 
       body);
 }
 
+// PgStore::ingesting_ set for the scope (and restored after: ingest_batch calls ingest_batch_with_savepoints).
+class IngestingScope {
+ public:
+  explicit IngestingScope(bool& flag) : flag_(flag), was_(flag) { flag_ = true; }
+  ~IngestingScope() { flag_ = was_; }
+  IngestingScope(const IngestingScope&) = delete;
+  IngestingScope& operator=(const IngestingScope&) = delete;
+
+ private:
+  bool& flag_;
+  bool was_;
+};
+
 }  // namespace
 
 // A message in a transaction of its own. A second attempt follows a lost race with another transaction that
 // inserted the same chunk (unique violation): it sees the committed rows and writes only what is missing.
 Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body& body) {
+  const IngestingScope scope(ingesting_);
   return guarded("ingesting a result", [&]() -> Result<IngestOutcome> {
     for (int attempt = 0;; ++attempt) {
       try {
@@ -445,6 +459,7 @@ Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body&
 // an outage, a deadlock or a serialization failure: the caller retries the batch, which is safe (every write is
 // idempotent).
 Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
+  const IngestingScope scope(ingesting_);
   bool committed = false;
   const Status fast = guarded("ingesting a batch of results", [&]() -> Status {
     pqxx::work w(*conn_);
@@ -473,6 +488,7 @@ Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
 
 // The batch with a savepoint per message: one message's failure rolls back its writes only, and is its result.
 Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
+  const IngestingScope scope(ingesting_);
   return guarded("ingesting a batch of results", [&]() -> Status {
     pqxx::work w(*conn_);
     for (auto& item : items) {

@@ -126,15 +126,18 @@ Status PgStore::connect() {
 
 
 bool transient_sqlstate(const std::string& sqlstate) {
-  return sqlstate.rfind("57", 0) == 0 || sqlstate.rfind("08", 0) == 0 || sqlstate == "53100" || sqlstate == "53200" ||
-         sqlstate == "53300" || sqlstate == "58030";
+  return sqlstate.rfind("57", 0) == 0 || sqlstate.rfind("08", 0) == 0;
+}
+
+bool resource_sqlstate(const std::string& sqlstate) {
+  return sqlstate == "53100" || sqlstate == "53200" || sqlstate == "53300" || sqlstate == "58030";
 }
 
 Status PgStore::sql_failure(const char* what, const pqxx::sql_error& e) {
   const std::string state = e.sqlstate();
-  if (transient_sqlstate(state)) {
+  if (transient_sqlstate(state) || (ingesting_ && resource_sqlstate(state))) {
     drop_connection_ = true;   // by guarded, after the transaction that may still refer to it
-    return unavailable(std::string(what) + ": " + e.what());
+    return unavailable(std::string(what) + ": " + e.what() + " [sqlstate " + state + "]");
   }
   return db_error(std::string(what) + ": " + e.what() + " [sqlstate " + state + "]");
 }
@@ -277,11 +280,14 @@ Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
 Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
   return guarded("recording the clock offset", [&]() -> Status {
     pqxx::work w(*conn_);
-    // Store::record_clock's rule (clock_stepped in store.hpp), in SQL.
-    w.exec_params("UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
-                  "WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR clock_offset_s IS NULL "
-                  "  OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
-                  "  OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4)",
+    // Store::record_clock's rule (clock_stepped in store.hpp), in SQL; a kept estimate is also the offset of the
+    // agent's started runs that have none yet (started before any estimate).
+    w.exec_params("WITH kept AS (UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
+                  "  WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR clock_offset_s IS NULL "
+                  "    OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
+                  "    OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4) RETURNING id) "
+                  "UPDATE runs SET clock_offset_s = $2 FROM kept "
+                  "WHERE runs.agent_id = kept.id AND runs.agent_t0_unix_s IS NOT NULL AND runs.clock_offset_s IS NULL",
                   agent_id, offset_s, rtt_s, controller::kClockStepMarginS);
     w.commit();
     return Status::ok();

@@ -81,8 +81,8 @@ class PgStore final : public Store {
   // connection broke, so callers may retry; kDbError otherwise) with `what` as context.
   template <class Fn>
   auto guarded(const char* what, Fn&& fn) -> decltype(fn());   // defined in controller/pg_util.hpp
-  // A libpqxx sql_error as a Status: kUnavailable when transient_sqlstate(), the connection then marked to be
-  // dropped once guarded's `fn` has returned; kDbError otherwise.
+  // A libpqxx sql_error as a Status: kUnavailable when transient_sqlstate(), or resource_sqlstate() while
+  // ingesting_ (the connection then marked to be dropped once guarded's `fn` has returned); kDbError otherwise.
   Status sql_failure(const char* what, const pqxx::sql_error& e);
   // register_agent's work inside `w` (the caller commits).
   Result<AgentRegistration> register_in(pqxx::work& w, const proto::Register& reg, const AgentProof& proof);
@@ -98,14 +98,20 @@ class PgStore final : public Store {
   std::unique_ptr<pqxx::connection> conn_;
   // Set when conn_ must be replaced; guarded drops it after its `fn` (never while a transaction may refer to it).
   bool drop_connection_ = false;
+  // Set while an agent's result messages are written (pg_ingest.cpp): a resource error is then retried until the
+  // server has room again, as a result is never acknowledged unstored. Any other call fails with it: an API
+  // request or a claim that keeps failing must not hold the controller's main database thread for ever.
+  bool ingesting_ = false;
 };
 
 // Whether a statement that failed with this SQLSTATE may succeed if retried as it is, so the use case is retried
-// (kUnavailable) instead of failing, and a result message is never acknowledged unstored: admin shutdown or
-// cannot-connect-now (class 57, 08), and the server short of a resource it may get back (disk full 53100, out of
-// memory 53200, too many connections 53300; an I/O error 58030). Not 53400 (a configured limit the statement itself
-// exceeds: retrying cannot help).
+// (kUnavailable) instead of failing: admin shutdown or cannot-connect-now (class 57, 08).
 bool transient_sqlstate(const std::string& sqlstate);
+// Whether it is the server short of a resource it may get back: disk full 53100, out of memory 53200, too many
+// connections 53300, an I/O error 58030. Retried while ingesting (a result message is never acknowledged unstored:
+// the agents keep their results until there is room); any other call fails with it. Not 53400 (a configured limit
+// the statement itself exceeds: retrying cannot help).
+bool resource_sqlstate(const std::string& sqlstate);
 
 // pg_adaptive.cpp, inside the callers' transactions: a submitted campaign's plans (create_campaign), and a
 // campaign's plans as its status shows them (with their whole fits when `with_fit`).

@@ -167,7 +167,8 @@ class Store {
   virtual Result<int64_t> requeue_orphaned_runs(double lease_s) = 0;
   // Keeps the agent's clock offset estimate with the smallest round trip (refreshed after 10 minutes), unless the
   // new one contradicts it: offsets more than kClockStepMarginS apart beyond half their round trips together mean the
-  // board's clock was stepped (NTP setting it), and the new one is kept whatever its round trip.
+  // board's clock was stepped (NTP setting it), and the new one is kept whatever its round trip. A kept estimate is
+  // also the offset of the agent's started runs that have none (they started before any estimate).
   virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
   // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
   // executing runs to be stopped (cancel_requested; see runs_to_stop).

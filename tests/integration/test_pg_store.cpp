@@ -215,13 +215,18 @@ proto::EpochResult epoch_of_run(int64_t run_id, int n) {
 
 TEST_CASE("a failed statement is retried when the server may recover (disk full, out of memory, shutting down), not "
           "when the statement itself is wrong") {
-  for (const char* transient : {"57P01", "08006", "53100", "53200", "53300", "58030"})
-    CHECK_MESSAGE(controller::transient_sqlstate(transient), transient);
-  for (const char* permanent : {"53400", "23502", "22003", "42P01", "XX000", ""})
+  for (const char* transient : {"57P01", "08006"}) CHECK_MESSAGE(controller::transient_sqlstate(transient), transient);
+  for (const char* resource : {"53100", "53200", "53300", "58030"}) {
+    CHECK_MESSAGE(controller::resource_sqlstate(resource), resource);
+    CHECK_FALSE_MESSAGE(controller::transient_sqlstate(resource), resource);
+  }
+  for (const char* permanent : {"53400", "23502", "22003", "42P01", "XX000", ""}) {
     CHECK_FALSE_MESSAGE(controller::transient_sqlstate(permanent), permanent);
+    CHECK_FALSE_MESSAGE(controller::resource_sqlstate(permanent), permanent);
+  }
 
   // Raised by the server for an epoch's insert (a trigger stands in for the condition): kUnavailable for the
-  // transient ones, so DbWorker retries and the agent's message is not acknowledged; a permanent one is the message's.
+  // resource ones, so DbWorker retries and the agent's message is not acknowledged; a permanent one is the message's.
   OneClaimedRun f;
   int next = 0;
   for (const char* state : {"disk_full", "out_of_memory", "too_many_connections", "io_error", "numeric_value_out_of_range"}) {
@@ -247,6 +252,15 @@ TEST_CASE("a failed statement is retried when the server may recover (disk full,
     ++next;
   }
   CHECK(f.db.count("SELECT count(*) FROM epochs WHERE run_id = " + std::to_string(f.run_id)) == next);
+
+  // Any other call fails with a resource error instead of holding the controller's database thread until it passes.
+  f.db.exec("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected' USING "
+            "ERRCODE = 'disk_full'; END $$; CREATE TRIGGER fail BEFORE UPDATE ON agents EXECUTE FUNCTION fail()");
+  const Status clock = f.store.record_clock(f.agent_id, 0.5, 0.01);
+  CHECK_MESSAGE(clock.code() == Code::kDbError, clock.to_string());
+  CHECK(clock.message().find("[sqlstate 53100]") != std::string::npos);
+  f.db.exec("DROP TRIGGER fail ON agents; DROP FUNCTION fail()");
+  CHECK(f.store.record_clock(f.agent_id, 0.5, 0.01).is_ok());
 }
 
 TEST_CASE("PostgreSQL out of disk: the epoch's insert is kUnavailable (retried, not acknowledged), and lands once there "
@@ -267,7 +281,7 @@ TEST_CASE("PostgreSQL out of disk: the epoch's insert is kUnavailable (retried, 
   batch[0].body = e;
   Status s = f.store.ingest_batch(batch);
   CHECK_MESSAGE(s.code() == Code::kUnavailable, s.to_string());
-  CHECK_MESSAGE(s.message().find("No space left on device") != std::string::npos, s.to_string());
+  CHECK_MESSAGE(s.message().find("[sqlstate 53100]") != std::string::npos, s.to_string());   // disk_full
   s = f.store.ingest_epoch(f.agent_id, e).status();
   CHECK_MESSAGE(s.code() == Code::kUnavailable, s.to_string());
   CHECK(f.db.count("SELECT count(*) FROM epochs") == 0);

@@ -271,6 +271,36 @@ TEST_CASE_TEMPLATE("clock estimates: a clock step on the board moves the runs af
   CHECK(start_unix_s(*first) == std::optional<double>(999.5));
 }
 
+TEST_CASE_TEMPLATE("clock estimates: a run started before any estimate takes the first one kept, then stays", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kOneRun);
+  f.host = f.agent("host-1");
+  const auto run = f.claim(f.host);
+  REQUIRE(run);
+  proto::RunStarted started;
+  started.run_id = *run;
+  started.compute_device = "cpu";
+  started.t0_unix_s = 1000.0;
+  REQUIRE(f.s().start_run(f.host, started).is_ok());
+  proto::EpochResult e = conformance_epoch(*run, 0);
+  e.t_start_s = 0.0;
+  e.t_end_s = 2.0;
+  REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
+  auto start_unix_s = [&] {
+    const auto epochs = f.run(*run).epochs;
+    REQUIRE(epochs.size() == 1);
+    return epochs[0].start_unix_s;
+  };
+  CHECK(start_unix_s() == std::optional<double>(1000.0));   // no estimate yet: the agent's clock as it is
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
+  CHECK(start_unix_s() == std::optional<double>(999.5));
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050).is_ok());   // a step after the run started
+  CHECK(start_unix_s() == std::optional<double>(999.5));
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.001).is_ok());   // a better estimate of the new offset
+  CHECK(start_unix_s() == std::optional<double>(999.5));
+}
+
 TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,
                    JETSWEEP_STORES) {
   StoreCase<B> f;
