@@ -118,7 +118,9 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
     REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
     return client->all<proto::TimeSync>().back().t0;
   };
-  const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002}); };
+  // The agent's stamps 0.1 ms after t0 and none apart (t2 = t1): a round trip of any length is plausible (with t2
+  // after t1, a loopback reply faster than their gap measured a negative round trip and was refused).
+  const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001}); };
 
   // A reply the controller reads at once: kept. A reply to no outstanding probe (stale) is ignored.
   reply(probe());
@@ -155,7 +157,7 @@ TEST_CASE("a clock step on the board: a slower probe that cannot agree with the 
   };
   // Agreeing clocks, a prompt reply: kept.
   double t0 = probe();
-  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0002});
+  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001});
   REQUIRE(f.round_trip(*client));
   REQUIRE(session->clock_offset_s());
   CHECK(std::abs(*session->clock_offset_s()) < 0.5);
