@@ -71,22 +71,52 @@ void DbWorker::run_ingest_batch(std::vector<IngestJob>& batch) {
   std::vector<IngestItem> items;
   items.reserve(batch.size());
   for (auto& j : batch) items.push_back(std::move(j.item));
-  Status s;
-  for (int attempt = 0;;) {
-    const auto start = std::chrono::steady_clock::now();
-    s = store_->ingest_batch(items);
-    record(metrics::seconds_since(start), s.code());
-    if (s.code() != Code::kUnavailable || stopping_.load()) break;
-    backoff(++attempt, s);
+  const std::function<Status(Store&)> together = [&](Store& s) { return s.ingest_batch(items); };
+  Status s = run_with_retry<Status>(*store_, together, stopping_);
+  if (s.code() == Code::kDbError) {
+    // The batch failed whole, on none of its messages in particular (its commit, say): each message is written in a
+    // transaction of its own (Store's default ingest_batch), so that the failure is the one message's it is.
+    JS_LOG_WARN << "a group commit of " << items.size() << " results failed: " << s.to_string()
+                << "; writing them one by one";
+    const std::function<Status(Store&)> one_by_one = [&](Store& st) { return st.Store::ingest_batch(items); };
+    s = run_with_retry<Status>(*store_, one_by_one, stopping_);
   }
+  if (s.is_ok()) keep_refused(items);
   for (size_t i = 0; i < batch.size(); ++i) {
-    // A batch that failed whole: every message failed.
+    // A batch that failed whole (only kUnavailable, while stopping): every message failed.
     Result<IngestOutcome> result = !s.is_ok()                 ? Result<IngestOutcome>(s)
                                    : items[i].result.is_ok() ? Result<IngestOutcome>(items[i].outcome)
                                                              : Result<IngestOutcome>(items[i].result);
     boost::asio::post(batch[i].ex, [done = std::move(batch[i].done), result = std::move(result)]() mutable {
       done(std::move(result));
     });
+  }
+}
+
+void DbWorker::keep_refused(std::vector<IngestItem>& items) {
+  for (auto& item : items) {
+    if (item.result.code() != Code::kDbError) continue;
+    const std::string why = item.result.message();
+    const std::function<Result<IngestOutcome>(Store&)> keep = [&](Store& s) {
+      return s.set_aside_refused(item.agent_id, item.body, why);
+    };
+    Result<IngestOutcome> kept = run_with_retry<Result<IngestOutcome>>(*store_, keep, stopping_);
+    int64_t held_back = 0;
+    const bool log_it = refusals_logged_.allow(std::chrono::steady_clock::now(), held_back);
+    const std::string what = "agent " + std::to_string(item.agent_id) + ": '" + std::string(proto::type_name(item.body)) +
+                             "' of run " + std::to_string(result_run_id(item.body).value_or(0)) + " refused by the store (" +
+                             why + ")";
+    const std::string not_logged =
+        held_back ? "; " + std::to_string(held_back) + " refused results not logged before this one" : "";
+    if (kept.is_ok()) {
+      if (log_it) JS_LOG_ERROR << what << "; kept apart in set_aside_results" << not_logged;
+      item.result = Status::ok();
+      item.outcome = *kept;
+    } else if (kept.status().code() == Code::kUnavailable) {
+      item.result = kept.status();   // stopping: not kept, so never acknowledged (the agent resends it)
+    } else if (log_it) {
+      JS_LOG_ERROR << what << "; keeping it apart failed too: " << kept.status().to_string() << not_logged;
+    }
   }
 }
 

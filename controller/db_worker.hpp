@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/log.hpp"
 #include "controller/metrics.hpp"
 #include "controller/store.hpp"
 
@@ -65,6 +66,9 @@ class DbWorker {
   void enqueue(std::variant<Job, IngestJob> job);
   void loop();
   void run_ingest_batch(std::vector<IngestJob>& batch);
+  // Items the store refused (kDbError) kept apart (Store::set_aside_refused) instead of being dropped once
+  // acknowledged: their result becomes that call's outcome (kSetAside or kDuplicate), or kUnavailable while stopping.
+  void keep_refused(std::vector<IngestItem>& items);
 
   template <class R>
   R run_with_retry(Store& s, const std::function<R(Store&)>& job, const std::atomic<bool>& stopping) {
@@ -83,6 +87,7 @@ class DbWorker {
   static void backoff(int attempt, const Status& why);
   void record(double seconds, Code code);
 
+  log::RateLimit refusals_logged_{5, std::chrono::minutes(1)};   // keep_refused's log lines (worker thread only)
   metrics::Histogram latency_{metrics::latency_buckets_s()};
   std::array<metrics::Counter, static_cast<size_t>(Code::kInternal) + 1> errors_;   // by Code
 

@@ -114,6 +114,7 @@ class MemoryStore final : public Store {
   Result<IngestOutcome> ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Result<IngestOutcome> finish_run(int64_t agent_id, const proto::RunFinished& m) override;
   Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
+  Result<IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) override;
   Result<perf::EstimateInputs> estimate_inputs() override;
   Result<std::vector<perf::BoardGatingFacts>> enrolled_board_facts() override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,

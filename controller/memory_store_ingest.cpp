@@ -153,4 +153,17 @@ Result<IngestOutcome> MemoryStore::finish_run(int64_t agent_id, const proto::Run
   return IngestOutcome::kStored;
 }
 
+Result<IngestOutcome> MemoryStore::set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) {
+  const std::optional<int64_t> run_id = result_run_id(body);
+  if (!run_id) return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
+  std::lock_guard lock(mu_);
+  const Run* run = find_run(*run_id);
+  if (!run) return no_such_run(agent_id, *run_id, std::string(proto::type_name(body)).c_str());
+  const bool fresh = set_aside_
+                         .try_emplace({run->id, agent_id, proto::encode(proto::Envelope{0, body})},
+                                      SetAside{run->campaign_id, std::string(proto::type_name(body)), refused_reason(why)})
+                         .second;
+  return fresh ? IngestOutcome::kSetAside : IngestOutcome::kDuplicate;
+}
+
 }  // namespace jetsweep::controller

@@ -452,6 +452,23 @@ Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body&
   });
 }
 
+// A refused result (Store::set_aside_refused), in a transaction of its own: its frame kept with the reason.
+Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) {
+  const std::optional<int64_t> run_id = result_run_id(body);
+  if (!run_id) return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
+  const IngestingScope scope(ingesting_);
+  return guarded("setting aside a refused result", [&]() -> Result<IngestOutcome> {
+    pqxx::work w(*conn_);
+    auto access = run_access(w, agent_id, *run_id);
+    if (!access) return no_such_run(agent_id, *run_id, std::string(proto::type_name(body)).c_str());
+    auto fresh = w.exec_prepared(pg::kIngestSetAside, access->campaign, *run_id, agent_id,
+                                 std::string(proto::type_name(body)), refused_reason(why),
+                                 proto::encode(proto::Envelope{0, body}));
+    w.commit();
+    return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
+  });
+}
+
 // Group commit: the messages in one transaction, one commit for all. First without savepoints (two round trips
 // less per message); when a message fails there (its data, or a lost race on a chunk), that transaction is
 // rolled back and the batch redone with a savepoint per message (ingest_batch_with_savepoints), so that each
@@ -473,8 +490,14 @@ Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
       } catch (const pqxx::sql_error& e) {
         const Status s = sql_failure("ingesting a batch of results", e);
         return s.code() == Code::kUnavailable ? s : Status::ok();   // else one message's: redone with savepoints
-      } catch (const std::out_of_range&) {
-        return Status::ok();   // a value the layout cannot store (chunks::CopyText): redone with savepoints
+      } catch (const pqxx::broken_connection&) {
+        throw;   // the connection's: guarded makes it kUnavailable
+      } catch (const pqxx::in_doubt_error&) {
+        throw;
+      } catch (const std::exception&) {
+        // A value the layout cannot store (chunks::CopyText's out_of_range) or any other failure of this message:
+        // redone with savepoints, where it is this message's result, not its neighbours'.
+        return Status::ok();
       }
       if (!item.result.is_ok()) return Status::ok();   // rolled back; redone with savepoints
     }
@@ -510,8 +533,12 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
           item.result = sql_failure("ingesting a result", e);
           if (item.result.code() == Code::kUnavailable) return item.result;
           break;
-        } catch (const std::out_of_range& e) {   // a value the layout cannot store (chunks::CopyText)
-          item.result = db_error(std::string("ingesting a result: ") + e.what());
+        } catch (const pqxx::broken_connection&) {
+          throw;   // the connection's: guarded makes it kUnavailable
+        } catch (const pqxx::in_doubt_error&) {
+          throw;
+        } catch (const std::exception& e) {   // a value the layout cannot store (chunks::CopyText), or any other
+          item.result = db_error(std::string("ingesting a result: ") + e.what());   // failure of this message alone
           break;
         }
       }

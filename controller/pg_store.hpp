@@ -51,6 +51,7 @@ class PgStore final : public Store {
   Result<IngestOutcome> ingest_samples(int64_t agent_id, const proto::SampleChunk& m) override;
   Result<IngestOutcome> finish_run(int64_t agent_id, const proto::RunFinished& m) override;
   Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override;
+  Result<IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) override;
   Status ingest_batch(std::vector<IngestItem>& items) override;
   Result<CreatedCampaign> create_campaign(const Campaign& c, const std::string& source_file,
                                           const std::string& source_yaml, const std::string& request_key) override;

@@ -2,6 +2,7 @@
 #include "controller/store.hpp"
 
 #include "common/json_fields.hpp"
+#include "common/log.hpp"
 
 #include <type_traits>
 #include <variant>
@@ -28,6 +29,26 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
   std::string r = "the run is " + status;
   if (run_agent) r += *run_agent == agent_id ? " on this agent" : " on agent " + std::to_string(*run_agent);
   if (!error.empty()) r += " (" + error + ")";
+  return r;
+}
+
+std::optional<int64_t> result_run_id(const proto::Body& body) {
+  return std::visit(
+      [](const auto& m) -> std::optional<int64_t> {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, proto::MinibatchChunk> || std::is_same_v<T, proto::EpochResult> ||
+                      std::is_same_v<T, proto::SampleChunk> || std::is_same_v<T, proto::RunFinished> ||
+                      std::is_same_v<T, proto::RunStarted> || std::is_same_v<T, proto::RebootPending>)
+          return m.run_id;
+        else
+          return std::nullopt;
+      },
+      body);
+}
+
+std::string refused_reason(const std::string& why) {
+  std::string r = "refused by the store: " + why;
+  if (r.size() > 1000) r = log::excerpt(r, 1000);
   return r;
 }
 

@@ -74,6 +74,11 @@ const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
 // on agent 7 (agent frozen disconnected for more than 1 s)". `run_agent`: the run's agent, if any; `error`: its error.
 std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
                              const std::string& error);
+// The run a result message (Store::ingest_batch's kinds) is of; nullopt for any other message.
+std::optional<int64_t> result_run_id(const proto::Body& body);
+// set_aside_results.reason of a result the store refused (Store::set_aside_refused): "refused by the store: " and
+// `why`, cut to 1,000 bytes.
+std::string refused_reason(const std::string& why);
 // Whether `m` is a graceful stop (a "cancelled" run_finished: its agent shut down mid-run) that the run's error
 // `run_error` shows was stored: the run went back to the queue (or was then lost) for this very stop. Its replay
 // (the ack was lost) is a duplicate wherever the run is now; it carries nothing measured (both stores).
@@ -204,6 +209,11 @@ class Store {
   // recorded once per (run, requested_unix_s) and the agent is away, its runs held, for m.expected_back_s. A
   // reboot for a run the agent does not hold is not recorded (kDuplicate when it was, else kSetAside).
   virtual Result<IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) = 0;
+  // A result message the ingest methods refused (kDbError: a value the store cannot keep) kept apart in
+  // set_aside_results, its reason "refused by the store: " + `why`, instead of being dropped once acknowledged: kSetAside,
+  // or kDuplicate when the same frame was kept already. A result of a run that does not exist is kSetAside, kept
+  // nowhere (as the ingest methods do); a message that is not a result is kInternal. One transaction.
+  virtual Result<IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) = 0;
   // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished, reboot_pending), in order, each
   // item's result and outcome set. kUnavailable when nothing may be taken as written and the whole batch is to be retried
   // (safe: every write is idempotent). This default writes them one by one (store.cpp); PgStore in one

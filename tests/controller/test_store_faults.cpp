@@ -8,6 +8,7 @@
 
 #include "common/api.hpp"
 #include "controller_fixture.hpp"
+#include "support/stderr_capture.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::testing;
@@ -155,6 +156,42 @@ TEST_CASE("a run's cancel failing before or after it took effect: the agent is t
     REQUIRE(f.drain_until([&] { return f.store->run(run_id)->status == "cancelled"; }));
     CHECK(f.store->run(run_id)->attempts == 1);
   }
+}
+
+TEST_CASE("a result the store refuses is acknowledged once kept apart; a batch refused whole is written one by one") {
+  StderrCapture log;
+  ControllerFixture f;
+  const int64_t campaign = f.submit("campaign: one\nmatrix: {model: lenet5, dataset: mnist, device: host}\n");
+  auto agent = f.connect_agent(test_register("host-1"));
+  REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 1; }));
+  const int64_t run_id = agent->all<proto::AssignRun>()[0].run_id;
+  proto::EpochResult epoch;
+  epoch.run_id = run_id;
+  epoch.epoch = 0;
+  epoch.e2e_s = epoch.compute_s = 1.0;
+  epoch.minibatches = 2;
+  // The group commit fails whole (none of its messages in particular): written again one by one, where the epoch
+  // is refused; it is kept apart (the first attempt at that meets an outage, retried), then acknowledged.
+  f.flaky->refuse("ingest_batch");
+  f.flaky->refuse("ingest_epoch");
+  f.flaky->fail("set_aside_refused", FlakyStore::When::kBefore);
+  const uint64_t id = agent->send(epoch);
+  REQUIRE(f.drain_until([&] { return agent->acked(id) || agent->closed(); }));
+  CHECK(f.flaky->failed("ingest_batch") == 1);
+  CHECK(f.flaky->failed("ingest_epoch") == 1);
+  CHECK(f.flaky->calls("set_aside_refused") == 2);
+  CHECK(f.store->epoch_rows(run_id) == 0);
+  CHECK(f.store->campaign_status(campaign)->set_aside_results == 1);
+  CHECK(agent->count<proto::Error>() == 0);
+  const std::string text = log.text();
+  CHECK(text.find("writing them one by one") != std::string::npos);
+  CHECK(text.find("'epoch_result' of run " + std::to_string(run_id) + " refused by the store") != std::string::npos);
+  CHECK(text.find("kept apart in set_aside_results") != std::string::npos);
+  // Nothing else is lost or held: the agent sends the epoch again and finishes the run.
+  execute(f, *agent, run_id);
+  CHECK(f.store->run(run_id)->status == "done");
+  CHECK(f.store->epoch_rows(run_id) == kEpochs);
+  CHECK(f.store->campaign_status(campaign)->set_aside_results == 1);
 }
 
 }  // TEST_SUITE

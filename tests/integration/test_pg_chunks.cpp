@@ -143,6 +143,16 @@ TEST_CASE("a value past float4 range is refused with an error naming it, and not
   CHECK_FALSE(s.is_ok());
   CHECK(s.status().message().find("out of range for storage as real") != std::string::npos);
   CHECK(f.db.count("SELECT count(*) FROM samples") == 0);
+  // Kept apart with the reason (DbWorker does this for every refused result), once however often it comes.
+  for (int i = 0; i < 2; ++i) {
+    auto kept = f.store.set_aside_refused(f.agent_id, bad, s.status().message());
+    REQUIRE_MESSAGE(kept.is_ok(), kept.status().to_string());
+    CHECK(*kept == (i == 0 ? controller::IngestOutcome::kSetAside : controller::IngestOutcome::kDuplicate));
+  }
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'samples' AND reason LIKE "
+                   "'refused by the store: %out of range for storage as real%' AND frame->>'run_id' = '" +
+                   std::to_string(f.run_id) + "'") == 1);
+  CHECK(f.db.count("SELECT count(*) FROM samples") == 0);
 }
 
 TEST_CASE("migration 016 moves per-row minibatches and samples into chunks, every value and statistic kept") {

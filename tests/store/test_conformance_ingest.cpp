@@ -272,4 +272,31 @@ TEST_CASE_TEMPLATE("a graceful stop replayed after its ack was lost is a duplica
   CHECK(f.status(run) == "assigned");
 }
 
+TEST_CASE_TEMPLATE("a result the store refuses is kept apart with the reason, not dropped (issue 32)", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kOneRun);
+  const int64_t run = f.runs[0];
+  const proto::RunFinished bad{run, "finished", "", 2.0};   // no such run status: the store cannot keep it
+  auto refused = f.s().finish_run(f.host, bad);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().code() == Code::kDbError);
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 0);
+  const auto keep = [&](const proto::Body& body) {
+    auto r = f.s().set_aside_refused(f.host, body, refused.status().message());
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return std::string(controller::outcome_name(*r));
+  };
+  CHECK(keep(bad) == "set_aside");
+  CHECK(keep(bad) == "duplicate");   // the agent resent it (its ack was lost)
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 1);
+  CHECK(f.status(run) == "assigned");   // the run itself is unchanged
+  CHECK(keep(proto::RunFinished{run + 1000, "finished", "", 2.0}) == "set_aside");   // no such run: kept nowhere
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 1);
+  CHECK(f.s().set_aside_refused(f.host, proto::Heartbeat{}, "x").status().code() == Code::kInternal);
+  // The run goes on as if the refused message had not come.
+  REQUIRE(f.s().finish_run(f.host, {run, "done", "", 3.0}).is_ok());
+  CHECK(f.status(run) == "done");
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 1);
+}
+
 }  // TEST_SUITE

@@ -32,6 +32,12 @@ class FlakyStore : public controller::Store {
     std::lock_guard lock(mu_);
     plan_[method] = {when, times};
   }
+  // The next `times` calls of `method` are refused as a database error (kDbError, as for data the store cannot
+  // keep), without reaching the store.
+  void refuse(const std::string& method, int times = 1) {
+    std::lock_guard lock(mu_);
+    refusals_[method] = times;
+  }
   // The next call of `method` is made, then holds the database thread until release(): what the controller posts
   // meanwhile queues behind a write already done, whose answer has not reached the io thread yet.
   void hold_after(const std::string& method) {
@@ -124,6 +130,10 @@ class FlakyStore : public controller::Store {
     return call("record_reboot", [&] { return inner_->record_reboot(agent_id, m); });
   }
   // The inner store's group commit (PgStore's one transaction, or the default one by one), failed as a whole.
+  Result<controller::IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body,
+                                                      const std::string& why) override {
+    return call("set_aside_refused", [&] { return inner_->set_aside_refused(agent_id, body, why); });
+  }
   Status ingest_batch(std::vector<controller::IngestItem>& items) override {
     return call("ingest_batch", [&] { return inner_->ingest_batch(items); });
   }
@@ -197,8 +207,19 @@ class FlakyStore : public controller::Store {
     ++failed_[method];
     return it->second.first;
   }
+  bool next_refusal(const char* method) {
+    std::lock_guard lock(mu_);
+    auto it = refusals_.find(method);
+    if (it == refusals_.end() || it->second <= 0) return false;
+    --it->second;
+    ++calls_[method];
+    ++failed_[method];
+    return true;
+  }
   template <class Fn>
   auto call(const char* method, Fn&& fn) -> decltype(fn()) {
+    if (next_refusal(method))
+      return db_error(std::string(method) + ": ERROR:  value refused (FlakyStore) [sqlstate 22003]");
     const std::optional<When> failure = next_failure(method);
     const Status lost = unavailable(std::string(method) + ": connection to PostgreSQL lost (FlakyStore, " +
                                     when_name(failure.value_or(When::kBefore)) + " the call)");
@@ -219,6 +240,7 @@ class FlakyStore : public controller::Store {
   std::unique_ptr<controller::Store> inner_;
   mutable std::mutex mu_;
   std::map<std::string, std::pair<When, int>> plan_;
+  std::map<std::string, int> refusals_;   // refuse's
   std::map<std::string, int64_t> calls_, failed_;
   std::string hold_;   // hold_after's method
   bool holding_ = false;
