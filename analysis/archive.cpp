@@ -344,7 +344,22 @@ void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
   std::map<std::string, std::string> mapped = {
       {"id", "m.new_id"}, {"campaign_id", cid}, {"agent_id", "am.new_id"}, {"claim_key", ""}};
   if (planned) mapped["adaptive_plan_id"] = "pm.new_id";
-  w.exec(insert_mapped(w, "runs", run_columns, mapped,
+  std::vector<std::string> columns = run_columns;
+  const auto has = [](const std::vector<std::string>& cols, const char* c) {
+    return std::find(cols.begin(), cols.end(), c) != cols.end();
+  };
+  if (has(run_columns, "agent_t0_unix_s") && has(v.columns("agents"), "clock_offset_s")) {
+    // A started run's clock offset as its source database put it on the controller's clock: its own (migration
+    // 028), else (an archive from before 028, or a run started before its agent had an estimate) its agent's there,
+    // as migration 028 backfills. Left NULL, the views would take the estimate of this database's agent of that
+    // name, another board's clock or another day's, and move the run's times by the difference.
+    const std::string source_agent = "(SELECT sa.clock_offset_s FROM archive_agents sa WHERE sa.id = s.agent_id)";
+    const std::string own = has(run_columns, "clock_offset_s") ? "s.clock_offset_s" : "NULL::double precision";
+    mapped["clock_offset_s"] =
+        "coalesce(" + own + ", CASE WHEN s.agent_t0_unix_s IS NOT NULL THEN " + source_agent + " END)";
+    if (!has(run_columns, "clock_offset_s")) columns.push_back("clock_offset_s");
+  }
+  w.exec(insert_mapped(w, "runs", columns, mapped,
                        "JOIN archive_run_map m ON m.old_id = s.id LEFT JOIN archive_agent_map am ON am.old_id = "
                        "s.agent_id " +
                            std::string(planned ? "LEFT JOIN archive_plan_map pm ON pm.old_id = s.adaptive_plan_id " : "") +

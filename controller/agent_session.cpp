@@ -310,7 +310,8 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
   check_io_thread("AgentSession::ingest_done");
   --in_flight_;
   if (s.code() == Code::kUnavailable) {
-    // Only while the controller stops (the DbWorker retries outages until then): not stored, so never acknowledged.
+    // While the controller stops (the DbWorker retries outages until then), or a result the store refused could not
+    // be kept apart either (DbWorker::keep_refused): not stored, so never acknowledged.
     // Acks are cumulative, so the connection closes before any later one goes out; the agent resends on reconnect.
     return close("ingest of '" + type + "' #" + std::to_string(id) + " not stored: " + s.message());
   }

@@ -105,17 +105,20 @@ void DbWorker::keep_refused(std::vector<IngestItem>& items) {
     const bool log_it = refusals_logged_.allow(std::chrono::steady_clock::now(), held_back);
     const std::string what = "agent " + std::to_string(item.agent_id) + ": '" + std::string(proto::type_name(item.body)) +
                              "' of run " + std::to_string(result_run_id(item.body).value_or(0)) + " refused by the store (" +
-                             why + ")";
+                             log::excerpt(why, 500) + ")";
     const std::string not_logged =
         held_back ? "; " + std::to_string(held_back) + " refused results not logged before this one" : "";
     if (kept.is_ok()) {
       if (log_it) JS_LOG_ERROR << what << "; kept apart in set_aside_results" << not_logged;
       item.result = Status::ok();
       item.outcome = *kept;
-    } else if (kept.status().code() == Code::kUnavailable) {
-      item.result = kept.status();   // stopping: not kept, so never acknowledged (the agent resends it)
-    } else if (log_it) {
-      JS_LOG_ERROR << what << "; keeping it apart failed too: " << kept.status().to_string() << not_logged;
+    } else {
+      // Not kept (stopping, or the database refuses every write: a read-only standby, say): never acknowledged.
+      // The session closes and the agent resends it when it reconnects.
+      if (kept.status().code() != Code::kUnavailable)
+        JS_LOG_ERROR << what << "; keeping it apart failed too, so it is not acknowledged: "
+                     << kept.status().to_string();
+      item.result = unavailable("not stored and not kept apart: " + kept.status().message());
     }
   }
 }

@@ -495,6 +495,7 @@ Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
       } catch (const pqxx::in_doubt_error&) {
         throw;
       } catch (const std::exception&) {
+        if (!conn_->is_open()) throw;   // the connection went: guarded makes it kUnavailable
         // A value the layout cannot store (chunks::CopyText's out_of_range) or any other failure of this message:
         // redone with savepoints, where it is this message's result, not its neighbours'.
         return Status::ok();
@@ -538,7 +539,8 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
         } catch (const pqxx::in_doubt_error&) {
           throw;
         } catch (const std::exception& e) {   // a value the layout cannot store (chunks::CopyText), or any other
-          item.result = db_error(std::string("ingesting a result: ") + e.what());   // failure of this message alone
+          if (!conn_->is_open()) throw;       // failure of this message alone (the connection's: kUnavailable)
+          item.result = db_error(std::string("ingesting a result: ") + e.what());
           break;
         }
       }

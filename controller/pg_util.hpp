@@ -38,7 +38,10 @@ auto PgStore::guarded(const char* what, Fn&& fn) -> decltype(fn()) {
     } catch (const pqxx::sql_error& e) {
       return sql_failure(what, e);
     } catch (const std::exception& e) {
-      if (conn_ && !conn_->is_open()) drop_connection_ = true;
+      if (conn_ && !conn_->is_open()) {   // whatever the exception, the connection went: an outage, retried
+        drop_connection_ = true;
+        return unavailable(std::string(what) + ": connection to PostgreSQL lost: " + e.what());
+      }
       return db_error(std::string(what) + ": " + e.what());
     }
   }();

@@ -2,7 +2,6 @@
 #include "controller/store.hpp"
 
 #include "common/json_fields.hpp"
-#include "common/log.hpp"
 
 #include <type_traits>
 #include <variant>
@@ -48,8 +47,10 @@ std::optional<int64_t> result_run_id(const proto::Body& body) {
 
 std::string refused_reason(const std::string& why) {
   std::string r = "refused by the store: " + why;
-  if (r.size() > 1000) r = log::excerpt(r, 1000);
-  return r;
+  if (r.size() <= 1000) return r;
+  size_t cut = 997;   // at a character's first byte: the reason is stored as text, which must be valid UTF-8
+  while (cut > 0 && (static_cast<unsigned char>(r[cut]) & 0xC0) == 0x80) --cut;
+  return r.substr(0, cut) + "...";
 }
 
 std::string graceful_stop_error(const proto::RunFinished& m) { return "cancelled on its agent: " + m.error; }

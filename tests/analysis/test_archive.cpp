@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <pqxx/pqxx>
 #include <sstream>
 
@@ -188,7 +189,9 @@ Snapshot snapshot(const std::string& dsn, int64_t campaign_id) {
       {"campaigns", "SELECT (to_jsonb(t) - 'id')::text FROM campaigns t WHERE id = " + cid},
       {"agents", "SELECT (to_jsonb(t) - 'id' - 'connected')::text FROM agents t WHERE id IN (SELECT agent_id FROM "
                  "runs WHERE campaign_id = " + cid + ") AND name <> 'nx-b' ORDER BY name"},
-      {"runs", "SELECT (to_jsonb(t) - 'id' - 'campaign_id' - 'agent_id' - 'adaptive_plan_id')::text || "
+      // Each run's clock offset as the views take it: its own, else its agent's (an import fills it in).
+      {"runs", "SELECT (jsonb_set(to_jsonb(t), '{clock_offset_s}', coalesce(to_jsonb(coalesce(t.clock_offset_s, "
+               "a.clock_offset_s)), 'null')) - 'id' - 'campaign_id' - 'agent_id' - 'adaptive_plan_id')::text || "
                "coalesce(a.name, '-') || coalesce(' plan ' || p.plan_index, '') FROM runs t "
                "LEFT JOIN agents a ON a.id = t.agent_id LEFT JOIN adaptive_plans p ON p.id = t.adaptive_plan_id "
                "WHERE t.campaign_id = " + cid + " ORDER BY t.ordinal"},
@@ -264,6 +267,46 @@ std::string resealed(const std::string& text) {
   Sha256 sha;
   sha.update(body);
   return body + "@end sha256=" + sha.hex_digest() + "\n";
+}
+
+// `text` (an archive's) with `column` taken out of table `table`'s section: the archive an older controller, whose
+// table had no such column, would have written.
+std::string without_column(const std::string& text, const std::string& table, const std::string& column) {
+  std::istringstream in(text);
+  std::string out, line;
+  std::optional<size_t> drop;   // the column's index while inside the table's section
+  const auto fields = [](const std::string& l, char sep) {
+    std::vector<std::string> f;
+    size_t from = 0;
+    for (size_t at; (at = l.find(sep, from)) != std::string::npos; from = at + 1) f.push_back(l.substr(from, at - from));
+    f.push_back(l.substr(from));
+    return f;
+  };
+  const auto joined = [](const std::vector<std::string>& f, char sep) {
+    std::string l;
+    for (size_t i = 0; i < f.size(); ++i) l += (i ? std::string(1, sep) : "") + f[i];
+    return l;
+  };
+  while (std::getline(in, line)) {
+    const std::string header = "@table " + table + " ";
+    if (line.rfind(header, 0) == 0) {
+      auto cols = fields(line.substr(header.size()), ',');
+      const auto it = std::find(cols.begin(), cols.end(), column);
+      REQUIRE(it != cols.end());
+      drop = static_cast<size_t>(it - cols.begin());
+      cols.erase(it);
+      line = header + joined(cols, ',');
+    } else if (line == "\\.") {
+      drop.reset();
+    } else if (drop) {
+      auto f = fields(line, '\t');   // COPY text escapes a tab inside a value
+      REQUIRE(*drop < f.size());
+      f.erase(f.begin() + static_cast<std::ptrdiff_t>(*drop));
+      line = joined(f, '\t');
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 // Source (alpha and beta) and target (a campaign of its own and an agent nx-b of its own, so ids differ).
@@ -355,6 +398,44 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   const Cli text = import_cli({path, "--db", target.dsn()});
   REQUIRE_MESSAGE(text.rc == 0, text.err);
   CHECK(text.out.find("as campaign ") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(TwoDatabases, "imported runs keep their source's clock offset, also from archives older than it") {
+  // This database has a board of orin-a's name whose clock estimate is another (another board, or another day).
+  target.exec("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, "
+              "compiler, git_sha, clock_offset_s) VALUES ('orin-a', 'o', 1, 1, 'sim', 'agx-orin', 'k', 't', 'c', "
+              "'g', 5.0)");
+  const std::string path = archive_alpha();
+  // The same archive as a controller before migration 028 wrote it: runs without their own offset.
+  const std::string text = gunzip(path);
+  REQUIRE(text.find("clock_offset_s") != std::string::npos);
+  gzip_to(file("pre028.gz"), resealed(without_column(text, "runs", "clock_offset_s")));
+  REQUIRE(analysis::verify_archive(file("pre028.gz")).is_ok());
+  const auto epoch_starts = [](const TestDatabase& db, int64_t campaign) {
+    pqxx::connection c(db.dsn());
+    pqxx::work w(c);
+    std::string out;
+    for (const auto& r : w.exec("SELECT e.start_unix_s FROM analysis_epochs e JOIN runs r ON r.id = e.run_id "
+                                "WHERE r.campaign_id = " + std::to_string(campaign) +
+                                " AND e.start_unix_s IS NOT NULL ORDER BY r.ordinal, e.epoch"))
+      out += std::string(r[0].c_str()) + " ";
+    return out;
+  };
+  const std::string want = epoch_starts(source, alpha);
+  CHECK(want.find(' ') != std::string::npos);   // run 0's epochs are on the controller's clock
+  for (const std::string& archive : {path, file("pre028.gz")}) {
+    CAPTURE(archive);
+    const bj::object imp = json_out(import_cli({archive, "--db", target.dsn(), "--json"}));
+    CHECK(imp.at("agents").at("reused").as_array().at(0) == "orin-a");   // this database's, not the archive's
+    const int64_t id = imp.at("campaign").at("id").as_int64();
+    // The run orin-a executed: on the source's estimate of its clock, not on this database's orin-a's (5 s).
+    CHECK(target.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(id) +
+                       " AND ordinal = 0 AND clock_offset_s = 0.000123456789") == 1);
+    CHECK(epoch_starts(target, id) == want);
+    // Runs that never started have none.
+    CHECK(target.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(id) +
+                       " AND agent_t0_unix_s IS NULL AND clock_offset_s IS NOT NULL") == 0);
+  }
 }
 
 TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming the file, and nothing is imported") {

@@ -8,6 +8,7 @@
 
 #include "common/api.hpp"
 #include "controller_fixture.hpp"
+#include "common/text.hpp"
 #include "support/stderr_capture.hpp"
 
 using namespace jetsweep;
@@ -192,6 +193,17 @@ TEST_CASE("a result the store refuses is acknowledged once kept apart; a batch r
   CHECK(f.store->run(run_id)->status == "done");
   CHECK(f.store->epoch_rows(run_id) == kEpochs);
   CHECK(f.store->campaign_status(campaign)->set_aside_results == 1);
+}
+
+TEST_CASE("a refused result's reason is cut at a character, at most 1,000 bytes") {
+  CHECK(controller::refused_reason("ERROR:  x") == "refused by the store: ERROR:  x");
+  std::string why;
+  for (int i = 0; i < 600; ++i) why += "\xc3\xbc";   // u-umlaut, two bytes each
+  const std::string r = controller::refused_reason(why);
+  CHECK(r.size() <= 1000);
+  CHECK(r.size() > 990);
+  CHECK(r.substr(r.size() - 3) == "...");
+  CHECK_FALSE(invalid_utf8_at(r).has_value());
 }
 
 }  // TEST_SUITE

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "controller/db_worker.hpp"
 #include "integration/one_claimed_run.hpp"
 
 using namespace jetsweep;
@@ -153,6 +154,58 @@ TEST_CASE("a value past float4 range is refused with an error naming it, and not
                    "'refused by the store: %out of range for storage as real%' AND frame->>'run_id' = '" +
                    std::to_string(f.run_id) + "'") == 1);
   CHECK(f.db.count("SELECT count(*) FROM samples") == 0);
+}
+
+TEST_CASE("through the DbWorker: a refused result is kept apart, its neighbours stored; one that cannot be kept is "
+          "not acknowledged") {
+  OneClaimedRun f;
+  controller::DbWorker worker(std::make_unique<controller::PgStore>(f.db.dsn()));
+  worker.start();
+  boost::asio::io_context ioc;
+  // The results of what is posted, in order, once all of it was answered.
+  const auto ingest = [&](std::vector<proto::Body> bodies) {
+    std::vector<Result<controller::IngestOutcome>> out;
+    for (auto& b : bodies)
+      worker.post_ingest(ioc.get_executor(), f.agent_id, std::move(b),
+                         [&](Result<controller::IngestOutcome> r) { out.push_back(std::move(r)); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (out.size() < bodies.size() && std::chrono::steady_clock::now() < deadline) {
+      ioc.restart();
+      ioc.run_one_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(out.size() == bodies.size());
+    return out;
+  };
+  const auto bad = [&](double power_w) {
+    auto c = sample_chunk(f.run_id, {7});
+    c.samples[0].power_w = power_w;   // past float4: refused
+    return c;
+  };
+  auto results = ingest({sample_chunk(f.run_id, {1, 2}), bad(1e300),
+                         proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}});
+  for (const auto& r : results) REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+  CHECK(*results[0] == controller::IngestOutcome::kStored);
+  CHECK(*results[1] == controller::IngestOutcome::kSetAside);
+  CHECK(*results[2] == controller::IngestOutcome::kStored);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + run_filter(f)) == 2);
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + run_filter(f)) == 2);
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE reason LIKE 'refused by the store: %ingesting ''samples''%"
+                   "out of range for storage as real%'") == 1);
+  // The database refuses every write of set_aside_results too (as a read-only standby would): not acknowledged.
+  f.db.exec("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected' USING "
+            "ERRCODE = 'read_only_sql_transaction'; END $$; CREATE TRIGGER fail BEFORE INSERT ON set_aside_results "
+            "FOR EACH ROW EXECUTE FUNCTION fail()");
+  results = ingest({bad(2e300)});
+  CHECK(results[0].status().code() == Code::kUnavailable);
+  CHECK(results[0].status().message().find("not stored and not kept apart") != std::string::npos);
+  f.db.exec("DROP TRIGGER fail ON set_aside_results; DROP FUNCTION fail()");
+  results = ingest({bad(2e300), bad(1e300)});   // its resend once the database takes writes; the first one again
+  REQUIRE(results[0].is_ok());
+  CHECK(*results[0] == controller::IngestOutcome::kSetAside);
+  REQUIRE(results[1].is_ok());
+  CHECK(*results[1] == controller::IngestOutcome::kDuplicate);
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results") == 2);
+  worker.stop();
 }
 
 TEST_CASE("migration 016 moves per-row minibatches and samples into chunks, every value and statistic kept") {

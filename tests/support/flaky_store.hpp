@@ -129,11 +129,11 @@ class FlakyStore : public controller::Store {
   Result<controller::IngestOutcome> record_reboot(int64_t agent_id, const proto::RebootPending& m) override {
     return call("record_reboot", [&] { return inner_->record_reboot(agent_id, m); });
   }
-  // The inner store's group commit (PgStore's one transaction, or the default one by one), failed as a whole.
   Result<controller::IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body,
                                                       const std::string& why) override {
     return call("set_aside_refused", [&] { return inner_->set_aside_refused(agent_id, body, why); });
   }
+  // The inner store's group commit (PgStore's one transaction, or the default one by one), failed as a whole.
   Status ingest_batch(std::vector<controller::IngestItem>& items) override {
     return call("ingest_batch", [&] { return inner_->ingest_batch(items); });
   }
