@@ -165,12 +165,32 @@ IngestOutcome no_such_run(int64_t agent_id, int64_t run_id, const char* what) {
   return IngestOutcome::kSetAside;
 }
 
+// `frame` (JSON text) as jsonb can hold it: each \u0000 escape (a NUL character in a string, which jsonb refuses)
+// becomes \ufffd. Any other text is left as it is, so a resend of the same message is the same frame.
+std::string jsonb_safe(const std::string& frame) {
+  if (frame.find("\\u0000") == std::string::npos) return frame;
+  std::string out;
+  out.reserve(frame.size());
+  for (size_t i = 0; i < frame.size(); ++i) {
+    if (frame[i] != '\\') {
+      out += frame[i];
+    } else if (frame.compare(i, 6, "\\u0000") == 0) {
+      out += "\\ufffd";
+      i += 5;
+    } else {   // any other escape, its escaped character with it (an escaped backslash before "u0000" stays)
+      out += frame[i];
+      if (i + 1 < frame.size()) out += frame[++i];
+    }
+  }
+  return out;
+}
+
 // A result the agent measured for a run it does not hold (requeued to another agent, lost, cancelled): kept apart
 // in set_aside_results as the frame it came in (proto::decode reads it back), never mixed into the run's rows.
 // The same message set aside before is a duplicate.
 IngestOutcome set_aside(pqxx::transaction_base& w, int64_t agent_id, int64_t run_id, const RunAccess& access,
                         const proto::Body& body) {
-  const std::string frame = proto::encode(proto::Envelope{0, body});
+  const std::string frame = jsonb_safe(proto::encode(proto::Envelope{0, body}));
   auto fresh = w.exec_prepared(pg::kIngestSetAside, access.campaign, run_id, agent_id,
                                std::string(proto::type_name(body)),
                                set_aside_reason(access.status, access.run_agent, agent_id, access.error), frame);
@@ -463,7 +483,7 @@ Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::
     if (!access) return no_such_run(agent_id, *run_id, std::string(proto::type_name(body)).c_str());
     auto fresh = w.exec_prepared(pg::kIngestSetAside, access->campaign, *run_id, agent_id,
                                  std::string(proto::type_name(body)), refused_reason(why),
-                                 proto::encode(proto::Envelope{0, body}));
+                                 jsonb_safe(proto::encode(proto::Envelope{0, body})));
     w.commit();
     return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
   });

@@ -3,6 +3,7 @@
 
 #include "common/json_fields.hpp"
 
+#include <algorithm>
 #include <type_traits>
 #include <variant>
 
@@ -47,6 +48,7 @@ std::optional<int64_t> result_run_id(const proto::Body& body) {
 
 std::string refused_reason(const std::string& why) {
   std::string r = "refused by the store: " + why;
+  r.erase(std::remove(r.begin(), r.end(), '\0'), r.end());   // stored as text, which cannot hold NUL
   if (r.size() <= 1000) return r;
   size_t cut = 997;   // at a character's first byte: the reason is stored as text, which must be valid UTF-8
   while (cut > 0 && (static_cast<unsigned char>(r[cut]) & 0xC0) == 0x80) --cut;

@@ -77,7 +77,7 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
 // The run a result message (Store::ingest_batch's kinds) is of; nullopt for any other message.
 std::optional<int64_t> result_run_id(const proto::Body& body);
 // set_aside_results.reason of a result the store refused (Store::set_aside_refused): "refused by the store: " and
-// `why`, cut at a character to at most 1,000 bytes ("..." at the end when cut).
+// `why` without NUL characters, cut at a character to at most 1,000 bytes ("..." at the end when cut).
 std::string refused_reason(const std::string& why);
 // Whether `m` is a graceful stop (a "cancelled" run_finished: its agent shut down mid-run) that the run's error
 // `run_error` shows was stored: the run went back to the queue (or was then lost) for this very stop. Its replay

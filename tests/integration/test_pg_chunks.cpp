@@ -205,6 +205,22 @@ TEST_CASE("through the DbWorker: a refused result is kept apart, its neighbours 
   REQUIRE(results[1].is_ok());
   CHECK(*results[1] == controller::IngestOutcome::kDuplicate);
   CHECK(f.db.count("SELECT count(*) FROM set_aside_results") == 2);
+  // A late epoch (its run ended) carrying a NUL character, which jsonb cannot hold: set aside once all the same,
+  // the NUL as U+FFFD; not refused, then refused again when kept apart, at every resend (its agent would never get
+  // past it).
+  proto::EpochResult late;
+  late.run_id = f.run_id;
+  late.e2e_s = late.compute_s = 1.0;
+  late.minibatches = 2;
+  late.throttled = true;
+  late.throttle_reason = std::string("a\0b", 3);
+  for (int i = 0; i < 2; ++i) {
+    results = ingest({proto::RunFinished{f.run_id, "done", "", 1.0}, late});
+    REQUIRE(results[1].is_ok());
+    CHECK(*results[1] == (i == 0 ? controller::IngestOutcome::kSetAside : controller::IngestOutcome::kDuplicate));
+  }
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'epoch_result' AND "
+                   "frame->>'throttle_reason' = E'a\\uFFFDb' AND reason = 'the run is done on this agent'") == 1);
   worker.stop();
 }
 
