@@ -348,12 +348,16 @@ void import_runs(pqxx::work& w, const ImportVisitor& v, int64_t campaign_id) {
   const auto has = [](const std::vector<std::string>& cols, const char* c) {
     return std::find(cols.begin(), cols.end(), c) != cols.end();
   };
-  if (has(run_columns, "agent_t0_unix_s") && has(v.columns("agents"), "clock_offset_s")) {
-    // A started run's clock offset as its source database put it on the controller's clock: its own (migration
-    // 028), else (an archive from before 028, or a run started before its agent had an estimate) its agent's there,
-    // as migration 028 backfills. Left NULL, the views would take the estimate of this database's agent of that
-    // name, another board's clock or another day's, and move the run's times by the difference.
-    const std::string source_agent = "(SELECT sa.clock_offset_s FROM archive_agents sa WHERE sa.id = s.agent_id)";
+  if (has(run_columns, "agent_t0_unix_s") && has(table_columns(w, "runs"), "clock_offset_s")) {
+    // A started run's clock offset as its source database put it on the controller's clock (its views take
+    // coalesce(the run's, its agent's, 0)): its own (migration 028), else (an archive from before 028, or a run
+    // started before its agent had an estimate) its agent's there, else 0. Left NULL, the views here would take the
+    // estimate of this database's agent of that name, another board's clock or another day's, and move the run's
+    // times by the difference.
+    const std::string source_agent =
+        has(v.columns("agents"), "clock_offset_s")
+            ? "coalesce((SELECT sa.clock_offset_s FROM archive_agents sa WHERE sa.id = s.agent_id), 0)"
+            : "0";
     const std::string own = has(run_columns, "clock_offset_s") ? "s.clock_offset_s" : "NULL::double precision";
     mapped["clock_offset_s"] =
         "coalesce(" + own + ", CASE WHEN s.agent_t0_unix_s IS NOT NULL THEN " + source_agent + " END)";

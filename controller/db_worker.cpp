@@ -96,6 +96,15 @@ void DbWorker::run_ingest_batch(std::vector<IngestJob>& batch) {
 void DbWorker::keep_refused(std::vector<IngestItem>& items) {
   for (auto& item : items) {
     if (item.result.code() != Code::kDbError) continue;
+    // Once more alone, in a transaction of its own (Store's default ingest_batch): a refusal that does not repeat
+    // (a lost race on a chunk, a lock or a standby's moment) is stored after all, not set aside.
+    std::vector<IngestItem> alone{item};
+    const std::function<Status(Store&)> again = [&](Store& s) { return s.Store::ingest_batch(alone); };
+    if (run_with_retry<Status>(*store_, again, stopping_).is_ok() && alone[0].result.code() != Code::kDbError) {
+      item.result = alone[0].result;
+      item.outcome = alone[0].outcome;
+      continue;
+    }
     const std::string why = item.result.message();
     const std::function<Result<IngestOutcome>(Store&)> keep = [&](Store& s) {
       return s.set_aside_refused(item.agent_id, item.body, why);
@@ -115,9 +124,9 @@ void DbWorker::keep_refused(std::vector<IngestItem>& items) {
     } else {
       // Not kept (stopping, or the database refuses every write: a read-only standby, say): never acknowledged.
       // The session closes and the agent resends it when it reconnects.
-      if (kept.status().code() != Code::kUnavailable)
+      if (kept.status().code() != Code::kUnavailable && log_it)
         JS_LOG_ERROR << what << "; keeping it apart failed too, so it is not acknowledged: "
-                     << kept.status().to_string();
+                     << kept.status().to_string() << not_logged;
       item.result = unavailable("not stored and not kept apart: " + kept.status().message());
     }
   }

@@ -66,8 +66,9 @@ class DbWorker {
   void enqueue(std::variant<Job, IngestJob> job);
   void loop();
   void run_ingest_batch(std::vector<IngestJob>& batch);
-  // Items the store refused (kDbError) kept apart (Store::set_aside_refused) instead of being dropped once
-  // acknowledged: their result becomes that call's outcome (kSetAside or kDuplicate), or kUnavailable while stopping.
+  // Items the store refused (kDbError), each tried once more alone, then kept apart (Store::set_aside_refused)
+  // instead of being dropped once acknowledged: their result becomes the outcome of the try that took them (stored,
+  // kSetAside or kDuplicate), or kUnavailable (never acknowledged) while stopping or when keeping them failed too.
   void keep_refused(std::vector<IngestItem>& items);
 
   template <class R>

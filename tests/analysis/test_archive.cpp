@@ -294,12 +294,6 @@ TEST_CASE_FIXTURE(TwoDatabases, "imported runs keep their source's clock offset,
   target.exec("INSERT INTO agents (name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, "
               "compiler, git_sha, clock_offset_s) VALUES ('orin-a', 'o', 1, 1, 'sim', 'agx-orin', 'k', 't', 'c', "
               "'g', 5.0)");
-  const std::string path = archive_alpha();
-  // The same archive as a controller before migration 028 wrote it: runs without their own offset.
-  const std::string text = gunzip(path);
-  REQUIRE(text.find("clock_offset_s") != std::string::npos);
-  gzip_to(file("pre028.gz"), resealed(without_column(text, "runs", "clock_offset_s")));
-  REQUIRE(analysis::verify_archive(file("pre028.gz")).is_ok());
   const auto epoch_starts = [](const TestDatabase& db, int64_t campaign) {
     pqxx::connection c(db.dsn());
     pqxx::work w(c);
@@ -310,21 +304,38 @@ TEST_CASE_FIXTURE(TwoDatabases, "imported runs keep their source's clock offset,
       out += std::string(r[0].c_str()) + " ";
     return out;
   };
-  const std::string want = epoch_starts(source, alpha);
-  CHECK(want.find(' ') != std::string::npos);   // run 0's epochs are on the controller's clock
-  for (const std::string& archive : {path, file("pre028.gz")}) {
+  // Imports `archive` and checks run 0 (started on orin-a) has `offset` and its epochs the source's times `want`.
+  const auto imports_as = [&](const std::string& archive, const std::string& offset, const std::string& want) {
     CAPTURE(archive);
+    CAPTURE(offset);
     const bj::object imp = json_out(import_cli({archive, "--db", target.dsn(), "--json"}));
     CHECK(imp.at("agents").at("reused").as_array().at(0) == "orin-a");   // this database's, not the archive's
     const int64_t id = imp.at("campaign").at("id").as_int64();
-    // The run orin-a executed: on the source's estimate of its clock, not on this database's orin-a's (5 s).
     CHECK(target.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(id) +
-                       " AND ordinal = 0 AND clock_offset_s = 0.000123456789") == 1);
+                       " AND ordinal = 0 AND clock_offset_s = " + offset) == 1);
     CHECK(epoch_starts(target, id) == want);
-    // Runs that never started have none.
     CHECK(target.count("SELECT count(*) FROM runs WHERE campaign_id = " + std::to_string(id) +
-                       " AND agent_t0_unix_s IS NULL AND clock_offset_s IS NOT NULL") == 0);
-  }
+                       " AND agent_t0_unix_s IS NULL AND clock_offset_s IS NOT NULL") == 0);   // none if never started
+  };
+  // The same archive as a controller before migration 028 wrote it (runs without their own offset): run 0 takes
+  // its source agent's, 0.000123456789 s, not this database's orin-a's 5 s; with none there, 0, as the views took.
+  const auto pre_028 = [&](const std::string& name) {
+    const std::string text = gunzip(archive_alpha());
+    const size_t runs = text.find("@table runs ");
+    REQUIRE(text.substr(runs, text.find('\n', runs) - runs).find(",clock_offset_s") != std::string::npos);
+    gzip_to(file(name), resealed(without_column(text, "runs", "clock_offset_s")));
+    REQUIRE(analysis::verify_archive(file(name)).is_ok());
+    return file(name);
+  };
+  REQUIRE(epoch_starts(source, alpha).find(' ') != std::string::npos);   // run 0's epochs on the controller's clock
+  imports_as(pre_028("pre028.gz"), "0.000123456789", epoch_starts(source, alpha));
+  imports_as(archive_alpha(), "0.000123456789", epoch_starts(source, alpha));   // its own NULL: the same
+  source.exec("UPDATE agents SET clock_offset_s = NULL WHERE name = 'orin-a'");
+  imports_as(pre_028("pre028-no-estimate.gz"), "0", epoch_starts(source, alpha));
+  // Its own offset wins over its agent's.
+  source.exec("UPDATE agents SET clock_offset_s = 0.25 WHERE name = 'orin-a'");
+  source.exec("UPDATE runs SET clock_offset_s = 0.5 WHERE campaign_id = " + std::to_string(alpha) + " AND ordinal = 0");
+  imports_as(archive_alpha(), "0.5", epoch_starts(source, alpha));
 }
 
 TEST_CASE_FIXTURE(TwoDatabases, "a damaged or foreign archive is refused, naming the file, and nothing is imported") {

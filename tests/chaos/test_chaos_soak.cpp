@@ -267,17 +267,6 @@ class Soak {
     }
     journal_disks_ = dirs;
   }
-  static void fill_until_enospc(const std::string& path) {
-    std::ofstream out(path, std::ios::binary);
-    const std::string block(1 << 20, 'x');
-    while (out.write(block.data(), static_cast<std::streamsize>(block.size())) && out.flush()) {
-    }
-    const std::string byte(1, 'x');
-    out.clear();
-    while (out.write(byte.data(), 1) && out.flush()) {   // the last partial block too
-    }
-  }
-
   const TestDatabase& db_;
   const SmallTablespace* pg_disk_;
   Fleet fleet_;

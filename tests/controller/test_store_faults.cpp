@@ -20,6 +20,28 @@ namespace {
 const char* const kTwoRuns = "campaign: two\nmatrix: {model: lenet5, dataset: mnist, device: host, batch_size: [8, 16]}\n";
 constexpr int kEpochs = 2;
 
+proto::EpochResult epoch_of(int64_t run_id, int e) {
+  proto::EpochResult epoch;
+  epoch.run_id = run_id;
+  epoch.epoch = e;
+  epoch.e2e_s = epoch.compute_s = 1.0 + e;
+  epoch.minibatches = 2;
+  return epoch;
+}
+
+// A one-run campaign submitted and its run assigned to agent host-1.
+struct AssignedRun {
+  explicit AssignedRun(ControllerFixture& f)
+      : campaign(f.submit("campaign: one\nmatrix: {model: lenet5, dataset: mnist, device: host}\n")),
+        agent(f.connect_agent(test_register("host-1"))) {
+    REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 1; }));
+    run_id = agent->all<proto::AssignRun>()[0].run_id;
+  }
+  int64_t campaign;
+  std::shared_ptr<ProtocolClient> agent;
+  int64_t run_id = 0;
+};
+
 // The agent's results for run `run_id`, each waited for until acknowledged: run_started, an epoch and a minibatch
 // chunk per epoch, run_finished.
 void execute(ControllerFixture& f, ProtocolClient& agent, int64_t run_id) {
@@ -31,12 +53,7 @@ void execute(ControllerFixture& f, ProtocolClient& agent, int64_t run_id) {
   ids.push_back(agent.send(started));
   for (int e = 0; e < kEpochs; ++e) {
     ids.push_back(agent.send(proto::MinibatchChunk{run_id, e, 0, {0.01, 0.02}, {1, 1}, {}}));
-    proto::EpochResult epoch;
-    epoch.run_id = run_id;
-    epoch.epoch = e;
-    epoch.e2e_s = epoch.compute_s = 1.0 + e;
-    epoch.minibatches = 2;
-    ids.push_back(agent.send(epoch));
+    ids.push_back(agent.send(epoch_of(run_id, e)));
   }
   ids.push_back(agent.send(proto::RunFinished{run_id, "done", "", 3.0}));
   REQUIRE(f.drain_until([&] {
@@ -162,24 +179,19 @@ TEST_CASE("a run's cancel failing before or after it took effect: the agent is t
 TEST_CASE("a result the store refuses is acknowledged once kept apart; a batch refused whole is written one by one") {
   StderrCapture log;
   ControllerFixture f;
-  const int64_t campaign = f.submit("campaign: one\nmatrix: {model: lenet5, dataset: mnist, device: host}\n");
-  auto agent = f.connect_agent(test_register("host-1"));
-  REQUIRE(f.drain_until([&] { return agent->count<proto::AssignRun>() == 1; }));
-  const int64_t run_id = agent->all<proto::AssignRun>()[0].run_id;
-  proto::EpochResult epoch;
-  epoch.run_id = run_id;
-  epoch.epoch = 0;
-  epoch.e2e_s = epoch.compute_s = 1.0;
-  epoch.minibatches = 2;
+  AssignedRun assigned(f);
+  const int64_t campaign = assigned.campaign, run_id = assigned.run_id;
+  auto& agent = assigned.agent;
   // The group commit fails whole (none of its messages in particular): written again one by one, where the epoch
-  // is refused; it is kept apart (the first attempt at that meets an outage, retried), then acknowledged.
+  // is refused, and once more alone, refused again; it is kept apart (the first attempt at that meets an outage,
+  // retried), then acknowledged.
   f.flaky->refuse("ingest_batch");
-  f.flaky->refuse("ingest_epoch");
+  f.flaky->refuse("ingest_epoch", 2);
   f.flaky->fail("set_aside_refused", FlakyStore::When::kBefore);
-  const uint64_t id = agent->send(epoch);
+  const uint64_t id = agent->send(epoch_of(run_id, 0));
   REQUIRE(f.drain_until([&] { return agent->acked(id) || agent->closed(); }));
   CHECK(f.flaky->failed("ingest_batch") == 1);
-  CHECK(f.flaky->failed("ingest_epoch") == 1);
+  CHECK(f.flaky->failed("ingest_epoch") == 2);
   CHECK(f.flaky->calls("set_aside_refused") == 2);
   CHECK(f.store->epoch_rows(run_id) == 0);
   CHECK(f.store->campaign_status(campaign)->set_aside_results == 1);
@@ -193,6 +205,24 @@ TEST_CASE("a result the store refuses is acknowledged once kept apart; a batch r
   CHECK(f.store->run(run_id)->status == "done");
   CHECK(f.store->epoch_rows(run_id) == kEpochs);
   CHECK(f.store->campaign_status(campaign)->set_aside_results == 1);
+}
+
+TEST_CASE("a result refused once but not again is stored, not set aside") {
+  ControllerFixture f;
+  AssignedRun assigned(f);
+  const int64_t campaign = assigned.campaign, run_id = assigned.run_id;
+  auto& agent = assigned.agent;
+  f.flaky->refuse("ingest_batch");
+  f.flaky->refuse("ingest_epoch");   // the one-by-one try: refused; the try alone: stored
+  const uint64_t id = agent->send(epoch_of(run_id, 0));
+  REQUIRE(f.drain_until([&] { return agent->acked(id) || agent->closed(); }));
+  CHECK(f.flaky->failed("ingest_epoch") == 1);
+  CHECK(f.store->epoch_rows(run_id) == 1);
+  execute(f, *agent, run_id);
+  CHECK(f.flaky->calls("set_aside_refused") == 0);
+  CHECK(f.store->run(run_id)->status == "done");
+  CHECK(f.store->epoch_rows(run_id) == kEpochs);
+  CHECK(f.store->campaign_status(campaign)->set_aside_results == 0);
 }
 
 TEST_CASE("a refused result's reason is cut at a character, at most 1,000 bytes") {

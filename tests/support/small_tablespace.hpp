@@ -20,6 +20,17 @@
 
 namespace jetsweep::testing {
 
+// Writes `path` until its file system is full to the last byte (ENOSPC; the last partial block too).
+inline void fill_until_enospc(const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  for (const size_t size : {size_t{1} << 20, size_t{4096}, size_t{1}}) {
+    const std::string block(size, 'x');
+    while (out.write(block.data(), static_cast<std::streamsize>(size)) && out.flush()) {
+    }
+    out.clear();
+  }
+}
+
 class SmallTablespace {
  public:
   // `size`: tmpfs's size= option ("4m", "1g").
@@ -65,13 +76,7 @@ class SmallTablespace {
   // Fills the file system to the last byte; returns the filler's path (remove it to give the room back).
   std::string fill() const {
     const std::string path = (dir_.path() / "filler").string();
-    std::ofstream out(path, std::ios::binary);
-    for (const size_t size : {size_t{1} << 20, size_t{4096}, size_t{1}}) {   // the last partial block too
-      const std::string block(size, 'x');
-      while (out.write(block.data(), static_cast<std::streamsize>(size)) && out.flush()) {
-      }
-      out.clear();
-    }
+    fill_until_enospc(path);
     return path;
   }
 
