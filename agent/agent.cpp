@@ -50,7 +50,7 @@ class Agent::PostingSink final : public ResultSink {
     // The run may wait for room in the outbox between epochs (after an epoch's result, before the first), never in one.
     const bool between_epochs = std::holds_alternative<proto::EpochResult>(body) ||
                                 std::holds_alternative<proto::RunStarted>(body);
-    const int64_t run = result_run_id(body);
+    const int64_t run = proto::result_run_id(body).value_or(0);
     if (auto* e = std::get_if<proto::EpochResult>(&body)) e->paused_before_s = std::exchange(paused_s_, 0.0);
     agent_->outbox_.gate().posted();
     asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable {
@@ -336,7 +336,7 @@ void Agent::send_now(proto::Body body) {
 
 void Agent::enqueue_result(proto::Body body) {
   const std::string type(proto::type_name(body));
-  const int64_t run = result_run_id(body);
+  const int64_t run = proto::result_run_id(body).value_or(0);
   Status journal_error;
   const uint64_t id = outbox_.add(std::move(body), journal_error);
   if (!journal_error.is_ok())

@@ -98,16 +98,6 @@ Status sync_dir(const std::string& dir) {
 
 }  // namespace
 
-int64_t result_run_id(const proto::Body& body) {
-  if (const auto* m = std::get_if<proto::MinibatchChunk>(&body)) return m->run_id;
-  if (const auto* m = std::get_if<proto::EpochResult>(&body)) return m->run_id;
-  if (const auto* m = std::get_if<proto::SampleChunk>(&body)) return m->run_id;
-  if (const auto* m = std::get_if<proto::RunFinished>(&body)) return m->run_id;
-  if (const auto* m = std::get_if<proto::RunStarted>(&body)) return m->run_id;
-  if (const auto* m = std::get_if<proto::RebootPending>(&body)) return m->run_id;
-  return 0;
-}
-
 Journal::Journal(std::string dir, std::string name, int lock_fd)
     : dir_(std::move(dir)), name_(std::move(name)), lock_fd_(lock_fd) {}
 

@@ -53,9 +53,6 @@ struct JournalEntry {
   std::string frame;   // proto::encode(Envelope{id, body})
 };
 
-// The run a result message (MinibatchChunk, EpochResult, SampleChunk, RunFinished) belongs to; 0 for others.
-int64_t result_run_id(const proto::Body& body);
-
 // Journal: owns DIR/journal.bin and the DIR/lock flock. Not thread-safe: the agent uses it only on its io
 // thread (tests from one thread).
 class Journal {

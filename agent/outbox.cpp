@@ -78,7 +78,7 @@ Outbox::Outbox(std::shared_ptr<Journal> journal, Limits limits) : journal_(std::
 uint64_t Outbox::add(proto::Body body, Status& journal_error) {
   Item it;
   it.id = next_id_++;
-  it.run_id = result_run_id(body);
+  it.run_id = proto::result_run_id(body).value_or(0);
   it.run_finished = std::holds_alternative<proto::RunFinished>(body);
   const std::string type(proto::type_name(body));
   it.frame = proto::encode(proto::Envelope{it.id, std::move(body)});

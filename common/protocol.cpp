@@ -9,6 +9,7 @@
 #include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 #include "common/json_parse.hpp"
+#include "common/text.hpp"
 
 namespace jetsweep::proto {
 namespace bj = boost::json;
@@ -531,7 +532,12 @@ std::string encode(const Envelope& envelope) {
   std::visit([&](const auto& m) { fill(o, m); }, envelope.body);
   bj::value v(std::move(o));
   json::null_non_finite(v);  // a required field left null is then refused by the decoder, naming it
-  return bj::serialize(v);
+  std::string frame = bj::serialize(v);
+  // Boost.JSON writes a string's bytes as they are: text that is not UTF-8 (an error naming a file whose name is
+  // Latin-1, bytes read from a board) would make a frame no JSON parser accepts, and a result the agent resends
+  // forever. Such bytes travel as U+FFFD.
+  if (invalid_utf8_at(frame)) frame = utf8_repaired(frame);
+  return frame;
 }
 
 Result<Envelope> decode(std::string_view frame) {
@@ -541,7 +547,17 @@ Result<Envelope> decode(std::string_view frame) {
   bj::error_code ec;
   // The parsed tree lives only while the frame is decoded: bump-allocate it, free it in one go.
   bj::monotonic_resource arena;
-  bj::value v = json::parse_exact(frame, ec, &arena);
+  // A frame whose strings hold bytes that are not UTF-8 (as agents before encode() repaired them wrote some to
+  // their journals) is read with those bytes as U+FFFD; outside a string they stay a syntax error. The repaired
+  // text is held to the frame limit too (each such byte takes three). One expression: the tree stays in `arena`.
+  bj::value v = [&] {
+    bj::value first = json::parse_exact(frame, ec, &arena);
+    if (!ec || !invalid_utf8_at(frame)) return first;
+    const std::string repaired = utf8_repaired(frame);
+    if (repaired.size() > kMaxFrameBytes) return first;
+    ec.clear();
+    return json::parse_exact(repaired, ec, &arena);
+  }();
   if (ec) return protocol_error("malformed JSON frame: " + ec.message());
   if (!v.is_object()) return protocol_error(std::string("frame is not a JSON object but ") + json::kind_name(v));
   const auto& o = v.get_object();
@@ -567,6 +583,20 @@ bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||
          std::holds_alternative<RunStarted>(body) || std::holds_alternative<SampleChunk>(body) ||
          std::holds_alternative<RunFinished>(body) || std::holds_alternative<RebootPending>(body);
+}
+
+std::optional<int64_t> result_run_id(const Body& body) {
+  return std::visit(
+      [](const auto& m) -> std::optional<int64_t> {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, MinibatchChunk> || std::is_same_v<T, EpochResult> ||
+                      std::is_same_v<T, SampleChunk> || std::is_same_v<T, RunFinished> ||
+                      std::is_same_v<T, RunStarted> || std::is_same_v<T, RebootPending>)
+          return m.run_id;
+        else
+          return std::nullopt;
+      },
+      body);
 }
 
 }  // namespace jetsweep::proto

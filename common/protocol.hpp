@@ -405,5 +405,7 @@ Result<Envelope> decode(std::string_view frame);
 
 // Messages whose delivery must survive disconnects (kept by the agent until acked).
 bool needs_ack(const Body& body);
+// The run a result message (one needs_ack is true for) belongs to; nullopt for any other message.
+std::optional<int64_t> result_run_id(const Body& body);
 
 }  // namespace jetsweep::proto

@@ -106,37 +106,74 @@ std::vector<std::string> split_ws(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at p[i] (1-4), or 0 when it is ill-formed; then `bad` is the length
+// of its maximal subpart (the bytes that began a well-formed sequence before one broke it; at least 1), which
+// Unicode's recommended practice replaces by one U+FFFD.
+size_t utf8_sequence_at(const unsigned char* p, size_t i, size_t n, size_t& bad) {
+  const unsigned c = p[i];
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned lo = 0x80, hi = 0xBF;   // the allowed range of the second byte (Unicode 15, table 3-7)
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    bad = 1;
+    return 0;
+  }
+  size_t k = 1;
+  if (i + k < n && p[i + k] >= lo && p[i + k] <= hi) {
+    ++k;
+    while (k < len && i + k < n && p[i + k] >= 0x80 && p[i + k] <= 0xBF) ++k;
+  }
+  if (k == len) return len;
+  bad = k;
+  return 0;
+}
+
+}  // namespace
+
 std::optional<size_t> invalid_utf8_at(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
-  size_t i = 0;
+  size_t i = 0, bad = 0;
   while (i < n) {
-    const unsigned c = p[i];
-    if (c < 0x80) {
+    if (p[i] < 0x80) {
       ++i;
       continue;
     }
-    size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;   // the allowed range of the second byte (Unicode 15, table 3-7)
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; ++k)
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
+    const size_t len = utf8_sequence_at(p, i, n, bad);
+    if (len == 0) return i;
     i += len;
   }
   return std::nullopt;
+}
+
+std::string utf8_repaired(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  std::string out;
+  out.reserve(n + 8);
+  size_t i = 0, bad = 0;
+  while (i < n) {
+    const size_t len = utf8_sequence_at(p, i, n, bad);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";   // U+FFFD REPLACEMENT CHARACTER
+      i += bad;
+    } else {
+      out.append(text.data() + i, len);
+      i += len;
+    }
+  }
+  return out;
 }
 
 std::optional<size_t> control_char_at(std::string_view text, bool allow_line_breaks) {

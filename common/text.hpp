@@ -29,6 +29,8 @@ const char* from_chars_double(const char* first, const char* last, double& value
 // The byte offset of the first byte of `text` that does not belong to well-formed UTF-8 (overlong forms,
 // surrogates and code points above U+10FFFF are not well formed), or nullopt when all of it is.
 std::optional<size_t> invalid_utf8_at(std::string_view text);
+// `text` with each ill-formed UTF-8 subsequence (its maximal subpart, as Unicode recommends) replaced by U+FFFD.
+std::string utf8_repaired(std::string_view text);
 // The byte offset of the first control character of well-formed UTF-8 `text` that YAML 1.2 does not allow in a
 // document: C0 controls other than tab, LF and CR, DEL, and C1 controls (U+0080..U+009F) other than NEL (U+0085);
 // nullopt when there is none. With `allow_line_breaks` false, tab, LF and CR count as control characters too.

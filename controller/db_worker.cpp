@@ -113,7 +113,7 @@ void DbWorker::keep_refused(std::vector<IngestItem>& items) {
     int64_t held_back = 0;
     const bool log_it = refusals_logged_.allow(std::chrono::steady_clock::now(), held_back);
     const std::string what = "agent " + std::to_string(item.agent_id) + ": '" + std::string(proto::type_name(item.body)) +
-                             "' of run " + std::to_string(result_run_id(item.body).value_or(0)) + " refused by the store (" +
+                             "' of run " + std::to_string(proto::result_run_id(item.body).value_or(0)) + " refused by the store (" +
                              log::excerpt(why, 500) + ")";
     const std::string not_logged =
         held_back ? "; " + std::to_string(held_back) + " refused results not logged before this one" : "";

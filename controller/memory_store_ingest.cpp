@@ -154,7 +154,7 @@ Result<IngestOutcome> MemoryStore::finish_run(int64_t agent_id, const proto::Run
 }
 
 Result<IngestOutcome> MemoryStore::set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) {
-  const std::optional<int64_t> run_id = result_run_id(body);
+  const std::optional<int64_t> run_id = proto::result_run_id(body);
   if (!run_id) return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
   std::lock_guard lock(mu_);
   const Run* run = find_run(*run_id);

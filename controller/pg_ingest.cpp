@@ -474,7 +474,7 @@ Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body&
 
 // A refused result (Store::set_aside_refused), in a transaction of its own: its frame kept with the reason.
 Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) {
-  const std::optional<int64_t> run_id = result_run_id(body);
+  const std::optional<int64_t> run_id = proto::result_run_id(body);
   if (!run_id) return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
   const IngestingScope scope(ingesting_);
   return guarded("setting aside a refused result", [&]() -> Result<IngestOutcome> {

@@ -32,20 +32,6 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
   return r;
 }
 
-std::optional<int64_t> result_run_id(const proto::Body& body) {
-  return std::visit(
-      [](const auto& m) -> std::optional<int64_t> {
-        using T = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<T, proto::MinibatchChunk> || std::is_same_v<T, proto::EpochResult> ||
-                      std::is_same_v<T, proto::SampleChunk> || std::is_same_v<T, proto::RunFinished> ||
-                      std::is_same_v<T, proto::RunStarted> || std::is_same_v<T, proto::RebootPending>)
-          return m.run_id;
-        else
-          return std::nullopt;
-      },
-      body);
-}
-
 std::string refused_reason(const std::string& why) {
   std::string r = "refused by the store: " + why;
   r.erase(std::remove(r.begin(), r.end(), '\0'), r.end());   // stored as text, which cannot hold NUL

@@ -74,8 +74,6 @@ const char* outcome_name(IngestOutcome o);   // stored | duplicate | set_aside
 // on agent 7 (agent frozen disconnected for more than 1 s)". `run_agent`: the run's agent, if any; `error`: its error.
 std::string set_aside_reason(const std::string& status, std::optional<int64_t> run_agent, int64_t agent_id,
                              const std::string& error);
-// The run a result message (Store::ingest_batch's kinds) is of; nullopt for any other message.
-std::optional<int64_t> result_run_id(const proto::Body& body);
 // set_aside_results.reason of a result the store refused (Store::set_aside_refused): "refused by the store: " and
 // `why` without NUL characters, cut at a character to at most 1,000 bytes ("..." at the end when cut).
 std::string refused_reason(const std::string& why);

@@ -1,8 +1,8 @@
 // libFuzzer target: the wire protocol's decoder (common/protocol.hpp proto::decode), which every frame an
-// agent or a controller receives goes through. Properties: a refused frame says why, in UTF-8; an accepted one,
-// encoded again, decodes to the same envelope: encode(decode(encode(e))) is the JSON of encode(e), every number
-// to the bit (the decoder's numbers are correctly rounded: common/json_parse.hpp; Boost.JSON 1.81's own parser came
-// back an ulp off, fuzz/regressions/protocol/boost-json-imprecise-double-roundtrip).
+// agent or a controller receives goes through. Properties: a refused frame says why, in UTF-8; every frame encode()
+// writes is UTF-8; an accepted one, encoded again, decodes to the same envelope: encode(decode(encode(e))) is the
+// JSON of encode(e), every number to the bit (the decoder's numbers are correctly rounded: common/json_parse.hpp;
+// Boost.JSON 1.81's own parser came back an ulp off, fuzz/regressions/protocol/boost-json-imprecise-double-roundtrip).
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +19,12 @@ using namespace jetsweep;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::quiet_logs();
   const std::string_view frame(reinterpret_cast<const char*>(data), size);
+  // Whatever bytes a message's text holds (an error naming a file, text read from a board), its frame is UTF-8
+  // and decodes: the bytes that are not become U+FFFD.
+  const std::string text_frame = proto::encode(proto::Envelope{1, proto::RunFinished{1, "failed", std::string(frame), 0}});
+  fuzz::require(!invalid_utf8_at(text_frame), "a frame with any text in it is UTF-8", text_frame);
+  fuzz::require(proto::decode(text_frame).is_ok() || text_frame.size() > proto::kMaxFrameBytes,
+                "a frame with any text in it decodes", text_frame);
   auto decoded = proto::decode(frame);
   if (!decoded.is_ok()) {
     fuzz::require(!decoded.status().message().empty(), "a refused frame says why");
@@ -30,6 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require(!proto::type_name(envelope.body).empty(), "a decoded message has a type name");
   (void)proto::needs_ack(envelope.body);
   const std::string encoded = proto::encode(envelope);
+  fuzz::require(!invalid_utf8_at(encoded), "an encoded frame is UTF-8 (what a peer's JSON parser accepts)", encoded);
   auto again = proto::decode(encoded);
   fuzz::require(again.is_ok(), "a decoded envelope, encoded again, decodes",
                 again.is_ok() ? "" : again.status().to_string() + " | " + encoded);

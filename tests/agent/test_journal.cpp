@@ -23,7 +23,7 @@ namespace {
 JournalEntry entry(uint64_t id, proto::Body body) {
   JournalEntry e;
   e.id = id;
-  e.run_id = agent::result_run_id(body);
+  e.run_id = proto::result_run_id(body).value_or(0);
   e.run_finished = std::holds_alternative<proto::RunFinished>(body);
   e.frame = proto::encode(proto::Envelope{id, std::move(body)});
   return e;

@@ -94,6 +94,41 @@ TEST_CASE("invalid_utf8_at finds the first ill-formed byte") {
   CHECK(invalid_utf8_at("\x80") == 0u);               // a lone continuation byte
 }
 
+TEST_CASE("utf8_repaired replaces each ill-formed subsequence by one U+FFFD and keeps the rest") {
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(utf8_repaired("caf\xc3\xa9 \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  CHECK(utf8_repaired("caf\xe9.bin") == "caf" + r + ".bin");        // Latin-1
+  CHECK(utf8_repaired("ab\xc3") == "ab" + r);                        // truncated at the end
+  CHECK(utf8_repaired("\xe2\x82x") == r + "x");                      // a maximal subpart: one replacement
+  CHECK(utf8_repaired("\xc0\xaf") == r + r);                         // overlong: no byte starts a subpart
+  CHECK(utf8_repaired("x\xed\xa0\x80") == "x" + r + r + r);          // a surrogate
+  CHECK(utf8_repaired("\xff\xfe") == r + r);
+  CHECK_FALSE(invalid_utf8_at(utf8_repaired("\x80\xe9\xf4\x90 ok \xe2\x82")));
+}
+
+TEST_CASE("a message whose text is not UTF-8 travels with U+FFFD: the frame is JSON, the result not refused") {
+  // A run's error naming a file whose name is Latin-1: before, encode() wrote the byte as it was, the controller
+  // refused the frame as malformed JSON and the agent resent the run's end at every reconnect.
+  proto::RunFinished end{42, "failed", std::string("cannot open /data/caf\xe9.bin"), 3.5};
+  const std::string frame = proto::encode(proto::Envelope{7, end});
+  CHECK_FALSE(invalid_utf8_at(frame));
+  auto back = proto::decode(frame);
+  REQUIRE(back.is_ok());
+  CHECK(std::get<proto::RunFinished>(back->body).error == "cannot open /data/caf\xEF\xBF\xBD.bin");
+  CHECK(std::get<proto::RunFinished>(back->body).run_id == 42);
+  // Frames older agents journaled with the byte as it was are read the same way.
+  const std::string old_frame = R"({"type":"run_finished","version":1,"id":7,"run_id":42,"status":"failed",)"
+                                "\"error\":\"cannot open /data/caf\xe9.bin\",\"wall_s\":3.5}";
+  auto old_back = proto::decode(old_frame);
+  REQUIRE(old_back.is_ok());
+  CHECK(std::get<proto::RunFinished>(old_back->body).error == "cannot open /data/caf\xEF\xBF\xBD.bin");
+  // Outside a string such a byte is still a malformed frame.
+  auto outside = proto::decode(R"({"type":"run_finished","version":1,"id":7,"run_id":42)"
+                               "\xe9" R"(,"status":"failed","error":"","wall_s":3.5})");
+  REQUIRE_FALSE(outside.is_ok());
+  CHECK(outside.status().message().find("malformed JSON frame") != std::string::npos);
+}
+
 TEST_CASE("a campaign or run file that is not UTF-8 is refused at FILE:LINE:COL") {
   auto c = parse_campaign("campaign: ok\nmatrix: {model: lenet5, dataset: mnist, device: host}\n# caf\xe9\n", "c.yaml");
   REQUIRE_FALSE(c.is_ok());
