@@ -533,9 +533,8 @@ std::string encode(const Envelope& envelope) {
   bj::value v(std::move(o));
   json::null_non_finite(v);  // a required field left null is then refused by the decoder, naming it
   std::string frame = bj::serialize(v);
-  // Boost.JSON writes a string's bytes as they are: text that is not UTF-8 (an error naming a file whose name is
-  // Latin-1, bytes read from a board) would make a frame no JSON parser accepts, and a result the agent resends
-  // forever. Such bytes travel as U+FFFD.
+  // Boost.JSON writes a string's bytes as they are: text that is not UTF-8 (an error naming a Latin-1 file name)
+  // would make a frame no parser accepts, resent forever by the agent. Such bytes travel as U+FFFD.
   if (invalid_utf8_at(frame)) frame = utf8_repaired(frame);
   return frame;
 }
@@ -547,9 +546,8 @@ Result<Envelope> decode(std::string_view frame) {
   bj::error_code ec;
   // The parsed tree lives only while the frame is decoded: bump-allocate it, free it in one go.
   bj::monotonic_resource arena;
-  // A frame whose strings hold bytes that are not UTF-8 (as agents before encode() repaired them wrote some to
-  // their journals) is read with those bytes as U+FFFD; outside a string they stay a syntax error. The repaired
-  // text is held to the frame limit too (each such byte takes three). One expression: the tree stays in `arena`.
+  // A frame whose strings hold bytes that are not UTF-8 (older agents journaled some) is read with them as U+FFFD;
+  // outside a string they stay a syntax error. The repaired text is held to the limit too; the tree stays in `arena`.
   bj::value v = [&] {
     bj::value first = json::parse_exact(frame, ec, &arena);
     if (!ec || !invalid_utf8_at(frame)) return first;
