@@ -1,7 +1,8 @@
 // Wire decode cost (issue 29's ingest path): parsing real result frames with json::parse_exact (correctly rounded;
 // common/json_parse.hpp) against boost::json::parse (the baseline, measured in the same run), and proto::decode in
 // all. Frames: a 2,048-sample telemetry chunk of an 8-core board and a 4,096-minibatch chunk, values as measured
-// (16-17 significant digits), each message as the agent encodes it. Prints a markdown table.
+// (16-17 significant digits), each message as the agent encodes it. Prints a markdown table; then the agent's side:
+// proto::encode of the same messages against the UTF-8 check it makes of every frame (common/text.hpp).
 // Usage: bench_json_decode [ROUNDS]   (default 5; best of the rounds, 50 parses each)
 #include <boost/json.hpp>
 
@@ -16,6 +17,7 @@
 
 #include "common/json_parse.hpp"
 #include "common/protocol.hpp"
+#include "common/text.hpp"
 
 using namespace jetsweep;
 namespace bj = boost::json;
@@ -33,7 +35,13 @@ double best_seconds(int rounds, int per_round, F f) {
   return best;
 }
 
-std::vector<std::pair<std::string, std::string>> frames() {
+struct Frame {
+  std::string name;
+  proto::Envelope message;
+  std::string frame;   // proto::encode(message)
+};
+
+std::vector<Frame> frames() {
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> u(0, 1);
   proto::SampleChunk samples{7, 1.7e9, {}};
@@ -47,8 +55,11 @@ std::vector<std::pair<std::string, std::string>> frames() {
     minibatches.stall_s.push_back(0.01 * u(rng));
     minibatches.compute_s.push_back(0.1 * u(rng));
   }
-  return {{"samples (2,048 x 8 cores)", proto::encode({1, samples})},
-          {"minibatches (4,096)", proto::encode({2, minibatches})}};
+  std::vector<Frame> out;
+  out.push_back({"samples (2,048 x 8 cores)", {1, std::move(samples)}, ""});
+  out.push_back({"minibatches (4,096)", {2, std::move(minibatches)}, ""});
+  for (auto& f : out) f.frame = proto::encode(f.message);
+  return out;
 }
 
 }  // namespace
@@ -57,7 +68,8 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   std::printf("| frame | boost::json::parse (baseline) | json::parse_exact | ratio | proto::decode in all |\n");
   std::printf("|---|---|---|---|---|\n");
-  for (const auto& [name, frame] : frames()) {
+  const std::vector<Frame> all = frames();
+  for (const auto& [name, message, frame] : all) {
     bool ok = true;
     const double plain = best_seconds(rounds, 50, [&] {
       bj::monotonic_resource arena;
@@ -76,5 +88,18 @@ int main(int argc, char** argv) {
     }
     std::printf("| %s, %zu bytes | %.3f ms | %.3f ms | %.2f | %.3f ms |\n", name.c_str(), frame.size(), plain * 1e3,
                 exact * 1e3, exact / plain, decode * 1e3);
+  }
+  std::printf("\n| frame | proto::encode | of which the UTF-8 check | share |\n");
+  std::printf("|---|---|---|---|\n");
+  for (const auto& [name, message, frame] : all) {
+    size_t bytes = 0;
+    bool utf8 = true;
+    const double encode = best_seconds(rounds, 50, [&, &message = message] { bytes += proto::encode(message).size(); });
+    const double check = best_seconds(rounds, 50, [&, &frame = frame] { utf8 = !invalid_utf8_at(frame) && utf8; });
+    if (!utf8 || bytes == 0) {
+      std::fprintf(stderr, "bench_json_decode: an encoded frame is not UTF-8\n");
+      return 1;
+    }
+    std::printf("| %s | %.3f ms | %.4f ms | %.1f %% |\n", name.c_str(), encode * 1e3, check * 1e3, 100 * check / encode);
   }
 }

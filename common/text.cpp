@@ -146,6 +146,10 @@ std::optional<size_t> invalid_utf8_at(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0, bad = 0;
   while (i < n) {
+    // ASCII eight bytes at a time (every frame encode() writes is checked; most are all ASCII).
+    uint64_t word = 0;
+    while (i + 8 <= n && (std::memcpy(&word, p + i, 8), (word & 0x8080808080808080ull) == 0)) i += 8;
+    if (i == n) break;
     if (p[i] < 0x80) {
       ++i;
       continue;

@@ -92,6 +92,12 @@ TEST_CASE("invalid_utf8_at finds the first ill-formed byte") {
   CHECK(invalid_utf8_at("x\xed\xa0\x80") == 1u);      // a UTF-16 surrogate
   CHECK(invalid_utf8_at("\xf4\x90\x80\x80") == 0u);   // above U+10FFFF
   CHECK(invalid_utf8_at("\x80") == 0u);               // a lone continuation byte
+  // Past the eight-byte ASCII steps: a bad byte at any position, a good character across a step's edge.
+  const std::string ascii(40, 'a');
+  for (size_t at = 0; at <= ascii.size(); ++at) {
+    CHECK(invalid_utf8_at(ascii.substr(0, at) + "\xe9" + ascii) == at);
+    CHECK_FALSE(invalid_utf8_at(ascii.substr(0, at) + "\xe2\x82\xac" + ascii.substr(at)));
+  }
 }
 
 TEST_CASE("utf8_repaired replaces each ill-formed subsequence by one U+FFFD and keeps the rest") {
