@@ -96,6 +96,7 @@ TEST_CASE("invalid_utf8_at finds the first ill-formed byte") {
   const std::string ascii(40, 'a');
   for (size_t at = 0; at <= ascii.size(); ++at) {
     CHECK(invalid_utf8_at(ascii.substr(0, at) + "\xe9" + ascii) == at);
+    CHECK(invalid_utf8_at(ascii.substr(0, at) + "\xe9") == at);
     CHECK_FALSE(invalid_utf8_at(ascii.substr(0, at) + "\xe2\x82\xac" + ascii.substr(at)));
   }
 }
