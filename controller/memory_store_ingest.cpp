@@ -157,12 +157,20 @@ Result<IngestOutcome> MemoryStore::set_aside_refused(int64_t agent_id, const pro
   const std::optional<int64_t> run_id = proto::result_run_id(body);
   if (!run_id) return internal_error("'" + std::string(proto::type_name(body)) + "' is not a result message");
   std::lock_guard lock(mu_);
-  const Run* run = find_run(*run_id);
+  Run* run = find_run(*run_id);
   if (!run) return no_such_run(agent_id, *run_id, std::string(proto::type_name(body)).c_str());
   const bool fresh = set_aside_
                          .try_emplace({run->id, agent_id, proto::encode(proto::Envelope{0, body})},
                                       SetAside{run->campaign_id, std::string(proto::type_name(body)), refused_reason(why)})
                          .second;
+  // A 'done' or 'failed' end of a held run ends it failed (a 'cancelled' one is left to the requeue at registration).
+  const auto* end = std::get_if<proto::RunFinished>(&body);
+  if (end && (end->status == "done" || end->status == "failed") && holds(*run, agent_id)) {
+    run->status = "failed";
+    run->error = refused_end_error(*end, why);
+    run->finished_at = now();
+    if (!run->started_at) run->started_at = now();
+  }
   return fresh ? IngestOutcome::kSetAside : IngestOutcome::kDuplicate;
 }
 

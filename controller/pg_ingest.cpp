@@ -19,84 +19,6 @@
 namespace jetsweep::controller {
 namespace bj = boost::json;
 
-namespace pg {
-
-const char* const kIngestRunAccess = "ingest_run_access";
-const char* const kIngestMarkRunning = "ingest_mark_running";
-const char* const kIngestMinibatchOverlap = "ingest_minibatch_overlap";
-const char* const kIngestSampleOverlap = "ingest_sample_overlap";
-const char* const kIngestEpoch = "ingest_epoch";
-const char* const kIngestSetAside = "ingest_set_aside";
-
-namespace {
-// An epoch's row with its minibatch statistics from the chunks stored so far (normally all: they are sent before
-// it). Parameters: $1 run, $2 epoch, $3-$6 e2e_s, stall_s, compute_s, minibatches, $7 the agent, $8 the campaign,
-// $9-$16 the clocks, $17 throttled, $18 throttle_reason, $19 copy_s, then the measures of proto::EpochMeasures in
-// the order of their description, each in the column of its name. A resend of a stored epoch updates it in place.
-std::string ingest_epoch_sql() {
-  std::vector<std::string> columns = {"run_id",     "epoch",         "e2e_s",        "stall_s",     "compute_s",
-                                      "minibatches", "cores_start",  "cores_end",    "cpu_khz_start", "cpu_khz_end",
-                                      "gpu_hz_start", "gpu_hz_end",  "emc_hz_start", "emc_hz_end",  "throttled",
-                                      "throttle_reason", "copy_s"};
-  std::string values =
-      "$1, $2, $3, $4, $5, $6, $9::double precision::integer, $10::double precision::integer, $11::double precision, "
-      "$12::double precision, $13::double precision, $14::double precision, $15::double precision, "
-      "$16::double precision, $17, $18, $19::double precision";
-  int param = 20;
-  const proto::EpochMeasures measures;
-  json::for_each_described(measures, [&](const char* name, const auto&) {
-    columns.emplace_back(name);
-    values += ", $" + std::to_string(param++) + "::double precision";
-  });
-  for (const char* stat : {"mb_recorded", "stall_mean_s", "stall_p50_s", "stall_p95_s", "compute_mean_s",
-                           "compute_p50_s", "compute_p95_s", "minibatch_mean_ms"})   // epoch_minibatch_stats()
-    columns.emplace_back(stat);
-  std::string names, updates;
-  for (const auto& c : columns) {
-    names += (names.empty() ? "" : ", ") + c;
-    if (c != "run_id" && c != "epoch") updates += (updates.empty() ? "" : ", ") + c + " = EXCLUDED." + c;
-  }
-  return "INSERT INTO epochs (" + names + ") SELECT " + values + ", s.* FROM epoch_minibatch_stats($8, $1, $2::integer) s "
-         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1 AND agent_id = $7) ON CONFLICT (run_id, epoch) DO UPDATE SET " +
-         updates + " RETURNING (xmax = 0)";   // true: inserted; false: a resend of a stored epoch (updated in place)
-}
-}  // namespace
-
-void prepare_ingest_statements(pqxx::connection_base& conn) {
-  // The run's state: status, campaign, t0 unknown, its agent and error (for set_aside_results.reason).
-  conn.prepare(kIngestRunAccess,
-               "SELECT status, campaign_id, agent_t0_unix_s IS NULL AS t0_missing, agent_id, error FROM runs WHERE id = $1 "
-               "FOR SHARE");
-  conn.prepare(kIngestSetAside,
-               "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
-               "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text)) ON CONFLICT DO NOTHING RETURNING 1");
-  conn.prepare(kIngestMarkRunning,
-               "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
-               "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'");
-  // ($1 campaign, $2 run, $3 epoch, $4 first index, $5 last index): one row (NULL, NULL, whether the epoch has
-  // landed), then (first, last index) of each stored chunk overlapping [$4, $5].
-  conn.prepare(kIngestMinibatchOverlap,
-               "SELECT NULL::bigint AS first_idx, NULL::bigint AS last_idx, "
-               "  EXISTS (SELECT 1 FROM epochs WHERE run_id = $2 AND epoch = $3) AS epoch_landed "
-               "UNION ALL SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
-               "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx BETWEEN $4 AND $5 "
-               "UNION ALL (SELECT first_idx, first_idx + cardinality(stall_s) - 1, NULL FROM minibatch_chunks "
-               "  WHERE campaign_id = $1 AND run_id = $2 AND epoch = $3 AND first_idx < $4 "
-               "  ORDER BY first_idx DESC LIMIT 1)");
-  // ($1 campaign, $2 run, $3 t_min, $4 t_max): the stored sample chunks overlapping [$3, $4].
-  conn.prepare(kIngestSampleOverlap,
-               "SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, "
-               "  core_n, core_util_pct, t_last FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 "
-               "  AND t_first BETWEEN $3::float8 AND $4::float8 "
-               "UNION ALL SELECT * FROM (SELECT t_first, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, "
-               "  disk_read_bytes, power_w, temp_max_c, core_n, core_util_pct, t_last FROM sample_chunks "
-               "  WHERE campaign_id = $1 AND run_id = $2 AND t_first < $3::float8 ORDER BY t_first DESC LIMIT 1) p "
-               "WHERE p.t_last >= $3::float8");
-  conn.prepare(kIngestEpoch, ingest_epoch_sql());
-}
-
-}  // namespace pg
-
 namespace {
 
 // Text form of a nullable double for COPY / parameters (nullptr = NULL).
@@ -472,6 +394,65 @@ Result<IngestOutcome> PgStore::ingest_alone(int64_t agent_id, const proto::Body&
   });
 }
 
+namespace {
+
+// A savepoint of `w`, rolled back when it goes out of scope unreleased (the statements since, failed or not, undone
+// and the transaction usable again). Plain SQL: pqxx 6.4's subtransaction left the transaction aborted after a
+// statement the server refused, so its COMMIT rolled back every other message of the batch, already reported stored.
+class Savepoint {
+ public:
+  Savepoint(pqxx::transaction_base& w, std::string name) : w_(w), name_(std::move(name)) {
+    w_.exec("SAVEPOINT " + name_);
+  }
+  Savepoint(const Savepoint&) = delete;
+  Savepoint& operator=(const Savepoint&) = delete;
+  ~Savepoint() {
+    if (released_) return;
+    try {
+      w_.exec("ROLLBACK TO SAVEPOINT " + name_ + "; RELEASE SAVEPOINT " + name_);
+    } catch (const std::exception&) {   // the connection is gone: the transaction fails as a whole anyway
+    }
+  }
+  void release() {
+    w_.exec("RELEASE SAVEPOINT " + name_);
+    released_ = true;
+  }
+
+ private:
+  pqxx::transaction_base& w_;
+  std::string name_;
+  bool released_ = false;
+};
+
+// Whether a refused run_finished ends its run (Store::set_aside_refused): a 'done' or 'failed' end. A 'cancelled' one
+// (the agent shut down) leaves the run to the requeue at its agent's next registration, as it would have been.
+bool ends_run_when_refused(const proto::Body& body) {
+  const auto* end = std::get_if<proto::RunFinished>(&body);
+  return end && (end->status == "done" || end->status == "failed");
+}
+
+// A held run whose 'done' or 'failed' end the store refused ends 'failed', the end and the refusal its error. Behind
+// a savepoint: should the store refuse this as well, the set-aside copy still commits and the run is left as it was.
+void end_refused_run(pqxx::work& w, int64_t agent_id, const proto::RunFinished& m, const std::string& why) {
+  Savepoint savepoint(w, "end_refused_run");
+  try {
+    w.exec_params("UPDATE runs SET status = 'failed', error = $3, finished_at = now(), "
+                  "started_at = coalesce(started_at, now()) "
+                  "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running')",
+                  m.run_id, agent_id, refused_end_error(m, why));
+    savepoint.release();
+  } catch (const pqxx::sql_error& e) {
+    // Refused for its data (SQLSTATE classes 22, 23, P0: a value, a constraint, a trigger); anything else (an
+    // outage, disk full) fails the whole call, to be retried.
+    const std::string state = e.sqlstate();
+    if (state.rfind("22", 0) != 0 && state.rfind("23", 0) != 0 && state.rfind("P0", 0) != 0) throw;
+    JS_LOG_WARN << "agent " << agent_id << ": run " << m.run_id << " whose end the store refused could not be ended "
+                << "either; it stays until its agent registers again: " << log::excerpt(e.what());
+  }
+}
+
+}  // namespace
+
 // A refused result (Store::set_aside_refused), in a transaction of its own: its frame kept with the reason.
 Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) {
   const std::optional<int64_t> run_id = proto::result_run_id(body);
@@ -484,6 +465,8 @@ Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::
     auto fresh = w.exec_prepared(pg::kIngestSetAside, access->campaign, *run_id, agent_id,
                                  std::string(proto::type_name(body)), refused_reason(why),
                                  jsonb_safe(proto::encode(proto::Envelope{0, body})));
+    if (access->holds && ends_run_when_refused(body))
+      end_refused_run(w, agent_id, std::get<proto::RunFinished>(body), why);
     w.commit();
     return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
   });
@@ -538,13 +521,12 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
     for (auto& item : items) {
       item.result = Status::ok();
       for (int attempt = 0;; ++attempt) {
+        Savepoint savepoint(w, "result");   // rolled back unless released: a failure here undoes this message only
         try {
-          pqxx::subtransaction sub(w, "result");
-          Result<IngestOutcome> r = write_result(sub, item.agent_id, item.body, max_attempts_);
+          Result<IngestOutcome> r = write_result(w, item.agent_id, item.body, max_attempts_);
           item.result = r.status();
           if (r.is_ok()) item.outcome = *r;
-          if (item.result.is_ok()) sub.commit();
-          else sub.abort();
+          if (item.result.is_ok()) savepoint.release();
           break;
         } catch (const pqxx::unique_violation&) {
           if (attempt > 0) throw;

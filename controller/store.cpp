@@ -32,6 +32,10 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
   return r;
 }
 
+std::string refused_end_error(const proto::RunFinished& m, const std::string& why) {
+  return "its agent reported it " + m.status + "; " + refused_reason(why);
+}
+
 std::string refused_reason(const std::string& why) {
   std::string r = "refused by the store: " + why;
   r.erase(std::remove(r.begin(), r.end(), '\0'), r.end());   // stored as text, which cannot hold NUL

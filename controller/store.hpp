@@ -77,6 +77,9 @@ std::string set_aside_reason(const std::string& status, std::optional<int64_t> r
 // set_aside_results.reason of a result the store refused (Store::set_aside_refused): "refused by the store: " and
 // `why` without NUL characters, cut at a character to at most 1,000 bytes ("..." at the end when cut).
 std::string refused_reason(const std::string& why);
+// runs.error of a run whose 'done' or 'failed' end the store refused (Store::set_aside_refused): the end its agent
+// reported, then refused_reason(why), e.g. "its agent reported it done; refused by the store: ...".
+std::string refused_end_error(const proto::RunFinished& m, const std::string& why);
 // Whether `m` is a graceful stop (a "cancelled" run_finished: its agent shut down mid-run) that the run's error
 // `run_error` shows was stored: the run went back to the queue (or was then lost) for this very stop. Its replay
 // (the ack was lost) is a duplicate wherever the run is now; it carries nothing measured (both stores).
@@ -210,7 +213,10 @@ class Store {
   // A result message the ingest methods refused (kDbError: a value the store cannot keep) kept apart in
   // set_aside_results, its reason "refused by the store: " + `why`, instead of being dropped once acknowledged: kSetAside,
   // or kDuplicate when the same frame was kept already. A result of a run that does not exist is kSetAside, kept
-  // nowhere (as the ingest methods do); a message that is not a result is kInternal. One transaction.
+  // nowhere (as the ingest methods do); a message that is not a result is kInternal. A refused run_finished reporting
+  // 'done' or 'failed' for a run its agent holds also ends the run 'failed' (error: refused_end_error), or it would
+  // stay running until its agent registers again; should the store refuse that too, the copy is still kept and the
+  // run left as it was. One transaction.
   virtual Result<IngestOutcome> set_aside_refused(int64_t agent_id, const proto::Body& body, const std::string& why) = 0;
   // Group commit of result messages (run_started, minibatches, epoch, samples, run_finished, reboot_pending), in order, each
   // item's result and outcome set. kUnavailable when nothing may be taken as written and the whole batch is to be retried

@@ -103,12 +103,23 @@ js_pg_start() {
     port=$(cat "$dir/port")
   else
     port=$(cat "$dir/port" 2>/dev/null || true)
-    if [ -z "$port" ] || (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then port=$(js_free_port); fi
-    echo "$port" > "$dir/port"
-    js_log "starting PostgreSQL on 127.0.0.1:$port"
-    js_as_pg "$pgbin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on" start >&2 \
-      || { tail -n 30 "$data/server.log" >&2; js_die "PostgreSQL did not start"; }
+    local attempt
+    for attempt in 1 2 3; do
+      if [ -z "$port" ] || (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then port=$(js_free_port); fi
+      echo "$port" > "$dir/port"
+      js_log "starting PostgreSQL on 127.0.0.1:$port"
+      if js_as_pg "$pgbin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on" start >&2; then
+        break
+      fi
+      tail -n 30 "$data/server.log" >&2
+      # The port was free when picked and taken before the server bound it (another process on the machine):
+      # another port. Any other failure is final.
+      if [ "$attempt" = 3 ] || ! tail -n 30 "$data/server.log" | grep -q "Address already in use"; then
+        js_die "PostgreSQL did not start"
+      fi
+      port=""
+    done
   fi
   (umask 077 && printf '127.0.0.1:%s:*:jetsweep:%s\n' "$port" "$password" > "$JS_PG_DIR/pgpass.$$" &&
     mv "$JS_PG_DIR/pgpass.$$" "$JS_PG_DIR/pgpass") || js_die "cannot write $JS_PG_DIR/pgpass"

@@ -310,3 +310,58 @@ TEST_CASE("group commit: one transaction for many messages, a bad one rolled bac
   CHECK(f.db.count("SELECT count(*) FROM epochs" + where + " AND mb_recorded = 2 AND minibatch_mean_ms = 1250") == 1);
   CHECK(f.db.count("SELECT count(*) FROM runs WHERE status = 'running' AND id = " + std::to_string(f.run_id)) == 1);
 }
+
+TEST_CASE("a run_finished PostgreSQL refuses ends its run failed; where the run's update is refused too, the copy is "
+          "still kept") {
+  OneClaimedRun f;
+  const auto run_row = [&](const std::string& column) {
+    return f.db.text("SELECT " + column + " FROM runs WHERE id = " + std::to_string(f.run_id));
+  };
+  // The database refuses every run ending 'done' (a rule the store does not know): the agent's end is refused.
+  f.db.exec("CREATE FUNCTION no_done() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.status = 'done' THEN "
+            "RAISE EXCEPTION 'no run may be done' USING ERRCODE = 'check_violation'; END IF; RETURN NEW; END $$; "
+            "CREATE TRIGGER no_done BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION no_done()");
+  const proto::RunFinished done{f.run_id, "done", "", 4.0};
+  auto refused = f.store.finish_run(f.agent_id, done);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().code() == Code::kDbError);
+  auto kept = f.store.set_aside_refused(f.agent_id, done, refused.status().message());
+  REQUIRE_MESSAGE(kept.is_ok(), kept.status().to_string());
+  CHECK(*kept == controller::IngestOutcome::kSetAside);
+  CHECK(run_row("status") == "failed");
+  CHECK(run_row("error").rfind("its agent reported it done; refused by the store: ", 0) == 0);
+  CHECK(run_row("error").find("no run may be done") != std::string::npos);
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'run_finished'") == 1);
+
+  // Every update of runs refused: the copy is kept all the same and the run left as it was (until its agent
+  // registers again), instead of the copy being refused with it and the agent resending it forever.
+  f.db.exec("DROP TRIGGER no_done ON runs; UPDATE runs SET status = 'running', error = '' WHERE id = " +
+            std::to_string(f.run_id) +
+            "; CREATE FUNCTION no_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'frozen' "
+            "USING ERRCODE = 'check_violation'; END $$; "
+            "CREATE TRIGGER no_update BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION no_update()");
+  const proto::RunFinished failed{f.run_id, "failed", "out of memory", 4.0};
+  kept = f.store.set_aside_refused(f.agent_id, failed, "ERROR:  frozen");
+  REQUIRE_MESSAGE(kept.is_ok(), kept.status().to_string());
+  CHECK(*kept == controller::IngestOutcome::kSetAside);
+  CHECK(run_row("status") == "running");
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'run_finished'") == 2);
+}
+
+TEST_CASE("group commit: a message the database itself refuses (an error raised by the server) is rolled back alone") {
+  OneClaimedRun f;
+  f.db.exec("CREATE FUNCTION no_done() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.status = 'done' THEN "
+            "RAISE EXCEPTION 'no run may be done' USING ERRCODE = 'check_violation'; END IF; RETURN NEW; END $$; "
+            "CREATE TRIGGER no_done BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION no_done()");
+  std::vector<controller::IngestItem> items;
+  items.push_back({f.agent_id, proto::MinibatchChunk{f.run_id, 0, 0, {0.25, 0.25}, {1, 1}, {}}, Status::ok(), {}});
+  items.push_back({f.agent_id, proto::RunFinished{f.run_id, "done", "", 3.0}, Status::ok(), {}});
+  items.push_back({f.agent_id, sample_chunk(f.run_id, {1, 2}), Status::ok(), {}});
+  REQUIRE(f.store.ingest_batch(items).is_ok());
+  CHECK(items[0].result.is_ok());
+  CHECK(items[1].result.code() == Code::kDbError);
+  CHECK(items[2].result.is_ok());
+  // Its neighbours, reported stored, really are.
+  CHECK(f.db.count("SELECT count(*) FROM minibatches" + run_filter(f)) == 2);
+  CHECK(f.db.count("SELECT count(*) FROM samples" + run_filter(f)) == 2);
+}

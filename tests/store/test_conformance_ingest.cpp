@@ -300,3 +300,38 @@ TEST_CASE_TEMPLATE("a result the store refuses is kept apart with the reason, no
 }
 
 }  // TEST_SUITE
+
+TEST_CASE_TEMPLATE("a refused 'done' or 'failed' end of a held run ends it failed, naming the end and the refusal", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kTwoRuns);
+  const int64_t first = f.runs[0], second = f.runs[1];
+  const std::string why = "ERROR:  value out of range";
+  const auto keep = [&](int64_t agent, const proto::RunFinished& m) {
+    auto r = f.s().set_aside_refused(agent, m, why);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return std::string(controller::outcome_name(*r));
+  };
+  const proto::RunFinished done{first, "done", "", 12.5};
+  CHECK(keep(f.host, done) == "set_aside");
+  // Ended, instead of running until its agent registers again; the copy kept apart as for any refused result.
+  CHECK(f.status(first) == "failed");
+  CHECK(f.run(first).error == "its agent reported it done; refused by the store: " + why);
+  CHECK(f.run(first).error == controller::refused_end_error(done, why));
+  CHECK(keep(f.host, done) == "duplicate");
+  CHECK(f.status(first) == "failed");
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 1);
+  // A 'cancelled' end (the agent shut down) is left to the requeue at its agent's next registration.
+  REQUIRE(f.claim(f.host) == second);
+  CHECK(keep(f.host, {second, "cancelled", "agent stopping", 1.0}) == "set_aside");
+  CHECK(f.status(second) == "assigned");
+  // An end from an agent that does not hold the run changes nothing.
+  const int64_t other = f.agent("host-2", "host", 'b');
+  CHECK(keep(other, {second, "failed", "out of memory", 2.0}) == "set_aside");
+  CHECK(f.status(second) == "assigned");
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 3);
+  // The agent's own 'failed' end, refused: the run ends failed with that reason too.
+  CHECK(keep(f.host, {second, "failed", "out of memory", 2.0}) == "set_aside");
+  CHECK(f.status(second) == "failed");
+  CHECK(f.run(second).error == "its agent reported it failed; refused by the store: " + why);
+}
