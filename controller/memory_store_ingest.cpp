@@ -163,9 +163,7 @@ Result<IngestOutcome> MemoryStore::set_aside_refused(int64_t agent_id, const pro
                          .try_emplace({run->id, agent_id, proto::encode(proto::Envelope{0, body})},
                                       SetAside{run->campaign_id, std::string(proto::type_name(body)), refused_reason(why)})
                          .second;
-  // A 'done' or 'failed' end of a held run ends it failed (a 'cancelled' one is left to the requeue at registration).
-  const auto* end = std::get_if<proto::RunFinished>(&body);
-  if (end && (end->status == "done" || end->status == "failed") && holds(*run, agent_id)) {
+  if (const proto::RunFinished* end = run_end_to_fail_when_refused(body); end && holds(*run, agent_id)) {
     run->status = "failed";
     run->error = refused_end_error(*end, why);
     run->finished_at = now();

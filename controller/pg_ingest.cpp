@@ -424,13 +424,6 @@ class Savepoint {
   bool released_ = false;
 };
 
-// Whether a refused run_finished ends its run (Store::set_aside_refused): a 'done' or 'failed' end. A 'cancelled' one
-// (the agent shut down) leaves the run to the requeue at its agent's next registration, as it would have been.
-bool ends_run_when_refused(const proto::Body& body) {
-  const auto* end = std::get_if<proto::RunFinished>(&body);
-  return end && (end->status == "done" || end->status == "failed");
-}
-
 // A held run whose 'done' or 'failed' end the store refused ends 'failed', the end and the refusal its error. Behind
 // a savepoint: should the store refuse this as well, the set-aside copy still commits and the run is left as it was.
 void end_refused_run(pqxx::work& w, int64_t agent_id, const proto::RunFinished& m, const std::string& why) {
@@ -465,8 +458,8 @@ Result<IngestOutcome> PgStore::set_aside_refused(int64_t agent_id, const proto::
     auto fresh = w.exec_prepared(pg::kIngestSetAside, access->campaign, *run_id, agent_id,
                                  std::string(proto::type_name(body)), refused_reason(why),
                                  jsonb_safe(proto::encode(proto::Envelope{0, body})));
-    if (access->holds && ends_run_when_refused(body))
-      end_refused_run(w, agent_id, std::get<proto::RunFinished>(body), why);
+    if (const proto::RunFinished* end = run_end_to_fail_when_refused(body); end && access->holds)
+      end_refused_run(w, agent_id, *end, why);
     w.commit();
     return fresh.empty() ? IngestOutcome::kDuplicate : IngestOutcome::kSetAside;
   });

@@ -36,6 +36,11 @@ std::string refused_end_error(const proto::RunFinished& m, const std::string& wh
   return "its agent reported it " + m.status + "; " + refused_reason(why);
 }
 
+const proto::RunFinished* run_end_to_fail_when_refused(const proto::Body& body) {
+  const auto* end = std::get_if<proto::RunFinished>(&body);
+  return end && (end->status == "done" || end->status == "failed") ? end : nullptr;
+}
+
 std::string refused_reason(const std::string& why) {
   std::string r = "refused by the store: " + why;
   r.erase(std::remove(r.begin(), r.end(), '\0'), r.end());   // stored as text, which cannot hold NUL

@@ -80,6 +80,10 @@ std::string refused_reason(const std::string& why);
 // runs.error of a run whose 'done' or 'failed' end the store refused (Store::set_aside_refused): the end its agent
 // reported, then refused_reason(why), e.g. "its agent reported it done; refused by the store: ...".
 std::string refused_end_error(const proto::RunFinished& m, const std::string& why);
+// The end a refused result reports when the refusal ends its run (Store::set_aside_refused): a 'done' or 'failed'
+// run_finished; null for any other message, and for a 'cancelled' end (its agent shut down: the run is left to the
+// requeue at the agent's next registration, as it would have been).
+const proto::RunFinished* run_end_to_fail_when_refused(const proto::Body& body);
 // Whether `m` is a graceful stop (a "cancelled" run_finished: its agent shut down mid-run) that the run's error
 // `run_error` shows was stored: the run went back to the queue (or was then lost) for this very stop. Its replay
 // (the ack was lost) is a duplicate wherever the run is now; it carries nothing measured (both stores).
