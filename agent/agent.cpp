@@ -53,10 +53,7 @@ class Agent::PostingSink final : public ResultSink {
     const int64_t run = proto::result_run_id(body).value_or(0);
     if (auto* e = std::get_if<proto::EpochResult>(&body)) e->paused_before_s = std::exchange(paused_s_, 0.0);
     agent_->outbox_.gate().posted();
-    asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable {
-      a->outbox_.gate().taken();
-      a->enqueue_result(std::move(b));
-    });
+    asio::post(agent_->ioc_, [a = agent_, b = std::move(body)]() mutable { a->enqueue_result(std::move(b), true); });
     if (between_epochs) paused_s_ += agent_->outbox_.gate().pause_between_epochs(agent_->options_.name, run, agent_->cancel_);
   }
 
@@ -74,7 +71,7 @@ Agent::Agent(asio::io_context& ioc, AgentOptions options)
       rng_(std::random_device{}()),
       credential_(options_.credential),
       // Messages left unacknowledged by a previous process are the outbox, replayed after registration.
-      outbox_(options_.journal, options_.outbox),
+      outbox_(options_.journal, options_.outbox, ioc.get_executor(), options_.name),
       executor_(options_.executor ? options_.executor : std::make_shared<RunExecutor>(options_.root)) {
   if (options_.resume_after_reboot) {
     // Back from a reboot for this run: the controller kept it (and the board) for this agent.
@@ -102,6 +99,10 @@ void Agent::start() {
     asio::post(ioc, [w, m = std::move(m)] { if (auto self = w.lock()) self->send_now(m); });
   });
   executor_->set_model_source(model_fetcher_);
+  // A result written (or read back) by the journal thread: the write loop may go on.
+  outbox_.on_ready([w = weak_from_this()] {
+    if (auto self = w.lock(); self && !self->writing_) self->write_next();
+  });
   connect();
 }
 
@@ -258,9 +259,7 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
       JS_LOG_INFO << "agent " << options_.name << ": cancel of run " << m->run_id << " ignored (not running it)";
     }
   } else if (const auto* m = std::get_if<proto::Ack>(&env.body)) {
-    if (Status s = outbox_.ack(m->up_to); !s.is_ok())
-      JS_LOG_ERROR << "agent " << options_.name << ": journal ack up to #" << m->up_to << ": " << s.to_string()
-                   << " (the messages may be resent after a restart; the controller acks them as duplicates)";
+    outbox_.ack(m->up_to);   // a journal error is logged by the outbox
     if (awaiting_reboot_ && !reboot_commands_started_ && m->up_to >= reboot_announce_id_)
       run_reboot_commands();
     if (!writing_) write_next();   // the window moved
@@ -334,14 +333,8 @@ void Agent::send_now(proto::Body body) {
   if (!writing_) write_next();
 }
 
-void Agent::enqueue_result(proto::Body body) {
-  const std::string type(proto::type_name(body));
-  const int64_t run = proto::result_run_id(body).value_or(0);
-  Status journal_error;
-  const uint64_t id = outbox_.add(std::move(body), journal_error);
-  if (!journal_error.is_ok())
-    JS_LOG_ERROR << "agent " << options_.name << ": journal append of '" << type << "' #" << id << " (run " << run
-                 << "): " << journal_error.to_string() << "; kept in memory, journaled when the journal can write";
+void Agent::enqueue_result(proto::Body body, bool from_producer) {
+  outbox_.add(std::move(body), from_producer);   // a journal error is logged by the outbox
   if (!writing_) write_next();
 }
 
@@ -351,12 +344,13 @@ void Agent::write_next() {
   writing_ = false;
   if (!conn_ || !conn_->open) return;
   if (!control_queue_.empty()) {
-    writing_frame_ = std::move(control_queue_.front());
+    writing_frame_ = std::make_shared<const std::string>(std::move(control_queue_.front()));
     control_queue_.pop_front();
   } else if (sending_results()) {
-    auto next = outbox_.next_to_send(options_.name);
+    auto next = outbox_.next_to_send();
     if (!next) return drop_connection("reading a result back from the journal: " + next.status().to_string());
-    if (!next->has_value()) return;   // the window is full (an ack reopens it) or everything is sent
+    // The window is full (an ack reopens it), everything is sent, or the next is on the journal thread (on_ready).
+    if (!next->has_value()) return;
     writing_frame_ = std::move(**next);
   } else {
     return;
@@ -365,7 +359,7 @@ void Agent::write_next() {
   auto c = conn_;
   auto self = shared_from_this();
   c->ws.text(true);
-  c->ws.async_write(asio::buffer(writing_frame_), [self, c](beast::error_code ec, std::size_t) {
+  c->ws.async_write(asio::buffer(*writing_frame_), [self, c](beast::error_code ec, std::size_t) {
     if (self->conn_ != c) return;
     if (ec) return self->drop_connection("write: " + ec.message());
     self->write_next();

@@ -100,7 +100,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void drop_connection(const std::string& why);
   void schedule_reconnect();
   void send_now(proto::Body body);                 // control messages: not kept across reconnects, sent first
-  void enqueue_result(proto::Body body);           // data messages: journaled, kept until acked
+  // Data messages: journaled, kept until acked. `from_producer`: posted by the training thread (ProducerGate).
+  void enqueue_result(proto::Body body, bool from_producer = false);
   void write_next();                               // the next control frame, else the outbox's next result
   bool sending_results() const;                    // registered on an open connection
   void start_heartbeat();
@@ -137,7 +138,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
 
   Outbox outbox_;                           // result messages not yet committed by the controller
   std::deque<std::string> control_queue_;   // control frames queued on the current connection
-  std::string writing_frame_;               // the frame async_write is writing
+  Outbox::Frame writing_frame_;             // the frame async_write is writing
   bool writing_ = false;
   bool shutting_down_ = false;
 

@@ -59,14 +59,17 @@ std::string record(const std::string& payload) {
   return r;
 }
 
-std::string message_payload(const JournalEntry& e) {
+std::string message_payload(uint64_t id, int64_t run_id, bool run_finished, std::string_view frame) {
   std::string p(1, kMessage);
-  put_u64(p, e.id);
-  put_u64(p, static_cast<uint64_t>(e.run_id));
-  p.push_back(e.run_finished ? 1 : 0);
-  p += e.frame;
+  p.reserve(18 + frame.size());
+  put_u64(p, id);
+  put_u64(p, static_cast<uint64_t>(run_id));
+  p.push_back(run_finished ? 1 : 0);
+  p += frame;
   return p;
 }
+
+std::string message_payload(const JournalEntry& e) { return message_payload(e.id, e.run_id, e.run_finished, e.frame); }
 
 std::string header_payload(uint64_t next_id, const std::string& name) {
   std::string p(1, kHeader);
@@ -492,18 +495,22 @@ Status Journal::write_record(const std::string& payload, uint64_t& offset) {
 }
 
 Status Journal::append(const JournalEntry& entry, std::string_view type) {
-  if (entry.id < next_id_)
-    return internal_error("journal " + path() + ": message id " + std::to_string(entry.id) + " is below the next id " +
+  return append(entry.id, entry.run_id, entry.run_finished, entry.frame, type);
+}
+
+Status Journal::append(uint64_t id, int64_t run_id, bool run_finished, std::string_view frame, std::string_view type) {
+  if (id < next_id_)
+    return internal_error("journal " + path() + ": message id " + std::to_string(id) + " is below the next id " +
                           std::to_string(next_id_));
   uint64_t offset = 0;
-  const std::string payload = message_payload(entry);
+  const std::string payload = message_payload(id, run_id, run_finished, frame);
   JS_RETURN_IF_ERROR(write_record(payload, offset));
   const uint64_t bytes = kRecordHead + payload.size();
-  live_.push_back(Message{entry.id, entry.run_id, entry.run_finished, offset, bytes});
+  live_.push_back(Message{id, run_id, run_finished, offset, bytes});
   live_bytes_ += bytes;
-  next_id_ = entry.id + 1;
+  next_id_ = id + 1;
   unsynced_bytes_ += bytes;
-  if (entry.run_finished || type == "epoch_result" || unsynced_bytes_ >= kSyncBytes) return sync();
+  if (run_finished || type == "epoch_result" || unsynced_bytes_ >= kSyncBytes) return sync();
   return Status::ok();
 }
 

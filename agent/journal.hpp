@@ -38,6 +38,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/protocol.hpp"
@@ -53,8 +54,8 @@ struct JournalEntry {
   std::string frame;   // proto::encode(Envelope{id, body})
 };
 
-// Journal: owns DIR/journal.bin and the DIR/lock flock. Not thread-safe: the agent uses it only on its io
-// thread (tests from one thread).
+// Journal: owns DIR/journal.bin and the DIR/lock flock. Not thread-safe: the agent uses it only on its journal
+// thread (agent/journal_worker.hpp), once opened; tests from one thread.
 class Journal {
  public:
   static constexpr uint64_t kSyncBytes = 1u << 20;          // unsynced chunk bytes that force an fdatasync
@@ -107,6 +108,7 @@ class Journal {
   // Appends a message (its id must be >= next_id()); syncs per the policy above. On error the message is
   // not in the journal (the caller keeps it in memory).
   Status append(const JournalEntry& entry, std::string_view type);
+  Status append(uint64_t id, int64_t run_id, bool run_finished, std::string_view frame, std::string_view type);
   // Every message with id <= up_to is committed: forgets them, compacting the file when they dominate.
   Status ack(uint64_t up_to);
   // fdatasync now.

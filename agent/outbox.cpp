@@ -1,5 +1,6 @@
 #include "agent/outbox.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -59,104 +60,129 @@ bool ProducerGate::full() const {
   return full_;
 }
 
-Outbox::Outbox(std::shared_ptr<Journal> journal, Limits limits) : journal_(std::move(journal)), limits_(limits) {
-  if (!journal_) return;
-  for (const auto& m : journal_->unacked()) {
+Outbox::Outbox(std::shared_ptr<Journal> journal, Limits limits, boost::asio::any_io_executor io, std::string agent)
+    : limits_(limits), agent_(std::move(agent)) {
+  if (!journal) return;
+  for (const auto& m : journal->unacked()) {
     Item it;
     it.id = m.id;
     it.run_id = m.run_id;
     it.run_finished = m.run_finished;
     it.frame_bytes = m.frame_bytes();
-    it.journaled = true;
+    it.disk = Item::Disk::kJournaled;
     bytes_ += it.frame_bytes;
     items_.push_back(std::move(it));
   }
-  next_id_ = journal_->next_id();
+  next_id_ = journal->next_id();
+  journal_disk_bytes_ = journal->disk_bytes();
+  worker_ = std::make_unique<JournalWorker>(std::move(journal), std::move(io));
   update_gate();
 }
 
-uint64_t Outbox::add(proto::Body body, Status& journal_error) {
+Outbox::~Outbox() = default;
+
+template <class T>
+std::function<void(T)> Outbox::completion(std::function<void(T)> fn) {
+  ++journal_jobs_;
+  return [this, alive = std::weak_ptr<int>(alive_), fn = std::move(fn)](T value) mutable {
+    if (!alive.lock()) return;
+    --journal_jobs_;
+    fn(std::move(value));
+  };
+}
+
+Outbox::Item* Outbox::find(uint64_t id) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), id, [](const Item& i, uint64_t v) { return i.id < v; });
+  return it != items_.end() && it->id == id ? &*it : nullptr;
+}
+
+uint64_t Outbox::add(proto::Body body, bool from_producer) {
   Item it;
   it.id = next_id_++;
   it.run_id = proto::result_run_id(body).value_or(0);
   it.run_finished = std::holds_alternative<proto::RunFinished>(body);
-  const std::string type(proto::type_name(body));
-  it.frame = proto::encode(proto::Envelope{it.id, std::move(body)});
-  it.frame_bytes = it.frame.size();
-  journal_error = Status::ok();
-  if (journal_) {
-    // Written (and synced per the journal's policy) before it can reach the controller; after the messages that
-    // could not be written before it (a full disk), so the journal never holds a later message without an earlier.
-    journal_error = journal_backlog();
-    if (journal_error.is_ok()) journal_error = journal(it, type);
-  }
-  if (it.journaled && memory_bytes_ + it.frame_bytes > limits_.memory_bytes) {
-    it.frame.clear();
-    it.frame.shrink_to_fit();   // on disk only: read back when sent
-  } else {
-    memory_bytes_ += it.frame_bytes;
-    if (!it.journaled) {
-      unjournaled_bytes_ += it.frame_bytes;
-      ++unjournaled_items_;
-    }
-  }
+  std::string type(proto::type_name(body));
+  it.frame = std::make_shared<const std::string>(proto::encode(proto::Envelope{it.id, std::move(body)}));
+  it.frame_bytes = it.frame->size();
+  // Held in memory until written (and sent from there if it cannot be): with a journal, sendable once written.
+  it.disk = worker_ ? Item::Disk::kWriting : Item::Disk::kNotJournaled;
+  unjournaled_bytes_ += it.frame_bytes;
   bytes_ += it.frame_bytes;
   const uint64_t id = it.id;
+  if (worker_) {
+    worker_->append(JournalWorker::Message{it.id, it.run_id, it.run_finished, std::move(type), it.frame},
+                    completion<JournalWorker::Appended>([this, id, from_producer](JournalWorker::Appended out) {
+                      appended(out, id, from_producer);
+                    }));
+  } else if (from_producer) {
+    gate_.taken();
+  }
   items_.push_back(std::move(it));
   update_gate();
   return id;
 }
 
-Status Outbox::journal(Item& it, std::string_view type) {
-  JournalEntry entry{it.id, it.run_id, it.run_finished, std::move(it.frame)};   // lent, not copied
-  Status s = journal_->append(entry, type);
-  it.frame = std::move(entry.frame);
-  // Written but not synced (fdatasync failed) is in the file all the same: journaled, never appended twice.
-  it.journaled = s.is_ok() || it.id < journal_->next_id();
-  return s;
-}
-
-Status Outbox::journal_backlog() {
-  if (unjournaled_items_ == 0) return Status::ok();
-  for (Item& it : items_) {
-    if (it.journaled || it.lost) continue;
-    Status s = journal(it, "");   // its kind is not kept; the backlog is synced as a whole below
-    if (it.journaled) {
-      --unjournaled_items_;
-      unjournaled_bytes_ -= it.frame_bytes;   // still held in memory until acked, now journaled too
+void Outbox::appended(const JournalWorker::Appended& out, uint64_t id, bool from_producer) {
+  journal_disk_bytes_ = out.disk_bytes;
+  for (uint64_t j : out.journaled) {
+    Item* it = find(j);
+    if (!it || it->disk == Item::Disk::kJournaled) continue;   // acked meanwhile
+    it->disk = Item::Disk::kJournaled;
+    unjournaled_bytes_ -= it->frame_bytes;
+    if (it->read_back) continue;
+    if (kept_bytes_ + it->frame_bytes <= limits_.memory_bytes) {
+      kept_bytes_ += it->frame_bytes;
+    } else {
+      it->frame.reset();   // on disk only: read back when sent
     }
-    if (!s.is_ok()) {
-      update_gate();
-      return s;
-    }
-    if (unjournaled_items_ == 0) break;
   }
+  if (Item* it = find(id); it && it->disk == Item::Disk::kWriting) {
+    it->disk = Item::Disk::kNotJournaled;   // behind a message the disk refused: held, sent from memory
+  }
+  if (!out.error.is_ok()) {
+    JS_LOG_ERROR << "agent " << agent_ << ": journal append of result message #" << out.failed_id << ": "
+                 << out.error.to_string() << "; it and the messages after it are kept in memory and sent, and "
+                 << "journaled when the journal can write";
+  }
+  if (from_producer) gate_.taken();
   update_gate();
-  return journal_->sync();
+  ready();
 }
 
-Status Outbox::ack(uint64_t up_to) {
+void Outbox::ack(uint64_t up_to) {
+  uint64_t popped = 0;
   while (!items_.empty() && items_.front().id <= up_to) {
     const Item& it = items_.front();
     bytes_ -= it.frame_bytes;
-    if (!it.frame.empty()) memory_bytes_ -= it.frame_bytes;
-    if (!it.frame.empty() && !it.journaled) {
-      unjournaled_bytes_ -= it.frame_bytes;
-      --unjournaled_items_;
+    if (it.frame) {
+      if (it.read_back) read_back_bytes_ -= it.frame_bytes;
+      else if (it.disk == Item::Disk::kJournaled) kept_bytes_ -= it.frame_bytes;
+      else unjournaled_bytes_ -= it.frame_bytes;
     }
     if (sent_ > 0) {
       --sent_;
       if (!it.lost) in_flight_bytes_ -= it.frame_bytes;
     }
+    popped = it.id;
     items_.pop_front();
   }
-  Status s = journal_ ? journal_->ack(up_to) : Status::ok();
-  if (s.is_ok()) s = forget_leading_lost();
+  if (popped) journal_ack(up_to);
+  forget_leading_lost();
   update_gate();
-  return s;
 }
 
-Status Outbox::forget_leading_lost() {
+void Outbox::journal_ack(uint64_t up_to) {
+  if (!worker_) return;
+  worker_->ack(up_to, completion<JournalWorker::Acked>([this, up_to](JournalWorker::Acked out) {
+    journal_disk_bytes_ = out.disk_bytes;
+    if (!out.error.is_ok())
+      JS_LOG_ERROR << "agent " << agent_ << ": journal ack up to #" << up_to << ": " << out.error.to_string()
+                   << " (the messages may be resent after a restart; the controller acks them as duplicates)";
+    update_gate();
+  }));
+}
+
+void Outbox::forget_leading_lost() {
   uint64_t up_to = 0;
   while (!items_.empty() && items_.front().lost && sent_ > 0) {
     bytes_ -= items_.front().frame_bytes;
@@ -164,57 +190,97 @@ Status Outbox::forget_leading_lost() {
     --sent_;
     items_.pop_front();
   }
-  return up_to && journal_ ? journal_->ack(up_to) : Status::ok();
+  if (up_to) journal_ack(up_to);
 }
 
 void Outbox::restart_sending() {
   sent_ = 0;
   in_flight_bytes_ = 0;
+  read_error_ = Status::ok();   // the next connection reads again
 }
 
-Result<std::optional<std::string>> Outbox::next_to_send(const std::string& agent) {
+Result<std::optional<Outbox::Frame>> Outbox::next_to_send() {
+  if (!read_error_.is_ok()) return std::exchange(read_error_, Status::ok());
   while (sent_ < items_.size()) {
     Item& it = items_[sent_];
     if (it.lost) {   // passed over: it takes no room in the window
       ++sent_;
-      JS_RETURN_IF_ERROR(forget_leading_lost());
+      forget_leading_lost();
       continue;
     }
     // The window: at least one message is always allowed, however large.
     if (in_flight_bytes_ > 0 && in_flight_bytes_ + it.frame_bytes > limits_.send_window_bytes)
-      return std::optional<std::string>();
-    if (!it.frame.empty()) {
-      ++sent_;
-      in_flight_bytes_ += it.frame_bytes;
-      return std::optional<std::string>(it.frame);
+      return std::optional<Frame>();
+    if (it.disk == Item::Disk::kWriting) return std::optional<Frame>();   // sendable once written
+    if (!it.frame) {
+      if (!it.reading) read_ahead();
+      return std::optional<Frame>();   // sendable once read back
     }
-    auto frame = journal_->read_frame(it.id);
-    if (frame) {
-      ++sent_;
-      in_flight_bytes_ += it.frame_bytes;
-      return std::optional<std::string>(std::move(frame).value());
-    }
-    if (frame.status().code() != Code::kInvalidArgument) return frame.status();   // reading failed: retried
-    it.lost = true;
-    ++lost_;
     ++sent_;
+    in_flight_bytes_ += it.frame_bytes;
+    Frame frame = it.frame;
+    if (it.read_back) {   // sent: the journal keeps it, memory does not
+      it.read_back = false;
+      read_back_bytes_ -= it.frame_bytes;
+      it.frame.reset();
+    }
+    return std::optional<Frame>(std::move(frame));
+  }
+  return std::optional<Frame>();
+}
+
+void Outbox::read_ahead() {
+  uint64_t ahead = in_flight_bytes_;
+  for (size_t i = sent_; i < items_.size(); ++i) {
+    Item& it = items_[i];
+    if (it.lost) continue;
+    if (i > sent_ && ahead + it.frame_bytes > limits_.send_window_bytes) break;
+    ahead += it.frame_bytes;
+    if (it.frame || it.reading || it.disk != Item::Disk::kJournaled) continue;
+    it.reading = true;
     const uint64_t id = it.id;
-    const int64_t run = it.run_id;
-    const bool run_finished = it.run_finished;
-    JS_LOG_ERROR << "agent " << agent << ": result message #" << id << " of run " << run
-                 << " is damaged in the journal and lost (" << frame.status().message() << "); the messages after it "
-                 << "are sent" << (run_finished ? "; the run is reported failed in its place" : "");
-    JS_RETURN_IF_ERROR(forget_leading_lost());
-    if (run_finished) {
-      Status journal_error;
+    worker_->read(id, completion<Result<std::string>>([this, id](Result<std::string> frame) {
+      read_back(id, std::move(frame));
+    }));
+  }
+}
+
+void Outbox::read_back(uint64_t id, Result<std::string> frame) {
+  Item* it = find(id);
+  if (!it) return;   // acked meanwhile
+  it->reading = false;
+  if (frame) {
+    if (!it->frame) {
+      it->frame = std::make_shared<const std::string>(std::move(frame).value());
+      it->read_back = true;
+      read_back_bytes_ += it->frame_bytes;
+    }
+  } else if (frame.status().code() != Code::kInvalidArgument) {
+    if (read_error_.is_ok()) read_error_ = frame.status();   // reading failed: retried on the next connection
+  } else if (!it->lost) {
+    it->lost = true;
+    ++lost_;
+    const int64_t run = it->run_id;
+    const bool run_finished = it->run_finished;
+    JS_LOG_ERROR << "agent " << agent_ << ": result message #" << id << " of run " << run
+                 << " is damaged in the journal and lost (" << frame.status().message()
+                 << "); the messages after it are sent" << (run_finished ? "; the run is reported failed in its place" : "");
+    if (run_finished)
       add(proto::RunFinished{run, "failed",
                              "its run_finished (message #" + std::to_string(id) + ") was damaged in the agent's journal",
-                             0},
-          journal_error);
-      JS_RETURN_IF_ERROR(journal_error);
-    }
+                             0});
   }
-  return std::optional<std::string>();
+  ready();
+}
+
+bool Outbox::run_on_journal_thread(std::function<void(Journal&)> job) {
+  if (!worker_) return false;
+  worker_->run(std::move(job));
+  return true;
+}
+
+void Outbox::ready() {
+  if (ready_) ready_();
 }
 
 proto::Heartbeat Outbox::heartbeat(std::string state, std::optional<int64_t> run) const {
@@ -228,7 +294,7 @@ std::vector<int64_t> Outbox::runs() const {
 }
 
 bool Outbox::full() const {
-  return unjournaled_bytes_ >= limits_.memory_bytes || (journal_ && journal_->disk_bytes() >= limits_.journal_bytes);
+  return unjournaled_bytes_ >= limits_.memory_bytes || (worker_ && journal_disk_bytes_ >= limits_.journal_bytes);
 }
 
 void Outbox::update_gate() { gate_.set_full(full()); }

@@ -6,9 +6,13 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "agent/outbox.hpp"
@@ -40,25 +44,65 @@ Outbox::Limits limits(uint64_t memory, uint64_t journal, uint64_t window) {
   return l;
 }
 
+// The tests' io thread: the outbox's journal completions run here, when the test runs them.
+struct Io {
+  boost::asio::io_context ioc;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard = boost::asio::make_work_guard(ioc);
+};
+
+Io& io() {
+  static Io instance;
+  return instance;
+}
+
+Outbox make_box(std::shared_ptr<Journal> j, Outbox::Limits l) { return Outbox(std::move(j), l, io().ioc.get_executor(), "box-1"); }
+
+// Runs the journal thread's completions until none is outstanding (a condition, with a generous deadline).
+void settle(Outbox& box) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (box.journal_jobs() > 0) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    io().ioc.run_one_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Adds a message and waits until the journal thread has written it.
 uint64_t add(Outbox& box, proto::Body body) {
-  Status journal_error;
-  const uint64_t id = box.add(std::move(body), journal_error);
-  REQUIRE_MESSAGE(journal_error.is_ok(), journal_error.to_string());
+  const uint64_t id = box.add(std::move(body));
+  settle(box);
   return id;
 }
 
-// Everything the outbox sends now (until its window closes), as decoded envelopes.
+// Everything the outbox sends now (until its window closes), as decoded envelopes; waits for reads from disk.
 std::vector<proto::Envelope> send_all(Outbox& box) {
   std::vector<proto::Envelope> out;
   for (;;) {
-    auto next = box.next_to_send("box-1");
+    auto next = box.next_to_send();
     REQUIRE_MESSAGE(next.is_ok(), next.status().to_string());
-    if (!next->has_value()) return out;
-    auto env = proto::decode(**next);
+    if (!next->has_value()) {
+      if (box.journal_jobs() == 0) return out;
+      settle(box);
+      continue;
+    }
+    auto env = proto::decode(***next);
     REQUIRE_MESSAGE(env.is_ok(), env.status().to_string());
     out.push_back(std::move(env).value());
   }
 }
+
+// Stalls the outbox's journal thread (a disk that does not answer) until release().
+struct StalledDisk {
+  explicit StalledDisk(Outbox& box) {
+    REQUIRE(box.run_on_journal_thread([f = released.get_future().share()](Journal&) { f.wait(); }));
+  }
+  ~StalledDisk() { release(); }
+  void release() {
+    if (!done) released.set_value();
+    done = true;
+  }
+  std::promise<void> released;
+  bool done = false;
+};
 
 }  // namespace
 
@@ -98,7 +142,7 @@ TEST_CASE("journal: frames are read back from disk by id, intact, and only while
 TEST_CASE("outbox: frames beyond the memory bound stay on disk and are sent from there, in order") {
   testing::TempDir dir;
   auto j = open_journal(dir);
-  Outbox box(j, limits(64 << 10, 1 << 30, 1 << 30));
+  Outbox box = make_box(j, limits(64 << 10, 1 << 30, 1 << 30));
   uint64_t total = 0;
   for (int i = 0; i < 200; ++i) {   // about 1.4 MB of frames: 20 times the memory bound
     add(box, chunk(9, i, 250));
@@ -114,7 +158,7 @@ TEST_CASE("outbox: frames beyond the memory bound stay on disk and are sent from
     CHECK(sent[i].id == i + 1);
     CHECK(std::get<proto::MinibatchChunk>(sent[i].body).epoch == static_cast<int64_t>(i));
   }
-  REQUIRE(box.ack(150).is_ok());
+  box.ack(150);
   CHECK(box.size() == 50);
   CHECK(box.runs() == std::vector<int64_t>{9});
 
@@ -135,7 +179,7 @@ void damage(const testing::TempDir& dir, const Journal& j, size_t index) {
 TEST_CASE("outbox: a journal record damaged on disk is lost once, passed over, and never blocks the rest") {
   testing::TempDir dir;
   auto j = open_journal(dir);
-  Outbox box(j, limits(1, 1 << 30, 1 << 30));   // nothing held in memory: every frame is read back
+  Outbox box = make_box(j, limits(1, 1 << 30, 1 << 30));   // nothing held in memory: every frame is read back
   for (int i = 0; i < 5; ++i) add(box, chunk(6, i, 50));
   damage(dir, *j, 2);
   auto sent = send_all(box);
@@ -146,7 +190,7 @@ TEST_CASE("outbox: a journal record damaged on disk is lost once, passed over, a
   box.restart_sending();   // a reconnect: passed over again, not lost again
   CHECK(send_all(box).size() == 4);
   CHECK(box.lost() == 1);
-  REQUIRE(box.ack(5).is_ok());   // the controller's cumulative ack covers it
+  box.ack(5);   // the controller's cumulative ack covers it
   CHECK(box.empty());
 
   SUBCASE("the last message, a run_finished: a failed run_finished takes its place, and nothing waits for it") {
@@ -159,7 +203,7 @@ TEST_CASE("outbox: a journal record damaged on disk is lost once, passed over, a
     const auto& fin = std::get<proto::RunFinished>(more[1].body);
     CHECK(fin.status == "failed");
     CHECK(fin.error.find("damaged") != std::string::npos);
-    REQUIRE(box.ack(more.back().id).is_ok());
+    box.ack(more.back().id);
     CHECK(box.empty());
     CHECK(box.lost() == 2);
   }
@@ -169,13 +213,13 @@ TEST_CASE("outbox: a restarted agent's outbox holds no frame in memory and repla
   testing::TempDir dir;
   {
     auto j = open_journal(dir);
-    Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+    Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
     for (int i = 0; i < 50; ++i) add(box, chunk(4, i, 100));
     add(box, proto::RunFinished{4, "done", "", 1.0});
-    REQUIRE(box.ack(10).is_ok());
+    box.ack(10);
   }
   auto j = open_journal(dir);
-  Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
   CHECK(box.size() == 41);
   CHECK(box.memory_bytes() == 0);
   CHECK(box.bytes() > 0);
@@ -189,7 +233,7 @@ TEST_CASE("outbox: a restarted agent's outbox holds no frame in memory and repla
 
 TEST_CASE("outbox: at most a window of results is in flight; an ack opens it again") {
   testing::TempDir dir;
-  Outbox box(open_journal(dir), limits(1 << 30, 1 << 30, 20 << 10));
+  Outbox box = make_box(open_journal(dir), limits(1 << 30, 1 << 30, 20 << 10));
   for (int i = 0; i < 40; ++i) add(box, chunk(2, i, 100));   // about 2.7 KB each
   auto first = send_all(box);
   CHECK(first.size() >= 3);
@@ -197,14 +241,14 @@ TEST_CASE("outbox: at most a window of results is in flight; an ack opens it aga
   CHECK(box.in_flight_bytes() <= (20u << 10));
   CHECK(box.in_flight_bytes() > (16u << 10));   // within one frame of the window
   CHECK(send_all(box).empty());   // the window is full
-  REQUIRE(box.ack(first.back().id).is_ok());
+  box.ack(first.back().id);
   CHECK(box.in_flight_bytes() == 0);
   auto second = send_all(box);
   REQUIRE_FALSE(second.empty());
   CHECK(second.front().id == first.back().id + 1);
 
   // One message larger than the whole window still goes, alone.
-  Outbox tiny(nullptr, limits(1 << 30, 1 << 30, 100));
+  Outbox tiny = make_box(nullptr, limits(1 << 30, 1 << 30, 100));
   add(tiny, chunk(2, 0, 100));
   add(tiny, chunk(2, 1, 100));
   CHECK(send_all(tiny).size() == 1);
@@ -214,22 +258,23 @@ TEST_CASE("outbox: full at the journal's disk limit, or without a journal at the
   SUBCASE("journal") {
     testing::TempDir dir;
     auto j = open_journal(dir);
-    Outbox box(j, limits(8 << 10, 256 << 10, 1 << 30));
+    Outbox box = make_box(j, limits(8 << 10, 256 << 10, 1 << 30));
     while (!box.full()) add(box, chunk(1, 0, 200));
-    CHECK(j->disk_bytes() >= (256u << 10));
+    CHECK(box.journal_disk_bytes() >= (256u << 10));
     CHECK(box.gate().full());
-    REQUIRE(box.ack(box.last_id()).is_ok());
+    box.ack(box.last_id());
+    settle(box);
     CHECK_FALSE(box.full());
     CHECK_FALSE(box.gate().full());
-    CHECK(j->disk_bytes() < (64u << 10));   // compacted once everything was acked
+    CHECK(box.journal_disk_bytes() < (64u << 10));   // compacted once everything was acked
   }
   SUBCASE("memory only") {
-    Outbox box(nullptr, limits(64 << 10, 1 << 30, 1 << 30));
+    Outbox box = make_box(nullptr, limits(64 << 10, 1 << 30, 1 << 30));
     while (!box.full()) add(box, chunk(1, 0, 200));
     CHECK(box.memory_bytes() >= (64u << 10));
     CHECK(box.memory_bytes() == box.bytes());   // nowhere else to keep them
     CHECK(box.gate().full());
-    REQUIRE(box.ack(box.last_id() - 1).is_ok());
+    box.ack(box.last_id() - 1);
     CHECK_FALSE(box.gate().full());
   }
 }
@@ -277,27 +322,94 @@ TEST_CASE("outbox: messages the journal could not take (a full disk) are journal
   testing::TempDir dir;
   {
     auto j = open_journal(dir);
-    Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+    Outbox box = make_box(j, limits(1, 1 << 30, 1 << 30));   // journaled frames are not kept in memory
     add(box, chunk(4, 0, 10));
     add(box, chunk(4, 1, 10));
+    CHECK(box.memory_bytes() == 0);
     rlimit full = unlimited;
     full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
-    Status first, second;
-    box.add(chunk(4, 2, 10), first);
-    box.add(chunk(4, 3, 10), second);
+    add(box, chunk(4, 2, 10));
+    add(box, chunk(4, 3, 10));
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
-    CHECK_FALSE(first.is_ok());
-    CHECK_FALSE(second.is_ok());
-    CHECK(box.size() == 4);   // held in memory, to be sent all the same
+    CHECK(box.size() == 4);
+    CHECK(box.memory_bytes() > 0);   // not journaled: held in memory, to be sent all the same
+    CHECK(box.full());               // and over the memory bound: the producer pauses
+    const auto sent = send_all(box);
+    REQUIRE(sent.size() == 4);
+    CHECK(sent[3].id == 4);
     add(box, proto::RunFinished{4, "done", "", 1.0});   // the disk has room again: 3 and 4 go in first
     CHECK(box.size() == 5);
+    CHECK(box.memory_bytes() == 0);   // all journaled now
+    CHECK_FALSE(box.full());
   }   // the agent dies with nothing acknowledged
   auto j = open_journal(dir);
-  Outbox box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
   const auto sent = send_all(box);
   REQUIRE(sent.size() == 5);
   for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].id == i + 1);
   CHECK(std::holds_alternative<proto::RunFinished>(sent.back().body));
   CHECK(std::get<proto::MinibatchChunk>(sent[2].body).epoch == 2);
+}
+
+TEST_CASE("outbox: the io thread never waits on the disk, and sends nothing the journal has not written") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  add(box, chunk(8, 0, 20));
+  REQUIRE(send_all(box).size() == 1);
+  {
+    StalledDisk disk(box);
+    for (int i = 1; i <= 20; ++i) box.add(chunk(8, i, 20));   // returns while the journal thread is stalled
+    CHECK(box.size() == 21);
+    CHECK(box.journal_jobs() == 20);
+    // Nothing unwritten is sendable, and asking never waits.
+    auto next = box.next_to_send();
+    REQUIRE(next.is_ok());
+    CHECK_FALSE(next->has_value());
+    CHECK(box.heartbeat("running", 8).backlog_messages == 21);   // control messages still go
+    box.ack(1);   // an ack is taken at once, journaled in order behind the appends
+    CHECK(box.size() == 20);
+  }
+  settle(box);
+  const auto sent = send_all(box);
+  REQUIRE(sent.size() == 20);
+  for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].id == i + 2);
+}
+
+TEST_CASE("outbox: a frame being read back when its message is acked or the connection drops is not sent twice") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  Outbox box = make_box(j, limits(1, 1 << 30, 1 << 30));   // every frame is read back
+  for (int i = 0; i < 10; ++i) add(box, chunk(5, i, 20));
+  {
+    StalledDisk disk(box);
+    auto next = box.next_to_send();   // queues the reads behind the stalled disk
+    REQUIRE(next.is_ok());
+    CHECK_FALSE(next->has_value());
+    box.ack(4);               // the controller had 1..4 from the last connection
+    box.restart_sending();    // and a new connection starts
+  }
+  const auto sent = send_all(box);
+  REQUIRE(sent.size() == 6);
+  for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].id == i + 5);
+  CHECK(box.memory_bytes() == 0);   // frames read back to be sent are not kept
+}
+
+TEST_CASE("outbox: appends still queued for the journal thread when the agent stops are written, not dropped") {
+  testing::TempDir dir;
+  {
+    auto j = open_journal(dir);
+    Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
+    StalledDisk disk(box);
+    for (int i = 0; i < 30; ++i) box.add(chunk(6, i, 20));
+    box.add(proto::RunFinished{6, "done", "", 1.0});
+    CHECK(box.journal_jobs() == 31);
+    disk.release();
+  }   // destroyed with the appends queued (their completions never run)
+  auto j = open_journal(dir);
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  const auto sent = send_all(box);
+  REQUIRE(sent.size() == 31);
+  CHECK(std::holds_alternative<proto::RunFinished>(sent.back().body));
 }
