@@ -101,7 +101,10 @@ void Agent::start() {
   executor_->set_model_source(model_fetcher_);
   // A result written (or read back) by the journal thread: the write loop may go on.
   outbox_.on_ready([w = weak_from_this()] {
-    if (auto self = w.lock(); self && !self->writing_) self->write_next();
+    auto self = w.lock();
+    if (!self) return;
+    if (!self->writing_) self->write_next();
+    self->maybe_finish_drain();   // a lost record passed over may have emptied the outbox
   });
   connect();
 }

@@ -78,7 +78,7 @@ std::string header_payload(uint64_t next_id, const std::string& name) {
   return p;
 }
 
-Status write_all(int fd, const std::string& data, const std::string& what) {
+Status write_all(int fd, std::string_view data, const std::string& what) {
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -468,7 +468,8 @@ Result<std::string> Journal::read_frame(uint64_t id) const {
       rec[kRecordHead] != kMessage || get_u64(rec.data() + kRecordHead + 1) != id)
     return invalid_argument("journal " + path() + ": message #" + std::to_string(id) + " at offset " +
                             std::to_string(it->offset) + " does not read back intact");
-  return rec.substr(kRecordHead + 18);
+  rec.erase(0, kRecordHead + 18);   // in place: the frame alone
+  return rec;
 }
 
 Result<std::deque<JournalEntry>> Journal::read_unacked() const {
@@ -481,16 +482,29 @@ Result<std::deque<JournalEntry>> Journal::read_unacked() const {
 }
 
 Status Journal::write_record(const std::string& payload, uint64_t& offset) {
-  const std::string r = record(payload);
+  return write_record(payload, std::string_view(), offset);
+}
+
+Status Journal::write_record(std::string_view payload, std::string_view tail, uint64_t& offset) {
+  // The record's head, then `tail` (a frame) straight from its buffer: no copy of a frame of up to megabytes.
+  std::string head;
+  head.reserve(kRecordHead + payload.size());
+  put_u32(head, static_cast<uint32_t>(payload.size() + tail.size()));
+  uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
+  // (Not with an empty tail: zlib's crc32 of a null buffer is its initial value, not `crc`.)
+  if (!tail.empty()) crc = crc32(crc, reinterpret_cast<const Bytef*>(tail.data()), static_cast<uInt>(tail.size()));
+  put_u32(head, static_cast<uint32_t>(crc));
+  head += payload;
   offset = file_bytes_;
-  Status s = write_all(fd_, r, "journal " + path());
+  Status s = write_all(fd_, head, "journal " + path());
+  if (s.is_ok() && !tail.empty()) s = write_all(fd_, tail, "journal " + path());
   if (!s.is_ok()) {
     // Never leave a partial record in front of later ones: cut the file back.
     if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0)
       JS_LOG_ERROR << "journal " << path() << ": ftruncate after a failed write: " << errno_text();
     return s;
   }
-  file_bytes_ += r.size();
+  file_bytes_ += head.size() + tail.size();
   return Status::ok();
 }
 
@@ -503,9 +517,9 @@ Status Journal::append(uint64_t id, int64_t run_id, bool run_finished, std::stri
     return internal_error("journal " + path() + ": message id " + std::to_string(id) + " is below the next id " +
                           std::to_string(next_id_));
   uint64_t offset = 0;
-  const std::string payload = message_payload(id, run_id, run_finished, frame);
-  JS_RETURN_IF_ERROR(write_record(payload, offset));
-  const uint64_t bytes = kRecordHead + payload.size();
+  const std::string payload = message_payload(id, run_id, run_finished, std::string_view());   // the frame follows it
+  JS_RETURN_IF_ERROR(write_record(payload, frame, offset));
+  const uint64_t bytes = kRecordHead + payload.size() + frame.size();
   live_.push_back(Message{id, run_id, run_finished, offset, bytes});
   live_bytes_ += bytes;
   next_id_ = id + 1;

@@ -137,6 +137,8 @@ class Journal {
   // Whether an intact record (length in range, known kind, CRC-32) starts at `offset`.
   Result<bool> intact_record_at(int fd, uint64_t offset, uint64_t size) const;
   Status write_record(const std::string& payload, uint64_t& offset);
+  // A record whose payload is `payload` followed by `tail`, written without joining them.
+  Status write_record(std::string_view payload, std::string_view tail, uint64_t& offset);
   // Writes header + the records of `kept` (copied from `from_fd`) + `extra` to a new file, renamed over
   // journal.bin; streams, record by record.
   Status rewrite(int from_fd, const std::deque<Message>& kept, const std::deque<JournalEntry>& extra);

@@ -129,8 +129,7 @@ void Outbox::appended(const JournalWorker::Appended& out, uint64_t id, bool from
     if (!it || it->disk == Item::Disk::kJournaled) continue;   // acked meanwhile
     it->disk = Item::Disk::kJournaled;
     unjournaled_bytes_ -= it->frame_bytes;
-    if (it->read_back) continue;
-    if (kept_bytes_ + it->frame_bytes <= limits_.memory_bytes) {
+    if (memory_bytes() + it->frame_bytes <= limits_.memory_bytes) {
       kept_bytes_ += it->frame_bytes;
     } else {
       it->frame.reset();   // on disk only: read back when sent
@@ -196,11 +195,10 @@ void Outbox::forget_leading_lost() {
 void Outbox::restart_sending() {
   sent_ = 0;
   in_flight_bytes_ = 0;
-  read_error_ = Status::ok();   // the next connection reads again
+  read_failed_.clear();   // the next connection reads them again
 }
 
 Result<std::optional<Outbox::Frame>> Outbox::next_to_send() {
-  if (!read_error_.is_ok()) return std::exchange(read_error_, Status::ok());
   while (sent_ < items_.size()) {
     Item& it = items_[sent_];
     if (it.lost) {   // passed over: it takes no room in the window
@@ -213,6 +211,11 @@ Result<std::optional<Outbox::Frame>> Outbox::next_to_send() {
       return std::optional<Frame>();
     if (it.disk == Item::Disk::kWriting) return std::optional<Frame>();   // sendable once written
     if (!it.frame) {
+      if (auto failed = read_failed_.find(it.id); failed != read_failed_.end()) {
+        Status error = std::move(failed->second);
+        read_failed_.erase(failed);
+        return error;   // everything before it is sent; the caller drops the connection, the next one reads again
+      }
       if (!it.reading) read_ahead();
       return std::optional<Frame>();   // sendable once read back
     }
@@ -256,7 +259,7 @@ void Outbox::read_back(uint64_t id, Result<std::string> frame) {
       read_back_bytes_ += it->frame_bytes;
     }
   } else if (frame.status().code() != Code::kInvalidArgument) {
-    if (read_error_.is_ok()) read_error_ = frame.status();   // reading failed: retried on the next connection
+    read_failed_.emplace(id, frame.status());   // reading failed: an error once the sending reaches it
   } else if (!it->lost) {
     it->lost = true;
     ++lost_;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -90,7 +91,8 @@ class Outbox {
   void restart_sending();
   // The next frame to send on this connection, never waiting: nullopt when the window is full, everything is
   // sent, or the next message is still being written or read back (on_ready fires when it is); an error when
-  // the journal could not be read (the caller drops the connection and tries again on the next). A record
+  // its frame could not be read from the journal (the caller drops the connection and the next one reads it
+  // again). A record
   // damaged on disk never reads back: it is logged once as lost (naming the agent, its id and run), counted in
   // lost(), passed over without taking room in the window, and forgotten (acked in the journal) once everything
   // before it is acked; when it was a run's run_finished, a run_finished "failed" naming the loss takes its
@@ -162,7 +164,7 @@ class Outbox {
   uint64_t next_id_ = 1;
   int64_t lost_ = 0;
   size_t journal_jobs_ = 0;
-  Status read_error_;
+  std::map<uint64_t, Status> read_failed_;   // frames whose read failed (not damaged: may pass), by id
   std::function<void()> ready_;
   ProducerGate gate_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);   // completions hold it weakly

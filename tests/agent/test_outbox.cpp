@@ -413,3 +413,61 @@ TEST_CASE("outbox: appends still queued for the journal thread when the agent st
   REQUIRE(sent.size() == 31);
   CHECK(std::holds_alternative<proto::RunFinished>(sent.back().body));
 }
+
+TEST_CASE("outbox: a producer's result holds its place in the gate until the journal has written it") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  {
+    StalledDisk disk(box);
+    for (int i = 0; i < 3; ++i) {
+      box.gate().posted();   // the training thread, before posting
+      box.add(chunk(3, i, 20), true);
+    }
+    CHECK(box.gate().posted_count() == 3);   // taken in by the io thread, not yet written
+  }
+  settle(box);
+  CHECK(box.gate().posted_count() == 0);
+}
+
+TEST_CASE("outbox: acks of messages still being written, or that the journal could not take, forget them everywhere") {
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit unlimited{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+  testing::TempDir dir;
+  {
+    auto j = open_journal(dir);
+    Outbox box = make_box(j, limits(1, 1 << 30, 1 << 30));
+    add(box, chunk(4, 0, 10));
+    add(box, chunk(4, 1, 10));
+    {
+      StalledDisk disk(box);
+      box.add(chunk(4, 2, 10));
+      box.ack(3);   // the controller has #3 before the journal wrote it (a resend of an earlier life, say)
+      CHECK(box.size() == 0);
+      CHECK(box.bytes() == 0);
+      CHECK(box.memory_bytes() == 0);
+    }
+    settle(box);
+    CHECK(box.memory_bytes() == 0);
+    // The disk refuses #4 and #5; #4 is acked, then the disk has room again.
+    rlimit full = unlimited;
+    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
+    add(box, chunk(4, 3, 10));
+    add(box, chunk(4, 4, 10));
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+    CHECK(box.memory_bytes() > 0);
+    box.ack(4);
+    add(box, proto::RunFinished{4, "done", "", 1.0});
+    CHECK(box.size() == 2);
+    CHECK(box.memory_bytes() == 0);
+  }
+  auto j = open_journal(dir);   // #4 was never written; #5 and #6 were, in order
+  Outbox box = make_box(j, limits(1 << 30, 1 << 30, 1 << 30));
+  const auto sent = send_all(box);
+  REQUIRE(sent.size() == 2);
+  CHECK(sent[0].id == 5);
+  CHECK(std::get<proto::MinibatchChunk>(sent[0].body).epoch == 4);
+  CHECK(sent[1].id == 6);
+}
