@@ -104,6 +104,21 @@ struct StalledDisk {
   bool done = false;
 };
 
+// A full disk without privileges, while it lives: a file-size limit at the journal's present size makes its
+// writes fail (EFBIG instead of ENOSPC, the same path through the journal: the record is cut back, the message
+// stays in memory).
+struct FullDisk {
+  explicit FullDisk(const testing::TempDir& dir) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+    rlimit full = unlimited;
+    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
+  }
+  ~FullDisk() { ::setrlimit(RLIMIT_FSIZE, &unlimited); }
+  rlimit unlimited{};
+};
+
 }  // namespace
 
 TEST_CASE("journal: frames are read back from disk by id, intact, and only while unacknowledged") {
@@ -314,11 +329,6 @@ TEST_CASE("producer gate: the producer waits while the outbox is full or too muc
 }
 
 TEST_CASE("outbox: messages the journal could not take (a full disk) are journaled before any later one") {
-  // A full disk without privileges: a file-size limit makes the journal's writes fail (EFBIG instead of ENOSPC,
-  // the same path through the journal: the record is cut back, the message stays in memory).
-  std::signal(SIGXFSZ, SIG_IGN);
-  rlimit unlimited{};
-  REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
   testing::TempDir dir;
   {
     auto j = open_journal(dir);
@@ -326,12 +336,11 @@ TEST_CASE("outbox: messages the journal could not take (a full disk) are journal
     add(box, chunk(4, 0, 10));
     add(box, chunk(4, 1, 10));
     CHECK(box.memory_bytes() == 0);
-    rlimit full = unlimited;
-    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
-    add(box, chunk(4, 2, 10));
-    add(box, chunk(4, 3, 10));
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+    {
+      FullDisk disk(dir);
+      add(box, chunk(4, 2, 10));
+      add(box, chunk(4, 3, 10));
+    }
     CHECK(box.size() == 4);
     CHECK(box.memory_bytes() > 0);   // not journaled: held in memory, to be sent all the same
     CHECK(box.full());               // and over the memory bound: the producer pauses
@@ -431,9 +440,6 @@ TEST_CASE("outbox: a producer's result holds its place in the gate until the jou
 }
 
 TEST_CASE("outbox: acks of messages still being written, or that the journal could not take, forget them everywhere") {
-  std::signal(SIGXFSZ, SIG_IGN);
-  rlimit unlimited{};
-  REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
   testing::TempDir dir;
   {
     auto j = open_journal(dir);
@@ -451,12 +457,11 @@ TEST_CASE("outbox: acks of messages still being written, or that the journal cou
     settle(box);
     CHECK(box.memory_bytes() == 0);
     // The disk refuses #4 and #5; #4 is acked, then the disk has room again.
-    rlimit full = unlimited;
-    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
-    add(box, chunk(4, 3, 10));
-    add(box, chunk(4, 4, 10));
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
+    {
+      FullDisk disk(dir);
+      add(box, chunk(4, 3, 10));
+      add(box, chunk(4, 4, 10));
+    }
     CHECK(box.memory_bytes() > 0);
     box.ack(4);
     add(box, proto::RunFinished{4, "done", "", 1.0});
