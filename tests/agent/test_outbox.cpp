@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
+#include <random>
 #include <thread>
 
 #include "agent/outbox.hpp"
@@ -475,4 +477,75 @@ TEST_CASE("outbox: acks of messages still being written, or that the journal cou
   CHECK(sent[0].id == 5);
   CHECK(std::get<proto::MinibatchChunk>(sent[0].body).epoch == 4);
   CHECK(sent[1].id == 6);
+}
+
+TEST_CASE("outbox: a seeded random life of adds, sends, acks, reconnects and disk stalls keeps every promise") {
+  // The model: the controller receives frames on a connection and acks, cumulatively, what it has received.
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    auto coin = [&](int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; };
+    testing::TempDir dir;
+    auto j = open_journal(dir);
+    const Outbox::Limits l = limits(6 << 10, 1 << 30, 8 << 10);   // a few frames in memory, a few in flight
+    Outbox box = make_box(j, l);
+    std::optional<StalledDisk> stall;
+    uint64_t added = 0, acked = 0, received = 0;   // received: the highest id on this connection, in order
+    uint64_t added_before_stall = 0;   // while the disk stalls, only these can have been written
+    for (int step = 0; step < 600; ++step) {
+      const int op = std::uniform_int_distribution<int>(0, 99)(rng);
+      if (op < 35) {
+        const size_t n = std::uniform_int_distribution<size_t>(5, 60)(rng);
+        REQUIRE(box.add(chunk(1, static_cast<int64_t>(added + 1), n)) == added + 1);
+        ++added;
+      } else if (op < 70) {
+        for (int k = std::uniform_int_distribution<int>(1, 6)(rng); k > 0; --k) {
+          auto next = box.next_to_send();
+          REQUIRE_MESSAGE(next.is_ok(), next.status().to_string());
+          if (!next->has_value()) break;
+          auto env = proto::decode(***next);
+          REQUIRE(env.is_ok());
+          CHECK(env->id == std::max(received, acked) + 1);   // in order, nothing skipped, nothing twice
+          CHECK(std::get<proto::MinibatchChunk>(env->body).epoch == static_cast<int64_t>(env->id));
+          if (stall) CHECK(env->id <= added_before_stall);   // nothing is sent before it is written
+          received = env->id;
+        }
+      } else if (op < 82) {
+        if (received > acked) {
+          acked = std::uniform_int_distribution<uint64_t>(acked + 1, received)(rng);
+          box.ack(acked);
+        }
+      } else if (op < 88) {
+        box.restart_sending();   // a new connection: everything unacked again, from the oldest
+        received = 0;
+      } else if (op < 94) {
+        if (stall) {
+          stall.reset();
+        } else {
+          stall.emplace(box);
+          added_before_stall = added;
+        }
+      } else {
+        io().ioc.poll();   // whatever the journal thread has finished by now
+      }
+      CHECK(box.size() == added - acked);
+    }
+    stall.reset();
+    settle(box);
+    box.restart_sending();
+    received = 0;
+    while (acked < added) {   // the rest, a window at a time, each window acked
+      const auto window = send_all(box);
+      REQUIRE_FALSE(window.empty());
+      for (size_t i = 0; i < window.size(); ++i) CHECK(window[i].id == acked + 1 + i);
+      CHECK(box.memory_bytes() <= l.memory_bytes);   // frames read back to be sent are not kept
+      acked = window.back().id;
+      box.ack(acked);
+    }
+    settle(box);
+    CHECK(box.empty());
+    CHECK(box.bytes() == 0);
+    CHECK(box.memory_bytes() == 0);
+    CHECK(box.journal_disk_bytes() < (64u << 10));
+  }
 }
