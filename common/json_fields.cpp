@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/text.hpp"
+
 namespace jetsweep::json {
 
 const char* kind_name(const boost::json::value& v) {
@@ -122,7 +124,7 @@ std::optional<std::string> FieldReader::opt_string(const char* name) {
     fail(name, std::string("expected a string, got ") + kind_name(*v));
     return std::nullopt;
   }
-  return std::string(v->get_string());
+  return nul_replaced(v->get_string());   // stored as text, which cannot hold a NUL
 }
 
 bool FieldReader::boolean(const char* name) {
@@ -200,7 +202,7 @@ std::vector<std::string> FieldReader::opt_string_array(const char* name) {
       fail(name, "element " + std::to_string(i) + " is not a string");
       return {};
     }
-    out.emplace_back(e.get_string());
+    out.push_back(nul_replaced(e.get_string()));
   }
   return out;
 }

@@ -26,6 +26,7 @@ class FieldReader {
   std::optional<int64_t> opt_integer(const char* name);
   double number(const char* name);
   std::optional<double> opt_number(const char* name);
+  // Strings: a NUL in one reads as U+FFFD (common/text.hpp nul_replaced).
   std::string string(const char* name);
   std::optional<std::string> opt_string(const char* name);
   bool boolean(const char* name);

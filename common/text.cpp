@@ -161,6 +161,18 @@ std::optional<size_t> invalid_utf8_at(std::string_view text) {
   return std::nullopt;
 }
 
+std::string nul_replaced(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0;;) {
+    const size_t nul = text.find('\0', at);
+    out.append(text.substr(at, nul == std::string_view::npos ? std::string_view::npos : nul - at));
+    if (nul == std::string_view::npos) return out;
+    out += "\xEF\xBF\xBD";   // U+FFFD REPLACEMENT CHARACTER
+    at = nul + 1;
+  }
+}
+
 std::string utf8_repaired(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();

@@ -31,6 +31,9 @@ const char* from_chars_double(const char* first, const char* last, double& value
 std::optional<size_t> invalid_utf8_at(std::string_view text);
 // `text` with each ill-formed UTF-8 subsequence (its maximal subpart, as Unicode recommends) replaced by U+FFFD.
 std::string utf8_repaired(std::string_view text);
+// `text` with each NUL character replaced by U+FFFD: what a decoded message's text holds, since PostgreSQL's text
+// cannot hold a NUL and libpq would silently cut a value there.
+std::string nul_replaced(std::string_view text);
 // The byte offset of the first control character of well-formed UTF-8 `text` that YAML 1.2 does not allow in a
 // document: C0 controls other than tab, LF and CR, DEL, and C1 controls (U+0080..U+009F) other than NEL (U+0085);
 // nullopt when there is none. With `allow_line_breaks` false, tab, LF and CR count as control characters too.

@@ -293,3 +293,13 @@ TEST_CASE("PostgreSQL out of disk: the epoch's insert is kUnavailable (retried, 
   CHECK(f.db.count("SELECT count(*) FROM epochs") == 1);
   f.db.exec("ALTER TABLE epochs SET TABLESPACE pg_default");   // the tablespace empty again, to be dropped
 }
+
+TEST_CASE("a NUL in a message's text is stored whole, as U+FFFD: libpq would cut the text there, unseen") {
+  OneClaimedRun f;
+  const std::string frame = R"({"type":"run_finished","version":1,"id":7,"run_id":)" + std::to_string(f.run_id) +
+                            R"(,"status":"failed","error":"read \u0000 at 12 of /data/x.bin","wall_s":1.5})";
+  auto env = proto::decode(frame);
+  REQUIRE_MESSAGE(env.is_ok(), env.status().to_string());
+  REQUIRE(f.store.finish_run(f.agent_id, std::get<proto::RunFinished>(env->body)).is_ok());
+  CHECK(f.db.count("SELECT count(*) FROM runs WHERE error = 'read ' || chr(65533) || ' at 12 of /data/x.bin'") == 1);
+}

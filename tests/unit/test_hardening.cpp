@@ -136,6 +136,29 @@ TEST_CASE("a message whose text is not UTF-8 travels with U+FFFD: the frame is J
   CHECK(outside.status().message().find("malformed JSON frame") != std::string::npos);
 }
 
+TEST_CASE("a NUL in a message's text reads as U+FFFD, never a NUL that PostgreSQL's text would cut there") {
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(nul_replaced(std::string("a\0b\0", 4)) == "a" + r + "b" + r);
+  CHECK(nul_replaced("plain") == "plain");
+  const std::string frame = R"({"type":"run_finished","version":1,"id":7,"run_id":42,"status":"failed",)"
+                            R"("error":"read \u0000 at 12 of /data/x.bin","wall_s":3.5})";
+  auto back = proto::decode(frame);
+  REQUIRE(back.is_ok());
+  CHECK(std::get<proto::RunFinished>(back->body).error == "read " + r + " at 12 of /data/x.bin");
+  // Any message's strings, arrays of strings too: a register whose facts a board read with a NUL in them.
+  proto::Register sent = named("nano-1");
+  sent.facts.hostname = std::string("h\0x", 3);
+  sent.facts.storage = {std::string("ssd\0", 4)};
+  const std::string reg_frame = proto::encode(proto::Envelope{0, sent});
+  CHECK(reg_frame.find("\\u0000") != std::string::npos);   // the wire carries it as JSON allows
+  auto reg = proto::decode(reg_frame);
+  REQUIRE_MESSAGE(reg.is_ok(), reg.status().to_string());
+  const auto& got = std::get<proto::Register>(reg->body);
+  CHECK(got.facts.hostname == "h" + r + "x");
+  REQUIRE(got.facts.storage.size() == 1);
+  CHECK(got.facts.storage[0] == "ssd" + r);
+}
+
 TEST_CASE("a campaign or run file that is not UTF-8 is refused at FILE:LINE:COL") {
   auto c = parse_campaign("campaign: ok\nmatrix: {model: lenet5, dataset: mnist, device: host}\n# caf\xe9\n", "c.yaml");
   REQUIRE_FALSE(c.is_ok());
