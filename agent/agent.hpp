@@ -80,6 +80,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   // Cancels a running run, waits (bounded) for outstanding results to be acked, closes and stops.
   void shutdown();
   AgentState state() const { return state_; }
+  // Io thread: runs `job` on the journal's thread in order with the outbox's writes and reads (tests: a disk that
+  // stalls); false without a journal.
+  bool run_on_journal_thread(std::function<void(Journal&)> job) { return outbox_.run_on_journal_thread(std::move(job)); }
   // After the agent stopped: waits for the training thread, then restores the board if a run changed
   // it. Call on the io thread (or after the io_context stopped).
   Status release_board();

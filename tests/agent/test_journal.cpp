@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -308,6 +309,10 @@ TEST_CASE("agent CLI: journal and enrollment flags") {
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "agent/agent.hpp"
@@ -346,6 +351,10 @@ class AgentRunner {
     asio::post(ioc_, [a = agent_] { a->shutdown(); });
     thread_.join();
   }
+  // Runs `fn(agent)` on the agent's io thread.
+  void post(std::function<void(agent::Agent&)> fn) {
+    asio::post(ioc_, [a = agent_, fn = std::move(fn)] { fn(*a); });
+  }
 
  private:
   asio::io_context ioc_{1};
@@ -365,6 +374,14 @@ proto::Envelope read_envelope(websocket::stream<tcp::socket>& ws) {
   auto env = proto::decode(beast::buffers_to_string(b.data()));
   REQUIRE_MESSAGE(env.is_ok(), env.status().message());
   return env.value();
+}
+
+// A run's results as the journal holds them when its agent stopped before the controller acked them: a chunk,
+// the epoch's result and run_finished "done".
+void append_finished_run(agent::Journal& j, int64_t run) {
+  REQUIRE(append(j, chunk(run, 0)).is_ok());
+  REQUIRE(append(j, epoch_result(run, 0)).is_ok());
+  REQUIRE(append(j, proto::RunFinished{run, "done", "", 2}).is_ok());
 }
 
 void write_envelope(websocket::stream<tcp::socket>& ws, proto::Body body) {
@@ -397,9 +414,7 @@ TEST_CASE("agent: TimeSync is answered at once; journaled results are announced 
   testing::TempDir dir;
   {
     auto j = open_ok(dir, "wire-1");
-    REQUIRE(append(*j, chunk(21, 0)).is_ok());
-    REQUIRE(append(*j, epoch_result(21, 0)).is_ok());
-    REQUIRE(append(*j, proto::RunFinished{21, "done", "", 2}).is_ok());
+    append_finished_run(*j, 21);
     REQUIRE(append(*j, chunk(22, 0)).is_ok());   // run 22 died mid-run: a cancelled run_finished follows
   }
   auto journal = open_ok(dir, "wire-1");
@@ -445,4 +460,68 @@ TEST_CASE("agent: TimeSync is answered at once; journaled results are announced 
   CHECK(results[4].body == proto::Body(proto::RunFinished{22, "cancelled", "agent restarted mid-run", 0}));
   write_envelope(ws, proto::Ack{5});
   // After the ack the journal is empty: the agent shuts down cleanly (drained) when the runner ends.
+}
+
+TEST_CASE("agent: while its journal's disk stalls, clock probes and heartbeats are answered; results follow after") {
+  testing::TempDir dir;
+  {
+    append_finished_run(*open_ok(dir, "wire-1"), 31);
+  }
+  ScriptedController ctl;
+  AgentRunner runner(ctl.port(), "", open_ok(dir, "wire-1"));
+  tcp::socket s(ctl.ioc);
+  ctl.acceptor.accept(s);
+  beast::flat_buffer buf;
+  auto req = read_upgrade(s, buf);
+  // An agent whose io thread waited on the disk would answer nothing: after 20 s the socket is shut down, and the
+  // read waiting on it fails the test instead of hanging it.
+  const int fd = s.native_handle();
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread deadline([&] {
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return done; })) ::shutdown(fd, SHUT_RDWR);
+  });
+  struct EndDeadline {
+    std::function<void()> end;
+    ~EndDeadline() { end(); }
+  } end_deadline{[&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+    }
+    cv.notify_all();
+    deadline.join();
+  }};
+  websocket::stream<tcp::socket> ws(std::move(s));
+  ws.accept(req);
+  REQUIRE(std::holds_alternative<proto::Register>(read_envelope(ws).body));
+  // Registered, the agent reads its journal back to replay it; the journal thread blocks first: a disk that does
+  // not answer.
+  std::promise<void> disk_back;
+  std::shared_future<void> back = disk_back.get_future().share();
+  std::promise<bool> stalled;
+  runner.post([back, &stalled](agent::Agent& a) {
+    stalled.set_value(a.run_on_journal_thread([back](agent::Journal&) { back.wait(); }));
+  });
+  REQUIRE(stalled.get_future().get());
+  write_envelope(ws, proto::Registered{5, 100});   // heartbeats every 100 ms
+  write_envelope(ws, proto::TimeSync{proto::unix_now_s()});
+  bool replied = false;
+  int heartbeats = 0;
+  while (!replied || heartbeats < 2) {   // the replay's reads wait behind the stalled disk; these do not
+    auto env = read_envelope(ws);
+    REQUIRE_FALSE(proto::needs_ack(env.body));   // no result can be sent: none is read back yet
+    replied = replied || std::holds_alternative<proto::TimeSyncReply>(env.body);
+    if (std::holds_alternative<proto::Heartbeat>(env.body)) ++heartbeats;
+  }
+  disk_back.set_value();
+  std::vector<uint64_t> ids;
+  while (ids.size() < 3) {
+    auto env = read_envelope(ws);
+    if (proto::needs_ack(env.body)) ids.push_back(env.id);
+  }
+  CHECK(ids == std::vector<uint64_t>{1, 2, 3});
+  write_envelope(ws, proto::Ack{3});
 }
