@@ -499,9 +499,14 @@ Status Journal::write_record(std::string_view payload, std::string_view tail, ui
   Status s = write_all(fd_, head, "journal " + path());
   if (s.is_ok() && !tail.empty()) s = write_all(fd_, tail, "journal " + path());
   if (!s.is_ok()) {
-    // Never leave a partial record in front of later ones: cut the file back.
-    if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0)
+    // Never leave a partial record in front of later ones: cut the file back. Should that fail too, the partial
+    // record stays, skipped as damaged when the file is read (load()), and later records go after it: their
+    // offsets come from the file's real length.
+    if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0) {
       JS_LOG_ERROR << "journal " << path() << ": ftruncate after a failed write: " << errno_text();
+      struct stat st {};
+      if (::fstat(fd_, &st) == 0) file_bytes_ = static_cast<uint64_t>(st.st_size);
+    }
     return s;
   }
   file_bytes_ += head.size() + tail.size();

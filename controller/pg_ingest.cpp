@@ -88,7 +88,8 @@ IngestOutcome no_such_run(int64_t agent_id, int64_t run_id, const char* what) {
 }
 
 // `frame` (JSON text) as jsonb can hold it: each \u0000 escape (a NUL character in a string, which jsonb refuses)
-// becomes \ufffd. Any other text is left as it is, so a resend of the same message is the same frame.
+// becomes \ufffd. Any other text is left as it is, so a resend of the same message is the same frame. A decoded
+// message holds no NUL (json::FieldReader reads one as U+FFFD); this guards bodies built otherwise.
 std::string jsonb_safe(const std::string& frame) {
   if (frame.find("\\u0000") == std::string::npos) return frame;
   std::string out;

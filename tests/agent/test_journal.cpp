@@ -464,18 +464,17 @@ TEST_CASE("agent: TimeSync is answered at once; journaled results are announced 
 
 TEST_CASE("agent: while its journal's disk stalls, clock probes and heartbeats are answered; results follow after") {
   testing::TempDir dir;
-  {
-    append_finished_run(*open_ok(dir, "wire-1"), 31);
-  }
+  append_finished_run(*open_ok(dir, "wire-1"), 31);   // an agent stopped before the controller acked run 31
   ScriptedController ctl;
   AgentRunner runner(ctl.port(), "", open_ok(dir, "wire-1"));
   tcp::socket s(ctl.ioc);
   ctl.acceptor.accept(s);
   beast::flat_buffer buf;
   auto req = read_upgrade(s, buf);
+  websocket::stream<tcp::socket> ws(std::move(s));
   // An agent whose io thread waited on the disk would answer nothing: after 20 s the socket is shut down, and the
   // read waiting on it fails the test instead of hanging it.
-  const int fd = s.native_handle();
+  const int fd = ws.next_layer().native_handle();
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -494,7 +493,6 @@ TEST_CASE("agent: while its journal's disk stalls, clock probes and heartbeats a
     cv.notify_all();
     deadline.join();
   }};
-  websocket::stream<tcp::socket> ws(std::move(s));
   ws.accept(req);
   REQUIRE(std::holds_alternative<proto::Register>(read_envelope(ws).body));
   // Registered, the agent reads its journal back to replay it; the journal thread blocks first: a disk that does

@@ -106,15 +106,15 @@ struct StalledDisk {
   bool done = false;
 };
 
-// A full disk without privileges, while it lives: a file-size limit at the journal's present size makes its
-// writes fail (EFBIG instead of ENOSPC, the same path through the journal: the record is cut back, the message
-// stays in memory).
+// A full disk without privileges, while it lives: a file-size limit at the journal's present size (plus `room`
+// bytes) makes its writes fail (EFBIG instead of ENOSPC, the same path through the journal: the record is cut
+// back, the message stays in memory).
 struct FullDisk {
-  explicit FullDisk(const testing::TempDir& dir) {
+  explicit FullDisk(const testing::TempDir& dir, uint64_t room = 0) {
     std::signal(SIGXFSZ, SIG_IGN);
     REQUIRE(::getrlimit(RLIMIT_FSIZE, &unlimited) == 0);
     rlimit full = unlimited;
-    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin");
+    full.rlim_cur = std::filesystem::file_size(dir.str() + "/journal.bin") + room;
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &full) == 0);
   }
   ~FullDisk() { ::setrlimit(RLIMIT_FSIZE, &unlimited); }
@@ -338,11 +338,13 @@ TEST_CASE("outbox: messages the journal could not take (a full disk) are journal
     add(box, chunk(4, 0, 10));
     add(box, chunk(4, 1, 10));
     CHECK(box.memory_bytes() == 0);
+    const auto size_before = std::filesystem::file_size(dir.str() + "/journal.bin");
     {
-      FullDisk disk(dir);
+      FullDisk disk(dir, 30);   // room for a record's head (26 bytes), not its frame: the write fails half done
       add(box, chunk(4, 2, 10));
       add(box, chunk(4, 3, 10));
     }
+    CHECK(std::filesystem::file_size(dir.str() + "/journal.bin") == size_before);   // the half record cut back
     CHECK(box.size() == 4);
     CHECK(box.memory_bytes() > 0);   // not journaled: held in memory, to be sent all the same
     CHECK(box.full());               // and over the memory bound: the producer pauses
