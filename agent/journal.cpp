@@ -4,6 +4,7 @@
 #include <linux/falloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -45,19 +46,25 @@ uint32_t get_u32(const char* p) {
   return v;
 }
 
-uint32_t checksum(std::string_view payload) {
-  return static_cast<uint32_t>(
-      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+// CRC-32 of `payload` followed by `tail`: a record's checksum covers both (a message's frame is its tail).
+uint32_t checksum(std::string_view payload, std::string_view tail = {}) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // (Empty parts are skipped: zlib's crc32 of a null buffer is its initial value, not `crc`.)
+  for (std::string_view part : {payload, tail})
+    if (!part.empty()) crc = crc32(crc, reinterpret_cast<const Bytef*>(part.data()), static_cast<uInt>(part.size()));
+  return static_cast<uint32_t>(crc);
 }
 
-std::string record(const std::string& payload) {
+// A record's head (length and checksum of payload + tail) followed by `payload`; the tail goes after it.
+std::string record_head(std::string_view payload, std::string_view tail = {}) {
   std::string r;
   r.reserve(kRecordHead + payload.size());
-  put_u32(r, static_cast<uint32_t>(payload.size()));
-  put_u32(r, checksum(payload));
+  put_u32(r, static_cast<uint32_t>(payload.size() + tail.size()));
+  put_u32(r, checksum(payload, tail));
   r += payload;
   return r;
 }
+std::string record(const std::string& payload) { return record_head(payload); }
 
 std::string message_payload(uint64_t id, int64_t run_id, bool run_finished, std::string_view frame) {
   std::string p(1, kMessage);
@@ -78,16 +85,25 @@ std::string header_payload(uint64_t next_id, const std::string& name) {
   return p;
 }
 
-Status write_all(int fd, std::string_view data, const std::string& what) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+// Writes `first` then `second` (may be empty) at the file's offset: one writev(2) unless the kernel takes less.
+Status write_all(int fd, std::string_view first, std::string_view second, const std::string& what) {
+  iovec parts[2] = {{const_cast<char*>(first.data()), first.size()}, {const_cast<char*>(second.data()), second.size()}};
+  int at = 0;
+  const int count = second.empty() ? 1 : 2;
+  while (at < count) {
+    ssize_t n = ::writev(fd, parts + at, count - at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error(what + ": write: " + errno_text());
-    done += static_cast<size_t>(n);
+    size_t done = static_cast<size_t>(n);
+    while (at < count && done >= parts[at].iov_len) done -= parts[at++].iov_len;
+    if (at < count) {   // a short write: the rest of this part, from where it stopped
+      parts[at].iov_base = static_cast<char*>(parts[at].iov_base) + done;
+      parts[at].iov_len -= done;
+    }
   }
   return Status::ok();
 }
+Status write_all(int fd, std::string_view data, const std::string& what) { return write_all(fd, data, {}, what); }
 
 Status sync_dir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -486,18 +502,11 @@ Status Journal::write_record(const std::string& payload, uint64_t& offset) {
 }
 
 Status Journal::write_record(std::string_view payload, std::string_view tail, uint64_t& offset) {
-  // The record's head, then `tail` (a frame) straight from its buffer: no copy of a frame of up to megabytes.
-  std::string head;
-  head.reserve(kRecordHead + payload.size());
-  put_u32(head, static_cast<uint32_t>(payload.size() + tail.size()));
-  uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
-  // (Not with an empty tail: zlib's crc32 of a null buffer is its initial value, not `crc`.)
-  if (!tail.empty()) crc = crc32(crc, reinterpret_cast<const Bytef*>(tail.data()), static_cast<uInt>(tail.size()));
-  put_u32(head, static_cast<uint32_t>(crc));
-  head += payload;
+  // The record's head, then `tail` (a frame) straight from its buffer (no copy of a frame of up to megabytes), in one
+  // writev.
+  const std::string head = record_head(payload, tail);
   offset = file_bytes_;
-  Status s = write_all(fd_, head, "journal " + path());
-  if (s.is_ok() && !tail.empty()) s = write_all(fd_, tail, "journal " + path());
+  Status s = write_all(fd_, head, tail, "journal " + path());
   if (!s.is_ok()) {
     // Never leave a partial record in front of later ones: cut the file back. Should that fail too, the partial
     // record stays, skipped as damaged when the file is read (load()), and later records go after it: their

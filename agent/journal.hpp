@@ -13,7 +13,7 @@
 // where a record should start are acked space given back (below): reading resumes at the next intact record
 // (found by its checksum) or, when only zeros follow, they are a torn tail.
 //
-// Durability (fsync policy): every message is written with write(2) before it is sent, so it survives the
+// Durability (fsync policy): every message is written (one writev(2)) before it is sent, so it survives the
 // agent process dying at any point. fdatasync(2) runs after every run_finished and every epoch_result, and
 // after minibatch/sample chunks once kSyncBytes of them are unsynced (otherwise they ride on the next epoch's
 // sync), so an OS crash or power loss can lose at most the current epoch's chunks - of a run without its

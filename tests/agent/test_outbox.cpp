@@ -3,7 +3,9 @@
 // read-back that this rests on.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -12,6 +14,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <optional>
 #include <random>
@@ -224,6 +227,83 @@ TEST_CASE("outbox: a journal record damaged on disk is lost once, passed over, a
     CHECK(box.empty());
     CHECK(box.lost() == 2);
   }
+}
+
+// Makes the journal's reads fail while it lives: an I/O error, not damage (its descriptor is swapped, on the journal
+// thread, for one of the same file opened for appending only, on which pread fails with EBADF); writes still go to
+// the file's end. Restored on destruction.
+struct FailingReads {
+  FailingReads(Outbox& box, const testing::TempDir& dir) : box_(box) {
+    const auto file = std::filesystem::canonical(dir / "journal.bin");
+    REQUIRE(on_journal_thread([&] {
+      for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        if (std::filesystem::read_symlink(entry.path(), ec) == file) fd_ = std::stoi(entry.path().filename().string());
+      }
+      if (fd_ < 0 || (saved_ = ::dup(fd_)) < 0) return false;
+      const int write_only = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      const bool swapped = write_only >= 0 && ::dup2(write_only, fd_) == fd_;
+      if (write_only >= 0) ::close(write_only);
+      return swapped;
+    }));
+  }
+  ~FailingReads() {
+    on_journal_thread([&] { return saved_ < 0 || (::dup2(saved_, fd_) == fd_ && ::close(saved_) == 0); });
+  }
+  // Runs `job` on the journal thread (no assertion there: a throw would end that thread) and returns its result.
+  bool on_journal_thread(std::function<bool()> job) {
+    auto done = std::make_shared<std::promise<bool>>();
+    auto result = done->get_future();
+    if (!box_.run_on_journal_thread([done, job](Journal&) { done->set_value(job()); })) return false;
+    return result.wait_for(std::chrono::seconds(60)) == std::future_status::ready && result.get();
+  }
+  Outbox& box_;
+  int fd_ = -1;
+  int saved_ = -1;
+};
+
+TEST_CASE("outbox: a journal read that fails (an I/O error, not damage) ends the connection after the frames before it, "
+          "and everything is sent on the next one, nothing lost") {
+  testing::TempDir dir;
+  auto j = open_journal(dir);
+  for (int i = 0; i < 6; ++i) REQUIRE(j->append(agent::JournalEntry{static_cast<uint64_t>(i + 1), 4, false,
+                                                                 proto::encode(proto::Envelope{static_cast<uint64_t>(i + 1), chunk(4, i, 20)})},
+                                               "minibatches").is_ok());
+  const uint64_t frame = j->unacked()[0].frame_bytes();
+  // Nothing held in memory (every frame is read back from disk); a window of two frames.
+  Outbox box = make_box(j, limits(1, 1 << 30, 2 * frame));
+  const auto first = send_all(box);
+  REQUIRE(first.size() == 2);
+  {
+    FailingReads failing(box, dir);
+    box.ack(2);   // the window opens: 3 and 4 are read from disk, and the reads fail
+    std::optional<Status> error;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!error) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      auto next = box.next_to_send();
+      if (!next.is_ok()) error = next.status();
+      else REQUIRE_FALSE(next->has_value());   // nothing is sent in the place of 3
+      settle(box);
+    }
+    CHECK(error->code() != Code::kInvalidArgument);
+    CHECK_MESSAGE(error->message().find("journal") != std::string::npos, error->to_string());
+    CHECK(box.lost() == 0);   // an I/O error is not damage: nothing is passed over
+    CHECK(box.size() == 4);
+  }
+  box.restart_sending();   // the next connection reads them again
+  const auto again = send_all(box);
+  REQUIRE(again.size() == 2);   // the window
+  CHECK(again[0].id == 3);
+  CHECK(again[1].id == 4);
+  box.ack(4);
+  const auto rest = send_all(box);
+  REQUIRE(rest.size() == 2);
+  CHECK(rest[0].id == 5);
+  CHECK(rest[1].id == 6);
+  box.ack(6);
+  CHECK(box.empty());
+  CHECK(box.lost() == 0);
 }
 
 TEST_CASE("outbox: a restarted agent's outbox holds no frame in memory and replays from the journal") {
@@ -486,7 +566,6 @@ TEST_CASE("outbox: a seeded random life of adds, sends, acks, reconnects and dis
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
-    auto coin = [&](int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; };
     testing::TempDir dir;
     auto j = open_journal(dir);
     const Outbox::Limits l = limits(6 << 10, 1 << 30, 8 << 10);   // a few frames in memory, a few in flight
