@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/board_classes.hpp"
+#include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 #include "common/text.hpp"
 
@@ -31,13 +32,7 @@ std::string values_text(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-bj::object to_json(const BoardTables& t) {
-  bj::object o;
-  o["source"] = t.source;
-  o["cores"] = t.cores;
-  for (const auto& f : kTableFields) o[f.key] = bj::array((t.*f.values).begin(), (t.*f.values).end());
-  return o;
-}
+bj::object to_json(const BoardTables& t) { return json::described_to_json(t); }
 
 Status check_board_tables(const BoardTables& t, const std::string& where) {
   if (t.source != kTablesFromBoard && t.source != kTablesPapersBsp)
@@ -55,14 +50,17 @@ Status check_board_tables(const BoardTables& t, const std::string& where) {
   return Status::ok();
 }
 
+void validate(json::FieldReader& r, const BoardTables& t) {
+  if (!r.ok()) return;
+  if (Status s = check_board_tables(t, r.where()); !s.is_ok()) r.fail_with(s);
+}
+
 Result<BoardTables> board_tables_from_json(const bj::object& o, const std::string& where) {
   json::FieldReader r(o, where);
   BoardTables t;
-  t.source = r.string("source");
-  t.cores = r.integer("cores");
-  for (const auto& f : kTableFields) t.*f.values = r.integer_array(f.key);
+  json::read_described(r, t);
+  validate(r, t);
   if (!r.ok()) return r.status();
-  JS_RETURN_IF_ERROR(check_board_tables(t, where));
   return t;
 }
 

@@ -3,6 +3,7 @@
 // (docs/CAMPAIGNS.md, "Whose frequency tables"). Plain values; any thread.
 #pragma once
 
+#include <boost/describe/class.hpp>
 #include <boost/json.hpp>
 #include <boost/pfr/ops_fields.hpp>
 #include <cstdint>
@@ -12,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_fields.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
+#include "common/wire_rules.hpp"
 
 namespace jetsweep {
 
@@ -28,11 +31,20 @@ struct BoardTables {
   std::vector<int64_t> cpu_khz, gpu_hz, emc_hz;   // ascending, positive
   bool operator==(const BoardTables& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+// Described once: its JSON (on the wire in register, in the API, in the database) derives from this
+// (common/described_json.hpp); every member is required.
+BOOST_DESCRIBE_STRUCT(BoardTables, (), (source, cores, cpu_khz, gpu_hz, emc_hz))
+JS_WIRE_RULES(BoardTables,
+              (&BoardTables::source, &BoardTables::cores, &BoardTables::cpu_khz, &BoardTables::gpu_hz,
+               &BoardTables::emc_hz),
+              ())
 
 boost::json::object to_json(const BoardTables& tables);
 // kInvalidArgument naming `where` and the field: an empty table, one not strictly ascending or with a value <= 0,
 // cores < 1, an unknown source. What an agent sends and the controller accepts.
 Status check_board_tables(const BoardTables& tables, const std::string& where);
+// check_board_tables, failing in `r` (the codec's validate step).
+void validate(json::FieldReader& r, const BoardTables& tables);
 // kInvalidArgument naming `where` and the field: a missing or non-integral entry, or check_board_tables'.
 Result<BoardTables> board_tables_from_json(const boost::json::object& o, const std::string& where);
 // The papers' tables of a board class (board_class_tables), labelled kTablesPapersBsp.

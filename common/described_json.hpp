@@ -1,8 +1,16 @@
 // JSON for plain records described once with BOOST_DESCRIBE_STRUCT: the encoder and the decoder are derived from
-// that description (a member's name is its JSON key), so a new field is added in one place. Members may be
-// std::string, int64_t, double, bool, or std::optional of those. A key absent or null decodes as the member's
-// default (older senders); a key of the wrong type fails naming the field (FieldReader). Bounds are not checked
-// here: each record has its own check. Header-only; pure functions, any thread.
+// that description (a member's name is its JSON key, the description's order is the keys' order), so a new field is
+// added in one place. Members may be std::string, int64_t, uint64_t, double, bool, std::vector of those, another
+// described record, a std::vector of described records, or std::optional of any of these.
+//
+// Wire rules (JS_WIRE_RULES, beside the description): the members a decoder requires (absent or null fails naming
+// the field) and those the encoder leaves out when empty (an unset optional, "", an empty array, false) instead of
+// writing null or the value. Every other member reads as its default when absent or null (older senders) and is
+// always written, an unset optional as null, a number that is not finite as null (JSON has no NaN).
+//
+// Bounds are not checked while reading: a record's `validate(FieldReader&, const T&)` (found by argument-dependent
+// lookup, declared beside the record) does that once the record is read, and runs for a nested record too.
+// Header-only; pure functions, any thread.
 #pragma once
 
 #include <boost/describe.hpp>
@@ -11,43 +19,203 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/json_fields.hpp"
+#include "common/wire_rules.hpp"
 
 namespace jetsweep::json {
+
 namespace described_detail {
 
+// A record without rules: nothing required, nothing left out.
+constexpr WireRules<std::tuple<>, std::tuple<>> wire_rules(const void*) { return {}; }
+template <class T>
+inline constexpr auto kRules = wire_rules(static_cast<const T*>(nullptr));
+
+template <class A, class B>
+constexpr bool same_member(A a, B b) {
+  if constexpr (std::is_same_v<A, B>) return a == b;
+  else return false;
+}
+template <class Tuple, class P>
+constexpr bool listed(const Tuple& members, P p) {
+  return std::apply([p](auto... q) { return (false || ... || same_member(q, p)); }, members);
+}
+
+template <class T>
+inline constexpr bool kDescribed = boost::describe::has_describe_members<T>::value;
+template <class T>
+using public_members = boost::describe::describe_members<T, boost::describe::mod_public>;
+
+template <class T, class = void>
+struct HasValidate : std::false_type {};
+template <class T>
+struct HasValidate<T, std::void_t<decltype(validate(std::declval<FieldReader&>(), std::declval<const T&>()))>>
+    : std::true_type {};
+
+inline bool is_empty(const std::string& v) { return v.empty(); }
+inline bool is_empty(bool v) { return !v; }
+template <class T>
+bool is_empty(const std::optional<T>& v) { return !v; }
+template <class T>
+bool is_empty(const std::vector<T>& v) { return v.empty(); }
+
+// ---- writing ----
 inline boost::json::value value_of(const std::string& v) { return boost::json::value(v); }
 inline boost::json::value value_of(int64_t v) { return boost::json::value(v); }
+inline boost::json::value value_of(uint64_t v) { return boost::json::value(v); }
 inline boost::json::value value_of(double v) { return boost::json::value(v); }
 inline boost::json::value value_of(bool v) { return boost::json::value(v); }
+inline boost::json::value value_of(const std::optional<double>& v) { return optional_number(v); }
+template <class T>
+boost::json::value value_of(const std::optional<T>& v);
+template <class T>
+boost::json::value value_of(const std::vector<T>& v);
+template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+boost::json::value value_of(const T& record);
+
+template <class T>
+void put_members(boost::json::object& o, const T& record) {
+  boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
+    using D = decltype(member);
+    const auto& v = record.*D::pointer;
+    if constexpr (listed(kRules<T>.omitted_when_empty, D::pointer))
+      if (is_empty(v)) return;
+    o[D::name] = value_of(v);
+  });
+}
+
 template <class T>
 boost::json::value value_of(const std::optional<T>& v) {
   return v ? value_of(*v) : boost::json::value(nullptr);
 }
-// A number that is not finite (a diverged loss) is written as null: JSON has no NaN.
-inline boost::json::value value_of(const std::optional<double>& v) { return optional_number(v); }
+template <class T>
+boost::json::value value_of(const std::vector<T>& v) {
+  if constexpr (!kDescribed<T>) {
+    return boost::json::array(v.begin(), v.end());   // numbers or strings: in one go (a hot path: minibatch times)
+  } else {
+    boost::json::array a;
+    a.reserve(v.size());
+    for (const auto& e : v) a.emplace_back(value_of(e));
+    return a;
+  }
+}
+template <class T, std::enable_if_t<kDescribed<T>, int>>
+boost::json::value value_of(const T& record) {
+  boost::json::object o;
+  put_members(o, record);
+  return o;
+}
 
-inline void read_member(FieldReader& r, const char* key, std::string& v) { v = r.opt_string(key).value_or(""); }
-inline void read_member(FieldReader& r, const char* key, int64_t& v) { v = r.opt_integer(key).value_or(0); }
-inline void read_member(FieldReader& r, const char* key, double& v) { v = r.opt_number(key).value_or(0.0); }
-inline void read_member(FieldReader& r, const char* key, bool& v) { v = r.opt_boolean(key).value_or(false); }
-inline void read_member(FieldReader& r, const char* key, std::optional<std::string>& v) { v = r.opt_string(key); }
-inline void read_member(FieldReader& r, const char* key, std::optional<int64_t>& v) { v = r.opt_integer(key); }
-inline void read_member(FieldReader& r, const char* key, std::optional<double>& v) { v = r.opt_number(key); }
-inline void read_member(FieldReader& r, const char* key, std::optional<bool>& v) { v = r.opt_boolean(key); }
+// ---- reading ----
+inline void read_member(FieldReader& r, const char* key, std::string& v, bool required) {
+  v = required ? r.string(key) : r.opt_string(key).value_or("");
+}
+inline void read_member(FieldReader& r, const char* key, int64_t& v, bool required) {
+  v = required ? r.integer(key) : r.opt_integer(key).value_or(0);
+}
+// A message id or count: never negative (it would come back as a huge unsigned number).
+inline void read_member(FieldReader& r, const char* key, uint64_t& v, bool required) {
+  const int64_t i = required ? r.integer(key) : r.opt_integer(key).value_or(0);
+  if (r.ok() && i < 0) r.fail(key, "must be >= 0");
+  v = static_cast<uint64_t>(i);
+}
+inline void read_member(FieldReader& r, const char* key, double& v, bool required) {
+  v = required ? r.number(key) : r.opt_number(key).value_or(0.0);
+}
+inline void read_member(FieldReader& r, const char* key, bool& v, bool required) {
+  v = required ? r.boolean(key) : r.opt_boolean(key).value_or(false);
+}
+inline void read_member(FieldReader& r, const char* key, std::optional<std::string>& v, bool) { v = r.opt_string(key); }
+inline void read_member(FieldReader& r, const char* key, std::optional<int64_t>& v, bool) { v = r.opt_integer(key); }
+inline void read_member(FieldReader& r, const char* key, std::optional<uint64_t>& v, bool) {
+  v.reset();
+  if (!r.has(key)) return;
+  read_member(r, key, v.emplace(), true);
+}
+inline void read_member(FieldReader& r, const char* key, std::optional<double>& v, bool) { v = r.opt_number(key); }
+inline void read_member(FieldReader& r, const char* key, std::optional<bool>& v, bool) { v = r.opt_boolean(key); }
+inline void read_member(FieldReader& r, const char* key, std::vector<double>& v, bool required) {
+  v = required || r.has(key) ? r.number_array(key) : std::vector<double>();
+}
+inline void read_member(FieldReader& r, const char* key, std::vector<int64_t>& v, bool required) {
+  v = required || r.has(key) ? r.integer_array(key) : std::vector<int64_t>();
+}
+inline void read_member(FieldReader& r, const char* key, std::vector<std::string>& v, bool) {
+  v = r.opt_string_array(key);
+}
+template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+void read_member(FieldReader& r, const char* key, T& v, bool required);
+template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool required);
+template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool required);
 
 template <class T>
-using public_members = boost::describe::describe_members<T, boost::describe::mod_public>;
+void read_members(FieldReader& reader, T& record) {
+  boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
+    using D = decltype(member);
+    read_member(reader, D::name, record.*D::pointer, listed(kRules<T>.required, D::pointer));
+  });
+}
+
+// A nested record: read, then checked by its validate (if it has one); a failure names its place in `r`.
+template <class T>
+void read_checked(FieldReader& sub, T& v) {
+  read_members(sub, v);
+  if constexpr (HasValidate<T>::value) validate(sub, static_cast<const T&>(v));
+}
+template <class T, std::enable_if_t<kDescribed<T>, int>>
+void read_member(FieldReader& r, const char* key, T& v, bool required) {
+  if (!required && !r.has(key)) return;
+  const auto* o = r.object(key);
+  if (!o) return;
+  FieldReader sub(*o, r.where() + " field '" + key + "',");
+  read_checked(sub, v);
+  if (!sub.ok()) r.fail_with(sub.status());
+}
+template <class T, std::enable_if_t<kDescribed<T>, int>>
+void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool required) {
+  v.reset();
+  if (!required && !r.has(key)) return;
+  read_member(r, key, v.emplace(), true);
+  if (!r.ok()) v.reset();
+}
+template <class T, std::enable_if_t<kDescribed<T>, int>>
+void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool required) {
+  v.clear();
+  if (!required && !r.has(key)) return;
+  const auto* a = r.array(key);
+  if (!a) return;
+  v.reserve(a->size());
+  for (size_t i = 0; r.ok() && i < a->size(); ++i) {
+    const auto& e = (*a)[i];
+    if (!e.is_object()) {
+      r.fail(key, "element " + std::to_string(i) + " is not an object");
+      break;
+    }
+    FieldReader sub(e.get_object(), r, key, i);
+    read_checked(sub, v.emplace_back());
+    if (!sub.ok()) r.fail_with(sub.status());
+  }
+}
 
 }  // namespace described_detail
 
-// Every described member of `record` (its own, not its bases') under its own name, added to `o`.
+// The JSON of any value a described record may hold (a described record itself: its object).
+template <class T>
+boost::json::value wire_value(const T& v) {
+  return described_detail::value_of(v);
+}
+
+// Every described member of `record` (its own, not its bases') under its own name, added to `o`, by its wire rules.
 template <class T>
 void put_described(boost::json::object& o, const T& record) {
-  boost::mp11::mp_for_each<described_detail::public_members<T>>(
-      [&](auto member) { o[member.name] = described_detail::value_of(record.*member.pointer); });
+  described_detail::put_members(o, record);
 }
 template <class T>
 boost::json::object described_to_json(const T& record) {
@@ -84,11 +252,11 @@ bool described_equal(const T& a, const T& b) {
   return equal;
 }
 
-// Reads every described member of `record` from the object `reader` views; the first type error stays in `reader`.
+// Reads every described member of `record` (its own, not its bases') from the object `reader` views, by its wire
+// rules; the first error stays in `reader`. The record's own validate is not run (nested records' are).
 template <class T>
 void read_described(FieldReader& reader, T& record) {
-  boost::mp11::mp_for_each<described_detail::public_members<T>>(
-      [&](auto member) { described_detail::read_member(reader, member.name, record.*member.pointer); });
+  described_detail::read_members(reader, record);
 }
 
 }  // namespace jetsweep::json

@@ -67,6 +67,15 @@ void FieldReader::fail(const char* name, const std::string& what) {
   status_ = protocol_error(where() + " field '" + name + "': " + what);
 }
 
+void FieldReader::fail_with(const Status& status) {
+  if (status_.is_ok()) status_ = status;
+}
+
+bool FieldReader::has(const char* name) const {
+  auto it = obj_.find(name);
+  return it != obj_.end() && !it->value().is_null();
+}
+
 const boost::json::value* FieldReader::find(const char* name, bool required) {
   auto it = obj_.find(name);
   if (it == obj_.end() || (it->value().is_null() && !required)) {

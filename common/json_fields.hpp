@@ -39,10 +39,14 @@ class FieldReader {
   std::vector<std::string> opt_string_array(const char* name);
   const boost::json::object* object(const char* name);
   const boost::json::array* array(const char* name);
+  // Whether the field is present and not null (fails nothing).
+  bool has(const char* name) const;
 
   const Status& status() const { return status_; }
   bool ok() const { return status_.is_ok(); }
   void fail(const char* name, const std::string& what);
+  // Keeps `status` (a nested reader's failure, already naming its place) unless a failure is kept already.
+  void fail_with(const Status& status);
   const std::string& where() const;
 
  private:

@@ -42,54 +42,7 @@ JS_PROTO_TAG(FetchModel, "fetch_model")
 JS_PROTO_TAG(ModelChunk, "model_chunk")
 #undef JS_PROTO_TAG
 
-bool o_has(const bj::object& o, const char* key) { return o.contains(key) && !o.at(key).is_null(); }
-bj::array to_array(const std::vector<double>& v) { return bj::array(v.begin(), v.end()); }
-bj::value clocks_json(const std::optional<ClockReading>& c);  // defined below
-
-template <class T>
-void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
-  o[k] = v ? bj::value(*v) : bj::value(nullptr);
-}
-
 // ---- encoders: fill the envelope object with the body's fields ----
-void fill(bj::object& o, const Register& m) {
-  o["name"] = m.name;
-  bj::object f;
-  f["hostname"] = m.facts.hostname;
-  f["cpus"] = m.facts.cpus;
-  f["mem_bytes"] = m.facts.mem_bytes;
-  f["backend"] = m.facts.backend;
-  f["device_class"] = m.facts.device_class;
-  f["kernel"] = m.facts.kernel;
-  f["torch_version"] = m.facts.torch_version;
-  f["compiler"] = m.facts.compiler;
-  f["git_sha"] = m.facts.git_sha;
-  if (!m.facts.board_id.empty()) f["board_id"] = m.facts.board_id;
-  if (!m.facts.accelerator.empty()) f["accelerator"] = m.facts.accelerator;
-  if (m.facts.may_reboot) f["may_reboot"] = true;
-  if (m.facts.tables) f["tables"] = to_json(*m.facts.tables);
-  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
-      {"not_ready", &m.facts.not_ready}, {"storage", &m.facts.storage}, {"live_modes", &m.facts.live_modes}};
-  for (const auto& [key, list] : lists)
-    if (!list->empty()) f[key] = bj::array(list->begin(), list->end());
-  o["facts"] = std::move(f);
-  put_opt(o, "current_run", m.current_run);
-  bj::array runs;
-  for (int64_t r : m.journal_runs) runs.emplace_back(r);
-  o["journal_runs"] = std::move(runs);
-  if (m.credential) o["credential"] = *m.credential;
-}
-void fill(bj::object& o, const Registered& m) {
-  o["agent_id"] = m.agent_id;
-  o["heartbeat_interval_ms"] = m.heartbeat_interval_ms;
-  if (m.credential) o["credential"] = *m.credential;
-}
-void fill(bj::object& o, const Heartbeat& m) {
-  o["state"] = m.state, put_opt(o, "run_id", m.run_id);
-  if (m.backlog_messages) o["backlog_messages"] = *m.backlog_messages;
-  if (m.backlog_bytes) o["backlog_bytes"] = *m.backlog_bytes;
-}
-void fill(bj::object& o, const FetchModel& m) { o["sha256"] = m.sha256, o["index"] = m.index; }
 void fill(bj::object& o, const ModelChunk& m) {
   o["sha256"] = m.sha256, o["index"] = m.index, o["chunks"] = m.chunks, o["bytes"] = m.bytes;
   std::string b64(beast::detail::base64::encoded_size(m.data.size()), '\0');
@@ -97,18 +50,9 @@ void fill(bj::object& o, const ModelChunk& m) {
   o["data"] = b64;
   if (!m.error.empty()) o["error"] = m.error;
 }
-void fill(bj::object& o, const CancelRun& m) { o["run_id"] = m.run_id, o["reason"] = m.reason; }
 void fill(bj::object& o, const AssignRun& m) {
   o["run_id"] = m.run_id;
   o["config"] = to_json(m.config);
-}
-void fill(bj::object& o, const MinibatchChunk& m) {
-  o["run_id"] = m.run_id;
-  o["epoch"] = m.epoch;
-  o["first_index"] = m.first_index;
-  o["stall_s"] = to_array(m.stall_s);
-  o["compute_s"] = to_array(m.compute_s);
-  if (!m.copy_s.empty()) o["copy_s"] = to_array(m.copy_s);
 }
 void fill(bj::object& o, const EpochResult& m) {
   o["run_id"] = m.run_id;
@@ -119,80 +63,16 @@ void fill(bj::object& o, const EpochResult& m) {
   o["minibatches"] = m.minibatches;
   if (m.copy_s) o["copy_s"] = *m.copy_s;
   json::put_described(o, static_cast<const EpochMeasures&>(m));   // null where not measured
-  o["clocks_start"] = clocks_json(m.clocks_start);
-  o["clocks_end"] = clocks_json(m.clocks_end);
+  o["clocks_start"] = json::wire_value(m.clocks_start);
+  o["clocks_end"] = json::wire_value(m.clocks_end);
   o["throttled"] = m.throttled;
   if (!m.throttle_reason.empty()) o["throttle_reason"] = m.throttle_reason;
 }
 
-bj::value clocks_json(const std::optional<ClockReading>& c) {
-  if (!c) return nullptr;
-  bj::object o;
-  o["cores_online"] = c->cores_online;
-  o["cpu_khz"] = json::optional_number(c->cpu_khz);
-  o["gpu_hz"] = json::optional_number(c->gpu_hz);
-  o["emc_hz"] = json::optional_number(c->emc_hz);
-  return o;
-}
-void fill(bj::object& o, const RunStarted& m) {
-  o["run_id"] = m.run_id;
-  o["reference_state"] = m.reference_state;
-  if (m.applied) o["applied"] = to_json(*m.applied);
-  else o["applied"] = nullptr;
-  o["storage_medium"] = m.storage_medium;
-  o["storage_device"] = m.storage_device;
-  o["page_cache_dropped"] = m.page_cache_dropped;
-  o["compute_device"] = m.compute_device;
-  o["t0_unix_s"] = m.t0_unix_s;
-  if (m.workload) o["workload"] = to_json(*m.workload);
-}
-void fill(bj::object& o, const SampleChunk& m) {
-  o["run_id"] = m.run_id;
-  o["t0_unix_s"] = json::optional_number(m.t0_unix_s);
-  bj::array rows;
-  rows.reserve(m.samples.size());
-  for (const auto& s : m.samples) {
-    bj::object r;
-    r["t_s"] = s.t_s;
-    r["cpu_util_pct"] = s.cpu_util_pct;
-    r["core_util_pct"] = to_array(s.core_util_pct);
-    r["cpu_freq_mhz"] = json::optional_number(s.cpu_freq_mhz);
-    r["mem_used_kb"] = s.mem_used_kb;
-    r["disk_read_bytes"] = s.disk_read_bytes;
-    r["power_w"] = json::optional_number(s.power_w);
-    if (s.temp_max_c) r["temp_max_c"] = *s.temp_max_c;
-    rows.emplace_back(std::move(r));
-  }
-  o["samples"] = std::move(rows);
-}
-void fill(bj::object& o, const RunFinished& m) {
-  o["run_id"] = m.run_id;
-  o["status"] = m.status;
-  o["error"] = m.error;
-  o["wall_s"] = m.wall_s;
-}
-void fill(bj::object& o, const RebootPending& m) {
-  o["run_id"] = m.run_id;
-  o["mode_name"] = m.mode_name;
-  o["nvpmodel_id"] = m.nvpmodel_id;
-  put_opt(o, "tpc_pg_mask_from", m.tpc_pg_mask_from);
-  put_opt(o, "tpc_pg_mask_to", m.tpc_pg_mask_to);
-  put_opt(o, "fbp_pg_mask_from", m.fbp_pg_mask_from);
-  put_opt(o, "fbp_pg_mask_to", m.fbp_pg_mask_to);
-  o["expected_back_s"] = m.expected_back_s;
-  o["requested_unix_s"] = m.requested_unix_s;
-}
-void fill(bj::object& o, const Ack& m) { o["up_to"] = m.up_to; }
-void fill(bj::object& o, const TimeSync& m) { o["t0"] = m.t0; }
-void fill(bj::object& o, const TimeSyncReply& m) {
-  o["t0"] = m.t0;
-  o["t1"] = m.t1;
-  o["t2"] = m.t2;
-}
-void fill(bj::object& o, const Error& m) {
-  o["code"] = m.code;
-  o["message"] = m.message;
-  put_opt(o, "ref_id", m.ref_id);
+// Every other described message: its members in the description's order, by its wire rules.
+template <class T, std::enable_if_t<boost::describe::has_describe_members<T>::value, int> = 0>
+void fill(bj::object& o, const T& m) {
+  json::put_described(o, m);
 }
 
 // ---- decoders ----
@@ -225,64 +105,6 @@ void within(FieldReader& r, const char* field, const std::vector<double>& v, dou
   }
 }
 
-Status parse(const bj::object& o, FieldReader& r, Register& m) {
-  m.name = r.string("name");
-  if (r.ok()) {
-    if (auto bad = agent_name_problem(m.name)) r.fail("name", *bad);
-  }
-  m.current_run = r.opt_integer("current_run");
-  m.credential = r.opt_string("credential");
-  if (r.ok() && m.credential && !is_credential_text(*m.credential))
-    r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
-                             " hexadecimal digits)");
-  if (o_has(o, "journal_runs")) m.journal_runs = r.integer_array("journal_runs");   // int64 (a double cast was UB)
-  if (const auto* f = r.object("facts")) {
-    FieldReader fr(*f, r.where() + " field 'facts',");
-    m.facts.hostname = fr.string("hostname");
-    m.facts.cpus = fr.integer("cpus");
-    m.facts.mem_bytes = fr.integer("mem_bytes");
-    m.facts.backend = fr.string("backend");
-    m.facts.device_class = fr.string("device_class");
-    m.facts.kernel = fr.opt_string("kernel").value_or("");
-    m.facts.torch_version = fr.opt_string("torch_version").value_or("");
-    m.facts.compiler = fr.opt_string("compiler").value_or("");
-    m.facts.git_sha = fr.opt_string("git_sha").value_or("");
-    m.facts.board_id = fr.opt_string("board_id").value_or("");
-    m.facts.accelerator = fr.opt_string("accelerator").value_or("");
-    m.facts.not_ready = fr.opt_string_array("not_ready");
-    m.facts.storage = fr.opt_string_array("storage");
-    m.facts.live_modes = fr.opt_string_array("live_modes");
-    m.facts.may_reboot = fr.opt_boolean("may_reboot").value_or(false);
-    if (const auto* t = o_has(*f, "tables") ? fr.object("tables") : nullptr) {
-      JS_ASSIGN_OR_RETURN(m.facts.tables, board_tables_from_json(*t, fr.where() + " field 'tables'"));
-    }
-    if (!fr.ok()) return fr.status();
-  }
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, Registered& m) {
-  m.agent_id = r.integer("agent_id");
-  m.heartbeat_interval_ms = r.integer("heartbeat_interval_ms");
-  if (r.ok() && m.heartbeat_interval_ms <= 0) r.fail("heartbeat_interval_ms", "must be positive");
-  m.credential = r.opt_string("credential");
-  if (r.ok() && m.credential && !is_credential_text(*m.credential))
-    r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
-                             " hexadecimal digits)");
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, Heartbeat& m) {
-  m.state = r.string("state");
-  m.run_id = r.opt_integer("run_id");
-  for (auto [field, v] : {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
-    if ((*v = r.opt_integer(field)) && **v < 0) r.fail(field, "must not be negative");
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, FetchModel& m) {
-  m.sha256 = r.string("sha256");
-  m.index = r.integer("index");
-  if (r.ok() && m.index < 0) r.fail("index", "must be >= 0");
-  return r.status();
-}
 Status parse(const bj::object&, FieldReader& r, ModelChunk& m) {
   m.sha256 = r.string("sha256");
   m.index = r.integer("index");
@@ -302,11 +124,6 @@ Status parse(const bj::object&, FieldReader& r, ModelChunk& m) {
   }
   return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, CancelRun& m) {
-  m.run_id = r.integer("run_id");
-  m.reason = r.opt_string("reason").value_or("");
-  return r.status();
-}
 Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
   m.run_id = r.integer("run_id");
   if (const auto* c = r.object("config")) {
@@ -316,13 +133,36 @@ Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
   }
   return r.status();
 }
-Status parse(const bj::object& o, FieldReader& r, MinibatchChunk& m) {
-  m.run_id = r.integer("run_id");
-  m.epoch = r.integer("epoch");
-  m.first_index = r.integer("first_index");
-  m.stall_s = r.number_array("stall_s");
-  m.compute_s = r.number_array("compute_s");
-  if (o.contains("copy_s")) m.copy_s = r.number_array("copy_s");
+
+}  // namespace
+
+// ---- the messages' bounds: one validate step per record, run once its fields are read (described_json.hpp) ----
+namespace {
+void check_credential(FieldReader& r, const std::optional<std::string>& credential) {
+  if (r.ok() && credential && !is_credential_text(*credential))
+    r.fail("credential", "is not a credential the controller issues (" + std::to_string(kCredentialChars) +
+                             " hexadecimal digits)");
+}
+}  // namespace
+
+void validate(FieldReader& r, const Register& m) {
+  if (r.ok()) {
+    if (auto bad = agent_name_problem(m.name)) r.fail("name", *bad);
+  }
+  check_credential(r, m.credential);
+}
+void validate(FieldReader& r, const Registered& m) {
+  if (r.ok() && m.heartbeat_interval_ms <= 0) r.fail("heartbeat_interval_ms", "must be positive");
+  check_credential(r, m.credential);
+}
+void validate(FieldReader& r, const Heartbeat& m) {
+  for (auto [field, v] : {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
+    if (r.ok() && *v && **v < 0) r.fail(field, "must not be negative");
+}
+void validate(FieldReader& r, const FetchModel& m) {
+  if (r.ok() && m.index < 0) r.fail("index", "must be >= 0");
+}
+void validate(FieldReader& r, const MinibatchChunk& m) {
   if (r.ok() && m.stall_s.size() != m.compute_s.size())
     r.fail("compute_s", "has " + std::to_string(m.compute_s.size()) + " values but stall_s has " +
                             std::to_string(m.stall_s.size()));
@@ -335,34 +175,8 @@ Status parse(const bj::object& o, FieldReader& r, MinibatchChunk& m) {
   within(r, "stall_s", m.stall_s, 0, kMaxMinibatchSeconds);
   within(r, "compute_s", m.compute_s, 0, kMaxMinibatchSeconds);
   within(r, "copy_s", m.copy_s, 0, kMaxMinibatchSeconds);
-  return r.status();
 }
-Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
-  m.run_id = r.integer("run_id");
-  m.epoch = r.integer("epoch");
-  m.e2e_s = r.number("e2e_s");
-  m.stall_s = r.number("stall_s");
-  m.compute_s = r.number("compute_s");
-  m.minibatches = r.integer("minibatches");
-  m.copy_s = r.opt_number("copy_s");
-  json::read_described(r, static_cast<EpochMeasures&>(m));
-  m.throttled = r.opt_boolean("throttled").value_or(false);
-  m.throttle_reason = r.opt_string("throttle_reason").value_or("");
-  const std::pair<const char*, std::optional<ClockReading>*> clock_fields[] = {{"clocks_start", &m.clocks_start},
-                                                                              {"clocks_end", &m.clocks_end}};
-  for (const auto& [key, slot] : clock_fields) {
-    if (!o_has(o, key)) continue;
-    if (const auto* c = r.object(key)) {
-      FieldReader cr(*c, r.where() + " field '" + key + "',");
-      ClockReading reading;
-      reading.cores_online = cr.integer("cores_online");
-      reading.cpu_khz = cr.opt_number("cpu_khz");
-      reading.gpu_hz = cr.opt_number("gpu_hz");
-      reading.emc_hz = cr.opt_number("emc_hz");
-      if (!cr.ok()) return cr.status();
-      *slot = reading;
-    }
-  }
+void validate(FieldReader& r, const EpochResult& m) {
   if (r.ok() && m.epoch < 0) r.fail("epoch", "must be >= 0");
   if (r.ok() && m.minibatches < 0) r.fail("minibatches", "must be >= 0");
   const std::pair<const char*, std::optional<double>> durations[] = {
@@ -371,128 +185,56 @@ Status parse(const bj::object& o, FieldReader& r, EpochResult& m) {
   for (const auto& bound : kEpochMeasureBounds)
     within(r, json::described_name(bound.measure), m.*bound.measure, bound.lo, bound.hi);
   if (r.ok() && m.t_start_s && m.t_end_s && *m.t_end_s < *m.t_start_s) r.fail("t_end_s", "must not precede t_start_s");
-  return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, SampleChunk& m) {
-  m.run_id = r.integer("run_id");
-  m.t0_unix_s = r.opt_number("t0_unix_s");
+void validate(FieldReader& r, const Sample& s) {
+  within(r, "t_s", s.t_s, 0, kMaxRunSeconds);
+  within(r, "temp_max_c", s.temp_max_c, -60, 200);   // absent (older agents): unknown
+  within(r, "power_w", s.power_w, 0, kMaxPowerWatts);
+}
+void validate(FieldReader& r, const SampleChunk& m) {
   within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
-  const auto* rows = r.array("samples");
-  if (!rows) return r.status();
-  if (rows->size() > kMaxSamplesPerChunk)
+  if (r.ok() && m.samples.size() > kMaxSamplesPerChunk)
     r.fail("samples", "more than " + std::to_string(kMaxSamplesPerChunk) + " samples in one chunk");
-  for (size_t i = 0; r.ok() && i < rows->size(); ++i) {
-    const auto& v = (*rows)[i];
-    if (!v.is_object()) {
-      r.fail("samples", "element " + std::to_string(i) + " is not an object");
-      break;
-    }
-    FieldReader sr(v.get_object(), r, "samples", i);
-    Sample s;
-    s.t_s = sr.number("t_s");
-    s.cpu_util_pct = sr.number("cpu_util_pct");
-    if (o_has(v.get_object(), "core_util_pct")) s.core_util_pct = sr.number_array("core_util_pct");
-    s.cpu_freq_mhz = sr.opt_number("cpu_freq_mhz");
-    s.mem_used_kb = sr.integer("mem_used_kb");
-    s.disk_read_bytes = sr.integer("disk_read_bytes");
-    s.power_w = sr.opt_number("power_w");
-    within(sr, "t_s", s.t_s, 0, kMaxRunSeconds);
-    within(sr, "temp_max_c", s.temp_max_c = sr.opt_number("temp_max_c"), -60, 200);   // absent (older agents): unknown
-    within(sr, "power_w", s.power_w, 0, kMaxPowerWatts);
-    if (!sr.ok()) return sr.status();
-    m.samples.push_back(s);
-  }
-  return r.status();
 }
-Status parse(const bj::object& o, FieldReader& r, RunStarted& m) {
-  m.run_id = r.integer("run_id");
-  m.reference_state = r.opt_boolean("reference_state").value_or(false);
-  m.storage_medium = r.opt_string("storage_medium").value_or("");
-  m.storage_device = r.opt_string("storage_device").value_or("");
-  m.page_cache_dropped = r.opt_boolean("page_cache_dropped").value_or(false);
-  m.compute_device = r.opt_string("compute_device").value_or("");
-  m.t0_unix_s = r.number("t0_unix_s");
-  within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
-  if (const auto* a = o_has(o, "applied") ? r.object("applied") : nullptr) {
-    FieldReader ar(*a, r.where() + " field 'applied',");
-    BoardState b;
-    b.mode_name = ar.opt_string("mode_name").value_or("");
-    b.nvpmodel_id = ar.opt_integer("nvpmodel_id");
-    b.cores_online = ar.opt_integer("cores_online").value_or(0);
-    b.cpu_khz = ar.opt_integer("cpu_khz").value_or(0);
-    b.gpu_hz = ar.opt_integer("gpu_hz").value_or(0);
-    b.emc_hz = ar.opt_integer("emc_hz").value_or(0);
-    b.clocks_pinned = ar.opt_boolean("clocks_pinned").value_or(false);
-    b.fan = ar.opt_string("fan").value_or("");
-    b.tpc_pg_mask = ar.opt_integer("tpc_pg_mask");
-    b.fbp_pg_mask = ar.opt_integer("fbp_pg_mask");
-    if (ar.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
-      ar.fail("cores_online", "cores and frequencies must be >= 0");
-    if (ar.ok() && ((b.tpc_pg_mask && *b.tpc_pg_mask < 0) || (b.fbp_pg_mask && *b.fbp_pg_mask < 0)))
-      ar.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
-    if (!ar.ok()) return ar.status();
-    m.applied = b;
-  }
-  if (const auto* w = o_has(o, "workload") ? r.object("workload") : nullptr) {
-    FieldReader wr(*w, r.where() + " field 'workload',");
-    WorkloadFacts facts;
-    json::read_described(wr, facts);
-    check_workload_facts(facts, wr);
-    if (!wr.ok()) return wr.status();
-    m.workload = facts;
-  }
-  return r.status();
+void validate(FieldReader& r, const BoardState& b) {
+  if (r.ok() && (b.cores_online < 0 || b.cpu_khz < 0 || b.gpu_hz < 0 || b.emc_hz < 0))
+    r.fail("cores_online", "cores and frequencies must be >= 0");
+  if (r.ok() && ((b.tpc_pg_mask && *b.tpc_pg_mask < 0) || (b.fbp_pg_mask && *b.fbp_pg_mask < 0)))
+    r.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
 }
-Status parse(const bj::object&, FieldReader& r, RunFinished& m) {
-  m.run_id = r.integer("run_id");
-  m.status = r.string("status");
-  m.error = r.opt_string("error").value_or("");
-  m.wall_s = r.opt_number("wall_s").value_or(0.0);
+void validate(FieldReader& r, const WorkloadFacts& m) { check_workload_facts(m, r); }
+void validate(FieldReader& r, const RunStarted& m) { within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds); }
+void validate(FieldReader& r, const RunFinished& m) {
   within(r, "wall_s", m.wall_s, 0, kMaxRunSeconds);
   if (r.ok() && m.status != "done" && m.status != "failed" && m.status != "cancelled")
     r.fail("status", "must be 'done', 'failed' or 'cancelled'");
-  return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, RebootPending& m) {
-  m.run_id = r.integer("run_id");
-  m.mode_name = r.string("mode_name");
-  m.nvpmodel_id = r.integer("nvpmodel_id");
-  const std::pair<const char*, std::optional<int64_t>*> masks[] = {{"tpc_pg_mask_from", &m.tpc_pg_mask_from},
+void validate(FieldReader& r, const RebootPending& m) {
+  const std::pair<const char*, const std::optional<int64_t>*> masks[] = {{"tpc_pg_mask_from", &m.tpc_pg_mask_from},
       {"tpc_pg_mask_to", &m.tpc_pg_mask_to}, {"fbp_pg_mask_from", &m.fbp_pg_mask_from}, {"fbp_pg_mask_to", &m.fbp_pg_mask_to}};
   for (const auto& [key, slot] : masks)
-    if ((*slot = r.opt_integer(key)) && r.ok() && **slot < 0) r.fail(key, "GPU masks must be >= 0");
-  m.expected_back_s = r.number("expected_back_s");
-  m.requested_unix_s = r.number("requested_unix_s");
+    if (r.ok() && *slot && **slot < 0) r.fail(key, "GPU masks must be >= 0");
   within(r, "expected_back_s", m.expected_back_s, 1, 86400);
   within(r, "requested_unix_s", m.requested_unix_s, 0, kMaxUnixSeconds);
-  return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, Ack& m) {
-  auto v = r.integer("up_to");
-  if (r.ok() && v < 0) r.fail("up_to", "must be >= 0");
-  m.up_to = static_cast<uint64_t>(v);
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, TimeSync& m) {
-  m.t0 = r.number("t0");
-  within(r, "t0", m.t0, 0, kMaxUnixSeconds);
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, TimeSyncReply& m) {
-  m.t0 = r.number("t0");
-  m.t1 = r.number("t1");
-  m.t2 = r.number("t2");
+void validate(FieldReader& r, const TimeSync& m) { within(r, "t0", m.t0, 0, kMaxUnixSeconds); }
+void validate(FieldReader& r, const TimeSyncReply& m) {
   within(r, "t0", m.t0, 0, kMaxUnixSeconds);
   within(r, "t1", m.t1, 0, kMaxUnixSeconds);
   within(r, "t2", m.t2, 0, kMaxUnixSeconds);
-  return r.status();
 }
-Status parse(const bj::object&, FieldReader& r, Error& m) {
-  m.code = r.string("code");
-  m.message = r.string("message");
-  // A message id, never negative (a negative one would come back as a huge unsigned id).
-  if (auto ref = r.opt_integer("ref_id"); ref && *ref < 0) r.fail("ref_id", "must be >= 0");
-  else if (ref) m.ref_id = static_cast<uint64_t>(*ref);
+
+namespace {
+
+// A described message: its members (and its described bases') read by its wire rules, then its validate.
+template <class T>
+Status read_message(FieldReader& r, T& m) {
+  json::read_described(r, m);
+  boost::mp11::mp_for_each<boost::describe::describe_bases<T, boost::describe::mod_public>>([&](auto base) {
+    using B = typename decltype(base)::type;
+    json::read_described(r, static_cast<B&>(m));
+  });
+  if constexpr (json::described_detail::HasValidate<T>::value) validate(r, static_cast<const T&>(m));
   return r.status();
 }
 
@@ -500,7 +242,9 @@ template <class T>
 Result<Body> decode_as(const bj::object& o, const std::string& type) {
   T m;
   FieldReader r(o, "message '" + type + "'");
-  Status s = parse(o, r, m);
+  Status s;
+  if constexpr (boost::describe::has_describe_members<T>::value) s = read_message(r, m);
+  else s = parse(o, r, m);
   if (!s.is_ok()) return s;
   return Body(std::move(m));
 }

@@ -1,5 +1,10 @@
 // The agent <-> controller wire protocol, defined once: plain structs, (de)serialised as JSON text
 // frames inside a versioned envelope {"type":..., "version":1, "id":N, ...fields}. Pure; any thread.
+// Each record is described once (BOOST_DESCRIBE_STRUCT: its members' wire names and order) with its wire rules
+// (JS_WIRE_RULES: the members a decoder requires, those the encoder leaves out when empty) and one validate step
+// (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp). AssignRun and
+// ModelChunk keep hand-written codecs (protocol.cpp: the run config and base64 bytes have codecs of their own), and
+// EpochResult's encoder its key order; tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,7 @@
 #include "common/json_fields.hpp"
 #include "common/run_config.hpp"
 #include "common/status.hpp"
+#include "common/wire_rules.hpp"
 
 namespace jetsweep::proto {
 
@@ -85,6 +91,14 @@ struct DeviceFacts {
   std::optional<BoardTables> tables;
   bool operator==(const DeviceFacts& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(DeviceFacts, (),
+                      (hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version, compiler, git_sha,
+                       board_id, accelerator, may_reboot, tables, not_ready, storage, live_modes))
+JS_WIRE_RULES(DeviceFacts,
+              (&DeviceFacts::hostname, &DeviceFacts::cpus, &DeviceFacts::mem_bytes, &DeviceFacts::backend,
+               &DeviceFacts::device_class),
+              (&DeviceFacts::board_id, &DeviceFacts::accelerator, &DeviceFacts::may_reboot, &DeviceFacts::tables,
+               &DeviceFacts::not_ready, &DeviceFacts::storage, &DeviceFacts::live_modes))
 
 // agent -> controller, first message on every connection.
 struct Register {
@@ -99,6 +113,9 @@ struct Register {
   std::optional<std::string> credential;
   bool operator==(const Register& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Register, (), (name, facts, current_run, journal_runs, credential))
+JS_WIRE_RULES(Register, (&Register::name, &Register::facts), (&Register::credential))
+void validate(json::FieldReader& r, const Register& m);   // the name's form, the credential's form
 
 // controller -> agent, answer to Register.
 struct Registered {
@@ -109,6 +126,9 @@ struct Registered {
   std::optional<std::string> credential;
   bool operator==(const Registered& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Registered, (), (agent_id, heartbeat_interval_ms, credential))
+JS_WIRE_RULES(Registered, (&Registered::agent_id, &Registered::heartbeat_interval_ms), (&Registered::credential))
+void validate(json::FieldReader& r, const Registered& m);
 
 // Both directions. The agent names its state and current run.
 struct Heartbeat {
@@ -119,6 +139,9 @@ struct Heartbeat {
   std::optional<int64_t> backlog_bytes;
   bool operator==(const Heartbeat& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Heartbeat, (), (state, run_id, backlog_messages, backlog_bytes))
+JS_WIRE_RULES(Heartbeat, (&Heartbeat::state), (&Heartbeat::backlog_messages, &Heartbeat::backlog_bytes))
+void validate(json::FieldReader& r, const Heartbeat& m);
 
 // controller -> agent.
 struct AssignRun {
@@ -145,6 +168,10 @@ struct BoardState {
   std::string to_string() const;        // "4c/1420/921/1600 MAXN pinned fan=max tpc_pg=240" (MHz)
   bool operator==(const BoardState& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(BoardState, (),
+                      (mode_name, nvpmodel_id, cores_online, cpu_khz, gpu_hz, emc_hz, clocks_pinned, fan, tpc_pg_mask,
+                       fbp_pg_mask))
+void validate(json::FieldReader& r, const BoardState& m);
 
 // What a run trained, as its agent measured it before the first epoch (issue 31): the model (its file's hash, its
 // size as built for the dataset) and the data (the fingerprint of the bytes read). Described once: its JSON on the
@@ -165,6 +192,7 @@ BOOST_DESCRIBE_STRUCT(WorkloadFacts, (),
 boost::json::object to_json(const WorkloadFacts& facts);
 // The bounds of a decoded WorkloadFacts (counts >= 0, hashes "" or 64 lowercase hex digits), failing in `reader`.
 void check_workload_facts(const WorkloadFacts& facts, json::FieldReader& reader);
+void validate(json::FieldReader& r, const WorkloadFacts& m);   // check_workload_facts
 
 // agent -> controller, before the first epoch: the state the run executes in, as applied and read back.
 struct RunStarted {
@@ -179,6 +207,11 @@ struct RunStarted {
   std::optional<WorkloadFacts> workload;   // absent from agents older than the field
   bool operator==(const RunStarted& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(RunStarted, (),
+                      (run_id, reference_state, applied, storage_medium, storage_device, page_cache_dropped,
+                       compute_device, t0_unix_s, workload))
+JS_WIRE_RULES(RunStarted, (&RunStarted::run_id, &RunStarted::t0_unix_s), (&RunStarted::workload))
+void validate(json::FieldReader& r, const RunStarted& m);
 
 // Clocks read back at an epoch boundary (current frequencies, not caps).
 struct ClockReading {
@@ -188,6 +221,8 @@ struct ClockReading {
   std::optional<double> emc_hz;
   bool operator==(const ClockReading& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(ClockReading, (), (cores_online, cpu_khz, gpu_hz, emc_hz))
+JS_WIRE_RULES(ClockReading, (&ClockReading::cores_online), ())
 
 // agent -> controller: per-minibatch times for minibatches [first_index, first_index + n).
 struct MinibatchChunk {
@@ -200,6 +235,12 @@ struct MinibatchChunk {
   std::vector<double> copy_s;
   bool operator==(const MinibatchChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(MinibatchChunk, (), (run_id, epoch, first_index, stall_s, compute_s, copy_s))
+JS_WIRE_RULES(MinibatchChunk,
+              (&MinibatchChunk::run_id, &MinibatchChunk::epoch, &MinibatchChunk::first_index, &MinibatchChunk::stall_s,
+               &MinibatchChunk::compute_s),
+              (&MinibatchChunk::copy_s))
+void validate(json::FieldReader& r, const MinibatchChunk& m);
 
 // An epoch's measures that may be missing (null: not measured, or not a number), defined once. The wire codec,
 // the report's codec (api::ReportEpoch), the epochs table's columns (same names: sql/) and the in-memory store all
@@ -267,6 +308,11 @@ struct EpochResult : EpochMeasures {
 BOOST_DESCRIBE_STRUCT(EpochResult, (EpochMeasures),
                       (run_id, epoch, e2e_s, stall_s, compute_s, minibatches, copy_s, clocks_start, clocks_end,
                        throttled, throttle_reason))
+JS_WIRE_RULES(EpochResult,
+              (&EpochResult::run_id, &EpochResult::epoch, &EpochResult::e2e_s, &EpochResult::stall_s,
+               &EpochResult::compute_s, &EpochResult::minibatches),
+              (&EpochResult::copy_s, &EpochResult::throttle_reason))
+void validate(json::FieldReader& r, const EpochResult& m);
 
 // One telemetry sample; t_s is seconds since the run started.
 struct Sample {
@@ -282,6 +328,11 @@ struct Sample {
   std::optional<double> temp_max_c;
   bool operator==(const Sample& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Sample, (),
+                      (t_s, cpu_util_pct, core_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c))
+JS_WIRE_RULES(Sample, (&Sample::t_s, &Sample::cpu_util_pct, &Sample::mem_used_kb, &Sample::disk_read_bytes),
+              (&Sample::temp_max_c))
+void validate(json::FieldReader& r, const Sample& m);
 
 struct SampleChunk {
   int64_t run_id = 0;
@@ -289,6 +340,9 @@ struct SampleChunk {
   std::vector<Sample> samples;
   bool operator==(const SampleChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(SampleChunk, (), (run_id, t0_unix_s, samples))
+JS_WIRE_RULES(SampleChunk, (&SampleChunk::run_id, &SampleChunk::samples), ())
+void validate(json::FieldReader& r, const SampleChunk& m);
 
 // agent -> controller: the run ended.
 struct RunFinished {
@@ -298,6 +352,9 @@ struct RunFinished {
   double wall_s = 0;
   bool operator==(const RunFinished& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(RunFinished, (), (run_id, status, error, wall_s))
+JS_WIRE_RULES(RunFinished, (&RunFinished::run_id, &RunFinished::status), ())
+void validate(json::FieldReader& r, const RunFinished& m);
 
 // agent -> controller: run `run_id` names nvpmodel mode `mode_name` (id nvpmodel_id) whose GPU masks differ
 // from those the board booted with, and the agent may reboot its board (--allow-reboot): it sets the mode
@@ -317,12 +374,23 @@ struct RebootPending {
   double requested_unix_s = 0;               // the agent's wall clock when it asked
   bool operator==(const RebootPending& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(RebootPending, (),
+                      (run_id, mode_name, nvpmodel_id, tpc_pg_mask_from, tpc_pg_mask_to, fbp_pg_mask_from,
+                       fbp_pg_mask_to, expected_back_s, requested_unix_s))
+JS_WIRE_RULES(RebootPending,
+              (&RebootPending::run_id, &RebootPending::mode_name, &RebootPending::nvpmodel_id,
+               &RebootPending::expected_back_s, &RebootPending::requested_unix_s),
+              ())
+void validate(json::FieldReader& r, const RebootPending& m);
 
 // controller -> agent: NTP-style clock probe; t0 = controller wall clock (Unix seconds) when sent.
 struct TimeSync {
   double t0 = 0;
   bool operator==(const TimeSync& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(TimeSync, (), (t0))
+JS_WIRE_RULES(TimeSync, (&TimeSync::t0), ())
+void validate(json::FieldReader& r, const TimeSync& m);
 
 // agent -> controller, answer to TimeSync: t1 = agent clock at receipt, t2 = agent clock when replying.
 // The controller, receiving at t3, computes offset = ((t1 - t0) + (t2 - t3)) / 2 (agent minus controller)
@@ -333,6 +401,9 @@ struct TimeSyncReply {
   double t2 = 0;
   bool operator==(const TimeSyncReply& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(TimeSyncReply, (), (t0, t1, t2))
+JS_WIRE_RULES(TimeSyncReply, (&TimeSyncReply::t0, &TimeSyncReply::t1, &TimeSyncReply::t2), ())
+void validate(json::FieldReader& r, const TimeSyncReply& m);
 
 // controller -> agent: stop run `run_id` now (its campaign or the run itself was cancelled). The agent stops
 // at the next minibatch and reports run_finished "cancelled"; what it measured so far is kept.
@@ -341,12 +412,16 @@ struct CancelRun {
   std::string reason;
   bool operator==(const CancelRun& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(CancelRun, (), (run_id, reason))
+JS_WIRE_RULES(CancelRun, (&CancelRun::run_id), ())
 
 // controller -> agent: every message with id <= up_to is committed to the database.
 struct Ack {
   uint64_t up_to = 0;
   bool operator==(const Ack& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Ack, (), (up_to))
+JS_WIRE_RULES(Ack, (&Ack::up_to), ())
 
 // Either direction: the peer's frame was rejected (or an operation failed).
 struct Error {
@@ -355,6 +430,8 @@ struct Error {
   std::optional<uint64_t> ref_id;
   bool operator==(const Error& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(Error, (), (code, message, ref_id))
+JS_WIRE_RULES(Error, (&Error::code, &Error::message), ())
 
 // agent -> controller: chunk `index` of the model file `sha256` (a run's torchscript:<sha256> model missing from the
 // agent's cache; docs/WORKLOADS.md). Answered by model_chunk; not journaled, not acked.
@@ -363,6 +440,9 @@ struct FetchModel {
   int64_t index = 0;
   bool operator==(const FetchModel& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(FetchModel, (), (sha256, index))
+JS_WIRE_RULES(FetchModel, (&FetchModel::sha256, &FetchModel::index), ())
+void validate(json::FieldReader& r, const FetchModel& m);
 
 // controller -> agent: chunk `index` of the `chunks` of model file `sha256` (`bytes` in all): its bytes in `data`
 // (base64 on the wire). `error` is set, and data empty, when the controller has no such file or chunk.

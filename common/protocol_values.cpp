@@ -8,13 +8,6 @@
 namespace jetsweep::proto {
 namespace bj = boost::json;
 
-namespace {
-template <class T>
-void put_opt(bj::object& o, const char* k, const std::optional<T>& v) {
-  o[k] = v ? bj::value(*v) : bj::value(nullptr);
-}
-}  // namespace
-
 std::optional<std::string> agent_name_problem(std::string_view name) {
   if (name.empty()) return std::string("must not be empty");
   if (name.size() > kMaxAgentNameChars)
@@ -54,20 +47,7 @@ std::string BoardState::to_string() const {
   return s;
 }
 
-bj::object to_json(const BoardState& b) {
-  bj::object o;
-  o["mode_name"] = b.mode_name;
-  put_opt(o, "nvpmodel_id", b.nvpmodel_id);
-  o["cores_online"] = b.cores_online;
-  o["cpu_khz"] = b.cpu_khz;
-  o["gpu_hz"] = b.gpu_hz;
-  o["emc_hz"] = b.emc_hz;
-  o["clocks_pinned"] = b.clocks_pinned;
-  o["fan"] = b.fan;
-  put_opt(o, "tpc_pg_mask", b.tpc_pg_mask);
-  put_opt(o, "fbp_pg_mask", b.fbp_pg_mask);
-  return o;
-}
+bj::object to_json(const BoardState& b) { return json::described_to_json(b); }
 
 bj::object to_json(const WorkloadFacts& facts) { return json::described_to_json(facts); }
 

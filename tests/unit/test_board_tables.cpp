@@ -70,7 +70,7 @@ TEST_CASE("board tables travel in the registration and are checked by field") {
     return r.status().message();
   };
   const std::string descending = bad(R"({"source":"board","cores":4,"cpu_khz":[2,1],"gpu_hz":[1],"emc_hz":[1]})");
-  CHECK(descending.find("field 'tables' field 'cpu_khz'") != std::string::npos);
+  CHECK(descending.find("message 'register' field 'facts', field 'tables', field 'cpu_khz'") != std::string::npos);
   CHECK(descending.find("strictly ascending") != std::string::npos);
   CHECK(bad(R"({"source":"board","cores":4,"cpu_khz":[1],"gpu_hz":[],"emc_hz":[1]})").find("'gpu_hz': the table is empty") !=
         std::string::npos);
