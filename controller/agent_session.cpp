@@ -264,6 +264,8 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   }
   best_rtt_s_ = rtt;
   clock_offset_s_ = offset;
+  for (auto& [run, run_offset] : run_clock_offsets_)   // as the store does: runs started before any offset take it
+    if (!run_offset) run_offset = offset;
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
   // Through the agent's ingest worker, in order with its results: a run_started read after this reply is stored with
   // this offset (runs.clock_offset_s), whichever worker is busier.
@@ -274,20 +276,33 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
       });
 }
 
+std::optional<double> AgentSession::run_clock_offset_s(int64_t run_id) const {
+  auto it = run_clock_offsets_.find(run_id);
+  return it != run_clock_offsets_.end() && it->second ? it->second : clock_offset_s_;
+}
+
 void AgentSession::ingest(uint64_t id, proto::Body body) {
   ++in_flight_;
   const std::string type(proto::type_name(body));
   const auto received = std::chrono::steady_clock::now();
   size_t rows = 0;   // the rows it carries (minibatch and sample chunks), for the ingest counters of /metrics
   if (const auto* m = std::get_if<proto::MinibatchChunk>(&body)) rows = m->stall_s.size();
+  if (const auto* started = std::get_if<proto::RunStarted>(&body)) {
+    if (run_clock_offsets_.size() >= kMaxRunOffsets && !run_clock_offsets_.count(started->run_id))
+      run_clock_offsets_.erase(run_clock_offsets_.begin());
+    run_clock_offsets_[started->run_id] = clock_offset_s_;
+  }
   if (const auto* c = std::get_if<proto::SampleChunk>(&body)) {
     rows = c->samples.size();
-    controller_->fleet_telemetry().add_samples(agent_id_, *c, clock_offset_s_, proto::unix_now_s());
+    controller_->fleet_telemetry().add_samples(agent_id_, *c, run_clock_offset_s(c->run_id), proto::unix_now_s());
   }
   const int64_t agent = agent_id_;
   auto self = shared_from_this();
   std::optional<int64_t> finished;
-  if (const auto* f = std::get_if<proto::RunFinished>(&body)) finished = f->run_id;
+  if (const auto* f = std::get_if<proto::RunFinished>(&body)) {
+    finished = f->run_id;
+    run_clock_offsets_.erase(f->run_id);   // nothing of it follows its end
+  }
   controller_->ingest_db(agent).post_ingest(
       controller_->executor(), agent, std::move(body),
       [self, id, type, finished, rows, received](Result<IngestOutcome> r) {

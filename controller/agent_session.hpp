@@ -12,6 +12,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -52,6 +53,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // Clock probes discarded because they were taken under load (see above).
   int64_t probes_discarded() const { return probes_discarded_; }
   std::optional<double> clock_offset_s() const { return clock_offset_s_; }
+  // The offset run `run_id`'s live telemetry is placed with: the one it started under, else the current one.
+  std::optional<double> run_clock_offset_s(int64_t run_id) const;
   // Dispatch bookkeeping (owned by the Controller, io thread).
   std::optional<int64_t> current_run;
   bool claiming = false;
@@ -106,6 +109,12 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   int64_t probes_discarded_ = 0;
   std::optional<double> best_rtt_s_;
   std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_
+  // The offset each run started under (as runs.clock_offset_s stores it: the one kept when its run_started was read;
+  // unset until a probe is kept), for its live telemetry: a step of the board's clock mid-run does not shift the
+  // run's samples, stamped from its t0_unix_s on the clock before the step. Runs started on this connection; at
+  // most kMaxRunOffsets (the oldest forgotten).
+  std::map<int64_t, std::optional<double>> run_clock_offsets_;
+  static constexpr size_t kMaxRunOffsets = 64;
   int64_t agent_id_ = 0;
   std::string name_;
   std::string device_class_;

@@ -180,6 +180,50 @@ TEST_CASE("a clock step on the board: a slower probe that cannot agree with the 
   CHECK(std::abs(*session->clock_offset_s() - 300) < 0.25);
 }
 
+TEST_CASE("a clock step mid-run does not move the run's live telemetry: it keeps the offset the run started under") {
+  auto options = options_with(64, 1024);
+  options.max_clock_probe_rtt_s = 60;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  const auto answer_probe = [&](double ahead_s) {
+    const size_t n = client->count<proto::TimeSync>();
+    session->send_clock_probe();
+    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
+    const double t0 = client->all<proto::TimeSync>().back().t0;
+    client->send(proto::TimeSyncReply{t0, t0 + ahead_s, t0 + ahead_s});
+    REQUIRE(f.round_trip(*client));
+  };
+  answer_probe(0.0);   // the board's clock agrees with the controller's
+  REQUIRE(session->clock_offset_s());
+  // Run 41 starts (its t0 on the board's clock), then NTP steps the board's clock 300 s ahead.
+  const double t0_unix_s = proto::unix_now_s();
+  proto::RunStarted started;
+  started.run_id = 41, started.t0_unix_s = t0_unix_s;
+  client->send(started);
+  REQUIRE(f.round_trip(*client));
+  answer_probe(300.0);
+  REQUIRE(std::abs(*session->clock_offset_s() - 300) < 0.5);
+  // Its samples keep its t0 and a monotonic t_s: they belong at t0 + t_s on the controller's clock, not 300 s earlier.
+  client->send(proto::SampleChunk{41, t0_unix_s, {proto::Sample{2.0, 50.0, {}, std::nullopt, 1, 0, 5.0, std::nullopt}}});
+  REQUIRE(f.round_trip(*client));
+  const auto* board = f.controller->fleet_telemetry().board(session->agent_id());
+  REQUIRE(board);
+  REQUIRE(board->latest);
+  CHECK(std::abs(board->latest->t_unix_s - (t0_unix_s + 2.0)) < 0.5);
+  CHECK(std::abs(*session->run_clock_offset_s(41)) < 0.5);
+  // A run started after the step takes the new offset.
+  proto::RunStarted next = started;
+  next.run_id = 42, next.t0_unix_s = t0_unix_s + 300.0;
+  client->send(next);
+  REQUIRE(f.round_trip(*client));
+  client->send(proto::SampleChunk{42, t0_unix_s + 300.0, {proto::Sample{3.0, 50.0, {}, std::nullopt, 1, 0, 5.0, std::nullopt}}});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(board->latest);
+  CHECK(board->latest->run_id == 42);
+  CHECK(std::abs(board->latest->t_unix_s - (t0_unix_s + 3.0)) < 0.5);
+}
+
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
   ControllerFixture f(options_with(8, 4));
   RegisteredSession agent(f);
