@@ -38,6 +38,7 @@
 #include "common/campaign.hpp"
 #include "common/protocol.hpp"
 #include "common/status.hpp"
+#include "common/wire_rules.hpp"
 
 namespace jetsweep::api {
 
@@ -80,6 +81,8 @@ struct ErrorReply {
   std::string error;
   std::optional<std::string> error_id;
 };
+BOOST_DESCRIBE_STRUCT(ErrorReply, (), (error, error_id))
+JS_WIRE_RULES(ErrorReply, (&ErrorReply::error), (&ErrorReply::error_id))
 
 struct Health {
   bool ok = true;
@@ -87,6 +90,8 @@ struct Health {
   int64_t db_queue = 0;
   int64_t ingest_queue = 0;
 };
+BOOST_DESCRIBE_STRUCT(Health, (), (ok, agents_connected, db_queue, ingest_queue))
+JS_WIRE_RULES_ALL_REQUIRED(Health, (), ())
 
 struct AgentInfo {
   int64_t agent_id = 0;
@@ -110,12 +115,18 @@ struct AgentInfo {
   std::vector<std::string> not_ready;     // failed readiness checks, "name: detail"
   bool ready() const { return not_ready.empty(); }   // travels as "ready"
 };
+BOOST_DESCRIBE_STRUCT(AgentInfo, (),
+                      (agent_id, name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version,
+                       compiler, git_sha, connected, last_seen, current_run, rebooting_until, accelerator, not_ready))
+JS_WIRE_RULES_ALL_REQUIRED(AgentInfo, (), ())
 
 // Queued runs no enrolled agent can take, and why.
 struct Unrunnable {
   int64_t runs = 0;
   std::string reason;
 };
+BOOST_DESCRIBE_STRUCT(Unrunnable, (), (runs, reason))
+JS_WIRE_RULES_ALL_REQUIRED(Unrunnable, (), ())
 
 // One round of an adaptive-profiling plan: the modes it queued and the summary of the fit it was decided from
 // (absent figures: that fit had fewer than two profiled modes). JSON derived from this description.
@@ -147,6 +158,11 @@ struct AdaptivePlanStatus {
   boost::json::object fit;     // the whole latest fit (controller/adaptive_planner.hpp); {} in campaign lists
   std::vector<AdaptiveRoundStatus> history;   // every round, in order: how the predictor and its front moved
 };
+BOOST_DESCRIBE_STRUCT(AdaptivePlanStatus, (),
+                      (plan_id, device, workload, state, rounds, budget, profiled, candidates, error, time_loo_pct,
+                       power_loo_pct, front_size, front_changed, fit, history))
+// history: absent from controllers before issue 33's round history.
+JS_WIRE_RULES_ALL_REQUIRED(AdaptivePlanStatus, (&AdaptivePlanStatus::history), ())
 
 struct CampaignStatus {
   int64_t campaign_id = 0;
@@ -176,6 +192,12 @@ struct CampaignStatus {
   // Its adaptive-profiling plans (a campaign with a plan still profiling is not finished).
   std::vector<AdaptivePlanStatus> adaptive;
 };
+BOOST_DESCRIBE_STRUCT(CampaignStatus, (),
+                      (campaign_id, name, description, created_at, runs, queued, assigned, running, done, failed, lost,
+                       epochs_total, epochs_done, cancelled, state, priority, finished, paused, eta_s, unrunnable_runs,
+                       unrunnable, set_aside_results, adaptive))
+// Absent from older controllers: set_aside_results (issue 29), adaptive (issue 33).
+JS_WIRE_RULES_ALL_REQUIRED(CampaignStatus, (&CampaignStatus::set_aside_results, &CampaignStatus::adaptive), ())
 
 struct CreatedCampaignReply {
   int64_t campaign_id = 0;
@@ -183,6 +205,8 @@ struct CreatedCampaignReply {
   int64_t runs = 0;
   int64_t adaptive_plans = 0;   // adaptive-profiling plans: their runs come in rounds, not counted in `runs`
 };
+BOOST_DESCRIBE_STRUCT(CreatedCampaignReply, (), (campaign_id, name, runs, adaptive_plans))
+JS_WIRE_RULES_ALL_REQUIRED(CreatedCampaignReply, (&CreatedCampaignReply::adaptive_plans), ())   // from issue 33
 
 // The answer to revoking an agent's credential (`jetsweep agents revoke NAME`).
 struct AgentRevoked {
@@ -190,6 +214,8 @@ struct AgentRevoked {
   bool had_credential = false;   // false: it was not enrolled with one (nothing changed)
   bool disconnected = false;     // it was connected and its connection was closed
 };
+BOOST_DESCRIBE_STRUCT(AgentRevoked, (), (name, had_credential, disconnected))
+JS_WIRE_RULES_ALL_REQUIRED(AgentRevoked, (), ())
 
 struct RunCancelled {
   int64_t run_id = 0;
@@ -199,6 +225,8 @@ struct RunCancelled {
   std::optional<std::string> agent;
   std::string error;
 };
+BOOST_DESCRIBE_STRUCT(RunCancelled, (), (run_id, campaign_id, status, stopping, agent, error))
+JS_WIRE_RULES_ALL_REQUIRED(RunCancelled, (), ())
 
 struct EstimateTarget {
   std::string device;                 // a class, CLASS/*, a named board, or "any"
@@ -208,6 +236,8 @@ struct EstimateTarget {
   int64_t boards = 0;
   std::optional<double> wall_s;       // null when no board can run them
 };
+BOOST_DESCRIBE_STRUCT(EstimateTarget, (), (device, runs, runs_without_measurement, run_seconds, boards, wall_s))
+JS_WIRE_RULES_ALL_REQUIRED(EstimateTarget, (), ())
 
 // How many runs each source of epoch times covered, most specific first.
 struct EstimateSources {
@@ -218,6 +248,10 @@ struct EstimateSources {
   int64_t papers_model = 0;
   int64_t without_measurement = 0;
 };
+BOOST_DESCRIBE_STRUCT(EstimateSources, (),
+                      (same_class_model_dataset_batch_mode, same_class_model_dataset_batch, same_class_model_dataset,
+                       same_model_dataset_any_class, papers_model, without_measurement))
+JS_WIRE_RULES_ALL_REQUIRED(EstimateSources, (), ())
 
 struct CampaignEstimate {
   std::string campaign;
@@ -228,6 +262,9 @@ struct CampaignEstimate {
   std::vector<std::string> gating_refused;   // perf::gating_refusals: runs no enrolled board can run as booted
   std::vector<std::string> mode_tables;      // Campaign::mode_tables as the controller expanded it (its boards' tables)
 };
+BOOST_DESCRIBE_STRUCT(CampaignEstimate, (),
+                      (campaign, runs, per_device, estimated_wall_s, runs_estimated_from, gating_refused, mode_tables))
+JS_WIRE_RULES_ALL_REQUIRED(CampaignEstimate, (), ())
 
 struct ReportCampaign {
   int64_t id = 0;
@@ -236,6 +273,8 @@ struct ReportCampaign {
   std::string source_file;
   std::string created_at;
 };
+BOOST_DESCRIBE_STRUCT(ReportCampaign, (), (id, name, description, source_file, created_at))
+JS_WIRE_RULES_ALL_REQUIRED(ReportCampaign, (), ())
 
 // Clocks of a board at an epoch's start or end (each null when not read).
 struct EpochClocks {
@@ -244,6 +283,7 @@ struct EpochClocks {
   std::optional<double> gpu_hz;
   std::optional<double> emc_hz;
 };
+BOOST_DESCRIBE_STRUCT(EpochClocks, (), (cores_online, cpu_khz, gpu_hz, emc_hz))
 
 // Statistics of the minibatch times stored for an epoch (seconds), kept when the epoch or its minibatches land
 // (sql/016), so no report reads minibatches. Medians and p95 interpolate linearly (percentile_cont).
@@ -252,6 +292,9 @@ struct MinibatchStats {
   double stall_mean_s = 0, stall_p50_s = 0, stall_p95_s = 0;
   double compute_mean_s = 0, compute_p50_s = 0, compute_p95_s = 0;
 };
+BOOST_DESCRIBE_STRUCT(MinibatchStats, (),
+                      (recorded, stall_mean_s, stall_p50_s, stall_p95_s, compute_mean_s, compute_p50_s, compute_p95_s))
+JS_WIRE_RULES_ALL_REQUIRED(MinibatchStats, (), ())
 
 // An epoch as a report shows it: its times, its measures (proto::EpochMeasures, the same names as on the wire and
 // in the epochs table), its clocks and its window on the controller's clock.
@@ -269,6 +312,12 @@ struct ReportEpoch : proto::EpochMeasures {
   std::optional<double> end_unix_s;
   std::optional<MinibatchStats> minibatch_stats;   // null when no minibatch of the epoch was stored
 };
+// Read by its description (its measures, the base, included); written by to_json, which keeps the order its JSON has
+// (the measures between the times and the clocks).
+BOOST_DESCRIBE_STRUCT(ReportEpoch, (proto::EpochMeasures),
+                      (epoch, e2e_s, stall_s, compute_s, minibatches, clocks_start, clocks_end, throttled,
+                       throttle_reason, start_unix_s, end_unix_s, minibatch_stats))
+JS_WIRE_RULES_ALL_REQUIRED(ReportEpoch, (), (&ReportEpoch::throttle_reason))
 
 // A run's epochs as the text report shows them: epoch 0 apart from the mean of epochs 1 and later (the papers'
 // convention: epoch 0 carries start-up costs). Computed from the epochs (summarize_epochs) by the store that
@@ -283,6 +332,10 @@ struct RunEpochSummary {
   int64_t throttled_epochs = 0;
   std::optional<std::string> first_throttle;   // "epoch N: REASON" of the first throttled epoch
 };
+BOOST_DESCRIBE_STRUCT(RunEpochSummary, (),
+                      (epochs, minibatches, e0_e2e_s, e0_stall_s, e0_compute_s, e0_energy_j, later_epochs, later_e2e_s,
+                       later_stall_s, later_compute_s, later_energy_j, throttled_epochs, first_throttle))
+JS_WIRE_RULES_ALL_REQUIRED(RunEpochSummary, (), ())
 
 struct ReportRun {
   int64_t run_id = 0;
@@ -311,6 +364,11 @@ struct ReportRun {
   std::vector<ReportEpoch> epochs;             // empty in a report asked for without them (?epochs=none)
   RunEpochSummary summary;
 };
+BOOST_DESCRIBE_STRUCT(ReportRun, (),
+                      (run_id, status, agent, config, error, attempts, reboots, wall_s, facts, applied, reference_state,
+                       storage_medium, storage_device, page_cache_dropped, compute_device, workload, simulated, epochs,
+                       summary))
+JS_WIRE_RULES_ALL_REQUIRED(ReportRun, (&ReportRun::reboots), ())   // reboots: absent from older controllers
 
 // The keys of a stored run config that a report shows (model, dataset, ..., timing), picked from `stored`.
 boost::json::object report_config(const boost::json::object& stored);
@@ -330,6 +388,8 @@ struct CampaignReport {
   // candidate, measured points apart, the front and the pick per power budget.
   std::vector<AdaptivePlanStatus> adaptive;
 };
+BOOST_DESCRIBE_STRUCT(CampaignReport, (), (campaign, power_sensor, simulated_runs, epochs_included, runs, adaptive))
+JS_WIRE_RULES_ALL_REQUIRED(CampaignReport, (&CampaignReport::adaptive), ())   // adaptive: from issue 33
 // ?epochs=none: the report without per-epoch rows (a 5,000-epoch campaign's would be hundreds of MB).
 inline constexpr const char* kReportWithoutEpochs = "epochs=none";
 
@@ -354,12 +414,17 @@ struct RunSample {
   int64_t disk_read_bytes = 0;
   std::optional<double> temp_max_c;     // the hottest thermal zone (C); null: no readable zone, or simulated
 };
+BOOST_DESCRIBE_STRUCT(RunSample, (),
+                      (t_s, t_unix_s, power_w, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, temp_max_c))
+JS_WIRE_RULES_ALL_REQUIRED(RunSample, (), ())
 
 // GET /api/session: who the presented credentials (cookie or Authorization) are.
 struct SessionInfo {
   std::string role = "none";            // admin | viewer | none
   bool auth_required = true;            // false: the controller has no API token (everyone is admin)
 };
+BOOST_DESCRIBE_STRUCT(SessionInfo, (), (role, auth_required))
+JS_WIRE_RULES_ALL_REQUIRED(SessionInfo, (), ())
 
 std::string run_path(const std::string& run_ref);                  // /api/runs/ID
 std::string run_samples_path(const std::string& run_ref);          // /api/runs/ID/samples
@@ -375,6 +440,8 @@ struct FleetPoint {
   std::optional<double> cpu_freq_mhz;
   std::optional<double> temp_max_c;     // the hottest thermal zone (C); null: none readable, or simulated
 };
+BOOST_DESCRIBE_STRUCT(FleetPoint, (), (t_unix_s, power_w, cpu_util_pct, cpu_freq_mhz, temp_max_c))
+JS_WIRE_RULES_ALL_REQUIRED(FleetPoint, (), ())
 
 // A board's newest sample (the controller keeps it while it is at most 5 minutes old).
 struct FleetLatest {
@@ -385,6 +452,8 @@ struct FleetLatest {
   int64_t mem_used_kb = 0;
   std::optional<double> temp_max_c;
 };
+BOOST_DESCRIBE_STRUCT(FleetLatest, (), (t_unix_s, power_w, cpu_util_pct, cpu_freq_mhz, mem_used_kb, temp_max_c))
+JS_WIRE_RULES_ALL_REQUIRED(FleetLatest, (), ())
 
 // One board (agent) of the fleet: the store's agent row, the board state of its current or last run, and what
 // the controller heard from it lately (kept in memory: controller/fleet_telemetry.hpp).
@@ -407,6 +476,11 @@ struct FleetBoard {
   std::optional<FleetLatest> latest;
   std::vector<FleetPoint> series;                 // the last 5 minutes, oldest first, at most ~300 points
 };
+// Read by its description; written by to_json ("ready", computed, travels between simulated and not_ready).
+BOOST_DESCRIBE_STRUCT(FleetBoard, (),
+                      (agent_id, name, device_class, connected, state, simulated, not_ready, last_seen, current_run,
+                       last_heartbeat_unix_s, backlog_messages, backlog_bytes, applied, power_mode, latest, series))
+JS_WIRE_RULES_ALL_REQUIRED(FleetBoard, (), ())
 
 // The fleet state of an agent: "offline" when not connected, "busy" when it holds a run, else "idle" (the same
 // rule for /api/fleet and the agents-by-state metric, so they agree with /api/agents).

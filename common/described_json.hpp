@@ -1,12 +1,17 @@
 // JSON for plain records described once with BOOST_DESCRIBE_STRUCT: the encoder and the decoder are derived from
 // that description (a member's name is its JSON key, the description's order is the keys' order), so a new field is
-// added in one place. Members may be std::string, int64_t, uint64_t, double, bool, std::vector of those, another
-// described record, a std::vector of described records, or std::optional of any of these.
+// added in one place. Members may be std::string, int64_t, uint64_t, double, bool, a JSON object passed through,
+// std::vector of those, another described record, a record with a codec of its own (`to_json(const T&)` and
+// `from_json(const boost::json::value&, const std::string& where, T&)`, found by argument-dependent lookup: it is
+// used, also for a described record that has one), std::vector of records, or std::optional of any of these.
+// A record's described bases are read with it; written, only its own members are (a record with bases writes them
+// in its own to_json, in the order its JSON has).
 //
-// Wire rules (JS_WIRE_RULES, beside the description): the members a decoder requires (absent or null fails naming
-// the field) and those the encoder leaves out when empty (an unset optional, "", an empty array, false) instead of
-// writing null or the value. Every other member reads as its default when absent or null (older senders) and is
-// always written, an unset optional as null, a number that is not finite as null (JSON has no NaN).
+// Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent or null fails
+// naming the field) and those the encoder leaves out when empty (an unset optional, "", an empty array, false)
+// instead of writing null or the value. Every other member reads as its default when absent or null (older senders)
+// and is always written, an unset optional as null, a number that is not finite as null (JSON has no NaN). An
+// std::optional member is never required.
 //
 // Bounds are not checked while reading: a record's `validate(FieldReader&, const T&)` (found by argument-dependent
 // lookup, declared beside the record) does that once the record is read, and runs for a nested record too.
@@ -25,14 +30,14 @@
 #include <vector>
 
 #include "common/json_fields.hpp"
+#include "common/status.hpp"
 #include "common/wire_rules.hpp"
 
 namespace jetsweep::json {
-
 namespace described_detail {
 
 // A record without rules: nothing required, nothing left out.
-constexpr WireRules<std::tuple<>, std::tuple<>> wire_rules(const void*) { return {}; }
+constexpr WireRules<Listed::kRequired, std::tuple<>, std::tuple<>> wire_rules(const void*) { return {}; }
 template <class T>
 inline constexpr auto kRules = wire_rules(static_cast<const T*>(nullptr));
 
@@ -45,17 +50,36 @@ template <class Tuple, class P>
 constexpr bool listed(const Tuple& members, P p) {
   return std::apply([p](auto... q) { return (false || ... || same_member(q, p)); }, members);
 }
+template <class Rules, class P>
+constexpr bool required_by(const Rules& rules, P p) {
+  return listed(rules.listed, p) == (Rules::kWhat == Listed::kRequired);
+}
 
 template <class T>
 inline constexpr bool kDescribed = boost::describe::has_describe_members<T>::value;
 template <class T>
 using public_members = boost::describe::describe_members<T, boost::describe::mod_public>;
+template <class T>
+using public_bases = boost::describe::describe_bases<T, boost::describe::mod_public>;
 
 template <class T, class = void>
 struct HasValidate : std::false_type {};
 template <class T>
 struct HasValidate<T, std::void_t<decltype(validate(std::declval<FieldReader&>(), std::declval<const T&>()))>>
     : std::true_type {};
+// A record with a JSON codec of its own (to_json / from_json beside it).
+template <class T, class = void>
+struct HasToJson : std::false_type {};
+template <class T>
+struct HasToJson<T, std::void_t<decltype(to_json(std::declval<const T&>()))>> : std::true_type {};
+template <class T, class = void>
+struct HasFromJson : std::false_type {};
+template <class T>
+struct HasFromJson<T, std::void_t<decltype(from_json(std::declval<const boost::json::value&>(),
+                                                     std::declval<const std::string&>(), std::declval<T&>()))>>
+    : std::true_type {};
+template <class T>
+inline constexpr bool kRecord = std::is_class_v<T> && (kDescribed<T> || HasToJson<T>::value);
 
 inline bool is_empty(const std::string& v) { return v.empty(); }
 inline bool is_empty(bool v) { return !v; }
@@ -70,12 +94,13 @@ inline boost::json::value value_of(int64_t v) { return boost::json::value(v); }
 inline boost::json::value value_of(uint64_t v) { return boost::json::value(v); }
 inline boost::json::value value_of(double v) { return boost::json::value(v); }
 inline boost::json::value value_of(bool v) { return boost::json::value(v); }
+inline boost::json::value value_of(const boost::json::object& v) { return boost::json::value(v); }
 inline boost::json::value value_of(const std::optional<double>& v) { return optional_number(v); }
 template <class T>
 boost::json::value value_of(const std::optional<T>& v);
 template <class T>
 boost::json::value value_of(const std::vector<T>& v);
-template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 boost::json::value value_of(const T& record);
 
 template <class T>
@@ -95,8 +120,8 @@ boost::json::value value_of(const std::optional<T>& v) {
 }
 template <class T>
 boost::json::value value_of(const std::vector<T>& v) {
-  if constexpr (!kDescribed<T>) {
-    return boost::json::array(v.begin(), v.end());   // numbers or strings: in one go (a hot path: minibatch times)
+  if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
+    return boost::json::array(v.begin(), v.end());   // in one go (a hot path: minibatch times)
   } else {
     boost::json::array a;
     a.reserve(v.size());
@@ -104,11 +129,15 @@ boost::json::value value_of(const std::vector<T>& v) {
     return a;
   }
 }
-template <class T, std::enable_if_t<kDescribed<T>, int>>
+template <class T, std::enable_if_t<kRecord<T>, int>>
 boost::json::value value_of(const T& record) {
-  boost::json::object o;
-  put_members(o, record);
-  return o;
+  if constexpr (HasToJson<T>::value) {
+    return to_json(record);
+  } else {
+    boost::json::object o;
+    put_members(o, record);
+    return o;
+  }
 }
 
 // ---- reading ----
@@ -130,6 +159,11 @@ inline void read_member(FieldReader& r, const char* key, double& v, bool require
 inline void read_member(FieldReader& r, const char* key, bool& v, bool required) {
   v = required ? r.boolean(key) : r.opt_boolean(key).value_or(false);
 }
+inline void read_member(FieldReader& r, const char* key, boost::json::object& v, bool required) {
+  v = {};
+  if (!required && !r.has(key)) return;
+  if (const auto* o = r.object(key)) v = *o;
+}
 inline void read_member(FieldReader& r, const char* key, std::optional<std::string>& v, bool) { v = r.opt_string(key); }
 inline void read_member(FieldReader& r, const char* key, std::optional<int64_t>& v, bool) { v = r.opt_integer(key); }
 inline void read_member(FieldReader& r, const char* key, std::optional<uint64_t>& v, bool) {
@@ -139,6 +173,11 @@ inline void read_member(FieldReader& r, const char* key, std::optional<uint64_t>
 }
 inline void read_member(FieldReader& r, const char* key, std::optional<double>& v, bool) { v = r.opt_number(key); }
 inline void read_member(FieldReader& r, const char* key, std::optional<bool>& v, bool) { v = r.opt_boolean(key); }
+inline void read_member(FieldReader& r, const char* key, std::optional<boost::json::object>& v, bool) {
+  v.reset();
+  if (!r.has(key)) return;
+  if (const auto* o = r.object(key)) v = *o;
+}
 inline void read_member(FieldReader& r, const char* key, std::vector<double>& v, bool required) {
   v = required || r.has(key) ? r.number_array(key) : std::vector<double>();
 }
@@ -148,44 +187,54 @@ inline void read_member(FieldReader& r, const char* key, std::vector<int64_t>& v
 inline void read_member(FieldReader& r, const char* key, std::vector<std::string>& v, bool) {
   v = r.opt_string_array(key);
 }
-template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 void read_member(FieldReader& r, const char* key, T& v, bool required);
-template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool required);
-template <class T, std::enable_if_t<kDescribed<T>, int> = 0>
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool required);
 
+// Every described member of `record` and of its described bases, by its rules.
 template <class T>
 void read_members(FieldReader& reader, T& record) {
+  boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
+    using B = typename decltype(base)::type;
+    read_members(reader, static_cast<B&>(record));
+  });
   boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
     using D = decltype(member);
-    read_member(reader, D::name, record.*D::pointer, listed(kRules<T>.required, D::pointer));
+    read_member(reader, D::name, record.*D::pointer, required_by(kRules<T>, D::pointer));
   });
 }
 
-// A nested record: read, then checked by its validate (if it has one); a failure names its place in `r`.
+// A nested record from `value`, named `where` (its own codec, or its description and then its validate).
 template <class T>
-void read_checked(FieldReader& sub, T& v) {
-  read_members(sub, v);
-  if constexpr (HasValidate<T>::value) validate(sub, static_cast<const T&>(v));
+Status read_record(const boost::json::value& value, const std::string& where, T& v) {
+  if constexpr (HasFromJson<T>::value) {
+    return from_json(value, where, v);
+  } else {
+    if (!value.is_object()) return protocol_error(where + ": expected an object, got " + kind_name(value));
+    FieldReader sub(value.get_object(), where + ",");
+    read_members(sub, v);
+    if constexpr (HasValidate<T>::value) validate(sub, static_cast<const T&>(v));
+    return sub.status();
+  }
 }
-template <class T, std::enable_if_t<kDescribed<T>, int>>
+template <class T, std::enable_if_t<kRecord<T>, int>>
 void read_member(FieldReader& r, const char* key, T& v, bool required) {
   if (!required && !r.has(key)) return;
-  const auto* o = r.object(key);
-  if (!o) return;
-  FieldReader sub(*o, r.where() + " field '" + key + "',");
-  read_checked(sub, v);
-  if (!sub.ok()) r.fail_with(sub.status());
+  if (const auto* value = r.value(key)) {
+    if (Status s = read_record(*value, r.where() + " field '" + key + "'", v); !s.is_ok()) r.fail_with(s);
+  }
 }
-template <class T, std::enable_if_t<kDescribed<T>, int>>
-void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool required) {
+template <class T, std::enable_if_t<kRecord<T>, int>>
+void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool) {
   v.reset();
-  if (!required && !r.has(key)) return;
+  if (!r.has(key)) return;
   read_member(r, key, v.emplace(), true);
   if (!r.ok()) v.reset();
 }
-template <class T, std::enable_if_t<kDescribed<T>, int>>
+template <class T, std::enable_if_t<kRecord<T>, int>>
 void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool required) {
   v.clear();
   if (!required && !r.has(key)) return;
@@ -194,13 +243,21 @@ void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool requir
   v.reserve(a->size());
   for (size_t i = 0; r.ok() && i < a->size(); ++i) {
     const auto& e = (*a)[i];
-    if (!e.is_object()) {
-      r.fail(key, "element " + std::to_string(i) + " is not an object");
-      break;
+    if constexpr (HasFromJson<T>::value) {
+      if (Status s = from_json(e, r.where() + " field '" + key + "[" + std::to_string(i) + "]'", v.emplace_back());
+          !s.is_ok())
+        r.fail_with(s);
+    } else {
+      if (!e.is_object()) {
+        r.fail(key, "element " + std::to_string(i) + " is not an object");
+        break;
+      }
+      // The place is named only when an error is reported: thousands of samples per frame stay allocation-free.
+      FieldReader sub(e.get_object(), r, key, i);
+      read_members(sub, v.emplace_back());
+      if constexpr (HasValidate<T>::value) validate(sub, static_cast<const T&>(v.back()));
+      if (!sub.ok()) r.fail_with(sub.status());
     }
-    FieldReader sub(e.get_object(), r, key, i);
-    read_checked(sub, v.emplace_back());
-    if (!sub.ok()) r.fail_with(sub.status());
   }
 }
 
@@ -252,11 +309,30 @@ bool described_equal(const T& a, const T& b) {
   return equal;
 }
 
-// Reads every described member of `record` (its own, not its bases') from the object `reader` views, by its wire
+// Reads every described member of `record` (and of its described bases) from the object `reader` views, by its wire
 // rules; the first error stays in `reader`. The record's own validate is not run (nested records' are).
 template <class T>
 void read_described(FieldReader& reader, T& record) {
   described_detail::read_members(reader, record);
 }
 
+// `v` read as a described record named `where` (not an object: an error saying so), then its validate: the from_json
+// of a record whose codec is derived.
+template <class T>
+Status described_from_json(const boost::json::value& v, const std::string& where, T& out) {
+  if (!v.is_object()) return protocol_error(where + ": expected an object");
+  FieldReader r(v.get_object(), where);
+  described_detail::read_members(r, out);
+  if constexpr (described_detail::HasValidate<T>::value) validate(r, static_cast<const T&>(out));
+  return r.status();
+}
+
 }  // namespace jetsweep::json
+
+// Defines to_json(const T&) and from_json(value, where, T&) of a record whose codec is its description's, in the
+// namespace it is used in (beside the record's declarations of them).
+#define JS_DESCRIBED_CODEC(T)                                                                             \
+  boost::json::object to_json(const T& v) { return ::jetsweep::json::described_to_json(v); }               \
+  ::jetsweep::Status from_json(const boost::json::value& v, const std::string& where, T& out) {            \
+    return ::jetsweep::json::described_from_json(v, where, out);                                          \
+  }

@@ -156,7 +156,8 @@ void validate(FieldReader& r, const Registered& m) {
   check_credential(r, m.credential);
 }
 void validate(FieldReader& r, const Heartbeat& m) {
-  for (auto [field, v] : {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
+  for (auto [field, v] :
+       {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
     if (r.ok() && *v && **v < 0) r.fail(field, "must not be negative");
 }
 void validate(FieldReader& r, const FetchModel& m) {

@@ -329,7 +329,8 @@ struct Sample {
   bool operator==(const Sample& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 BOOST_DESCRIBE_STRUCT(Sample, (),
-                      (t_s, cpu_util_pct, core_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c))
+                      (t_s, cpu_util_pct, core_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w,
+                       temp_max_c))
 JS_WIRE_RULES(Sample, (&Sample::t_s, &Sample::cpu_util_pct, &Sample::mem_used_kb, &Sample::disk_read_bytes),
               (&Sample::temp_max_c))
 void validate(json::FieldReader& r, const Sample& m);

@@ -1,9 +1,8 @@
-// A run's epochs summarised as the text report shows them (api::RunEpochSummary) and its codec.
+// A run's epochs summarised as the text report shows them (api::RunEpochSummary; its codec derives from its
+// description, api.cpp).
 #include "common/api.hpp"
-#include "common/json_fields.hpp"
 
 namespace jetsweep::api {
-namespace bj = boost::json;
 
 RunEpochSummary summarize_epochs(const std::vector<ReportEpoch>& epochs) {
   RunEpochSummary s;
@@ -45,43 +44,6 @@ RunEpochSummary summarize_epochs(const std::vector<ReportEpoch>& epochs) {
     if (energy_everywhere) s.later_energy_j = energy / n;
   }
   return s;
-}
-
-bj::object to_json(const RunEpochSummary& v) {
-  const auto n = [](const std::optional<double>& x) { return json::optional_number(x); };
-  bj::object o{{"epochs", v.epochs},
-               {"minibatches", v.minibatches},
-               {"e0_e2e_s", n(v.e0_e2e_s)},
-               {"e0_stall_s", n(v.e0_stall_s)},
-               {"e0_compute_s", n(v.e0_compute_s)},
-               {"e0_energy_j", n(v.e0_energy_j)},
-               {"later_epochs", v.later_epochs},
-               {"later_e2e_s", n(v.later_e2e_s)},
-               {"later_stall_s", n(v.later_stall_s)},
-               {"later_compute_s", n(v.later_compute_s)},
-               {"later_energy_j", n(v.later_energy_j)},
-               {"throttled_epochs", v.throttled_epochs}};
-  o["first_throttle"] = v.first_throttle ? bj::value(*v.first_throttle) : bj::value(nullptr);
-  return o;
-}
-
-Status from_json(const bj::value& v, const std::string& where, RunEpochSummary& out) {
-  if (!v.is_object()) return protocol_error(where + ": expected an object");
-  json::FieldReader r(v.get_object(), where);
-  out.epochs = r.integer("epochs");
-  out.minibatches = r.integer("minibatches");
-  out.e0_e2e_s = r.opt_number("e0_e2e_s");
-  out.e0_stall_s = r.opt_number("e0_stall_s");
-  out.e0_compute_s = r.opt_number("e0_compute_s");
-  out.e0_energy_j = r.opt_number("e0_energy_j");
-  out.later_epochs = r.integer("later_epochs");
-  out.later_e2e_s = r.opt_number("later_e2e_s");
-  out.later_stall_s = r.opt_number("later_stall_s");
-  out.later_compute_s = r.opt_number("later_compute_s");
-  out.later_energy_j = r.opt_number("later_energy_j");
-  out.throttled_epochs = r.integer("throttled_epochs");
-  out.first_throttle = r.opt_string("first_throttle");
-  return r.status();
 }
 
 }  // namespace jetsweep::api

@@ -1,25 +1,37 @@
 // The wire rules of a record described with BOOST_DESCRIBE_STRUCT (common/described_json.hpp derives its JSON codec):
 // which members a decoder requires, and which the encoder leaves out when empty. Declared beside the record's
-// description with JS_WIRE_RULES. Header-only, constexpr.
+// description with JS_WIRE_RULES or JS_WIRE_RULES_ALL_REQUIRED. Header-only, constexpr.
 #pragma once
 
 #include <tuple>
 
 namespace jetsweep::json {
 
-template <class Required, class Omitted>
+// What the listed members are: the only required ones, or the only ones not required (an std::optional member never
+// is required either way).
+enum class Listed { kRequired, kNotRequired };
+
+template <Listed kListed, class Members, class Omitted>
 struct WireRules {
-  Required required;
+  static constexpr Listed kWhat = kListed;
+  Members listed;
   Omitted omitted_when_empty;
 };
-template <class Required, class Omitted>
-WireRules(Required, Omitted) -> WireRules<Required, Omitted>;
+template <Listed kListed, class Members, class Omitted>
+constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omitted omitted) {
+  return {listed, omitted};
+}
 
 }  // namespace jetsweep::json
 
 // Declares the wire rules of record T, in T's namespace: JS_WIRE_RULES(Heartbeat, (&Heartbeat::state),
-// (&Heartbeat::backlog_messages, &Heartbeat::backlog_bytes)); either list may be ().
-#define JS_WIRE_RULES(T, REQUIRED, OMITTED_WHEN_EMPTY)                                                  \
-  constexpr auto wire_rules(const T*) {                                                                 \
-    return ::jetsweep::json::WireRules{std::make_tuple REQUIRED, std::make_tuple OMITTED_WHEN_EMPTY}; \
+// (&Heartbeat::backlog_messages, &Heartbeat::backlog_bytes)); either list may be (). JS_WIRE_RULES_ALL_REQUIRED(T,
+// (members not required), (members left out when empty)) for a record whose members are required but a few.
+#define JS_WIRE_RULES(T, REQUIRED, OMITTED_WHEN_EMPTY) JS_WIRE_RULES_LISTED(T, kRequired, REQUIRED, OMITTED_WHEN_EMPTY)
+#define JS_WIRE_RULES_ALL_REQUIRED(T, NOT_REQUIRED, OMITTED_WHEN_EMPTY) \
+  JS_WIRE_RULES_LISTED(T, kNotRequired, NOT_REQUIRED, OMITTED_WHEN_EMPTY)
+#define JS_WIRE_RULES_LISTED(T, WHAT, LISTED, OMITTED_WHEN_EMPTY)                                     \
+  constexpr auto wire_rules(const T*) {                                                               \
+    return ::jetsweep::json::wire_rules_of<::jetsweep::json::Listed::WHAT>(std::make_tuple LISTED,    \
+                                                                          std::make_tuple OMITTED_WHEN_EMPTY); \
   }

@@ -152,7 +152,7 @@ TEST_CASE("decoding names the place and the field") {
   auto r = api::decode<api::CampaignReport>(bad, "campaign report");
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().code() == Code::kProtocolError);
-  CHECK(r.status().message().find("campaign report field 'runs'[0]") != std::string::npos);
+  CHECK(r.status().message().find("campaign report field 'runs[0]'") != std::string::npos);
   CHECK(r.status().message().find("field 'run_id': expected an integer, got string") != std::string::npos);
   CHECK(api::decode<api::CampaignStatus>(bj::parse("[]"), "status").status().message() ==
         "status: expected an object");
@@ -205,5 +205,5 @@ TEST_CASE("adaptive plan status: the round history round-trips; older answers wi
   auto r = api::decode<api::CampaignStatus>(bad, "status");
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().message() ==
-        "status field 'adaptive'[0] field 'history[1]', field 'modes': expected an integer, got string");
+        "status field 'adaptive[0]' field 'history[1]', field 'modes': expected an integer, got string");
 }

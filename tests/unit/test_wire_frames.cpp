@@ -3,12 +3,11 @@
 // write exactly these bytes (key order, keys left out when empty, nulls) and read them back to the same record.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "common/protocol.hpp"
+#include "support/pinned_texts.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::proto;
@@ -110,15 +109,9 @@ const char* const kFrames[] = {
 
 TEST_CASE("every message's wire frame is byte for byte what the hand-written encoders wrote, and reads back equal") {
   const auto all = messages();
-  if (const char* path = std::getenv("JETSWEEP_WRITE_WIRE_FRAMES")) {   // regenerates wire_frames.inc (by hand only)
-    FILE* f = std::fopen(path, "w");
-    REQUIRE(f);
-    for (const auto& m : all) {
-      const std::string frame = encode(m);
-      std::fputs("    R\"F(", f), std::fputs(frame.c_str(), f), std::fputs(")F\",\n", f);
-    }
-    std::fclose(f);
-  }
+  std::vector<std::string> frames;
+  for (const auto& m : all) frames.push_back(encode(m));
+  testing::write_pins_if_asked("JETSWEEP_WRITE_WIRE_FRAMES", frames);   // regenerates wire_frames.inc
   REQUIRE(all.size() == std::size(kFrames));
   for (size_t i = 0; i < all.size(); ++i) {
     CAPTURE(i);
