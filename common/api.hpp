@@ -264,7 +264,8 @@ struct CampaignEstimate {
 };
 BOOST_DESCRIBE_STRUCT(CampaignEstimate, (),
                       (campaign, runs, per_device, estimated_wall_s, runs_estimated_from, gating_refused, mode_tables))
-JS_WIRE_RULES_ALL_REQUIRED(CampaignEstimate, (), ())
+// gating_refused, mode_tables: absent from older controllers.
+JS_WIRE_RULES_ALL_REQUIRED(CampaignEstimate, (&CampaignEstimate::gating_refused, &CampaignEstimate::mode_tables), ())
 
 struct ReportCampaign {
   int64_t id = 0;
@@ -496,7 +497,7 @@ Status from_json(const boost::json::value& v, const std::string& where, FleetBoa
 
 // ---- codec ----
 // to_json gives the wire object; from_json checks every field and names `where` and the field in its error
-// (kProtocolError), e.g. "campaign report field 'runs[3]', field 'status': missing".
+// (kProtocolError), e.g. "campaign report field 'runs[3]' field 'status': missing".
 
 boost::json::object to_json(const ErrorReply& v);
 boost::json::object to_json(const Health& v);

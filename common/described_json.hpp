@@ -7,8 +7,9 @@
 // A record's described bases are read with it; written, only its own members are (a record with bases writes them
 // in its own to_json, in the order its JSON has).
 //
-// Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent or null fails
-// naming the field) and those the encoder leaves out when empty (an unset optional, "", an empty array, false)
+// Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent fails naming the
+// field; so does null, except for a string or a boolean, which FieldReader reads as "" / false) and those the encoder
+// leaves out when empty (an unset optional, "", an empty array, false)
 // instead of writing null or the value. Every other member reads as its default when absent or null (older senders)
 // and is always written, an unset optional as null, a number that is not finite as null (JSON has no NaN). An
 // std::optional member is never required.
@@ -21,6 +22,7 @@
 #include <boost/describe.hpp>
 #include <boost/json.hpp>
 #include <boost/mp11.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +56,8 @@ template <class Rules, class P>
 constexpr bool required_by(const Rules& rules, P p) {
   return listed(rules.listed, p) == (Rules::kWhat == Listed::kRequired);
 }
+
+inline constexpr size_t kMaxReservedElements = 4096;
 
 template <class T>
 inline constexpr bool kDescribed = boost::describe::has_describe_members<T>::value;
@@ -184,7 +188,9 @@ inline void read_member(FieldReader& r, const char* key, std::vector<double>& v,
 inline void read_member(FieldReader& r, const char* key, std::vector<int64_t>& v, bool required) {
   v = required || r.has(key) ? r.integer_array(key) : std::vector<int64_t>();
 }
-inline void read_member(FieldReader& r, const char* key, std::vector<std::string>& v, bool) {
+inline void read_member(FieldReader& r, const char* key, std::vector<std::string>& v, bool required) {
+  v.clear();
+  if (required && !r.array(key)) return;   // absent, null or not an array: fails naming the field
   v = r.opt_string_array(key);
 }
 template <class T, std::enable_if_t<kRecord<T>, int> = 0>
@@ -240,7 +246,9 @@ void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool requir
   if (!required && !r.has(key)) return;
   const auto* a = r.array(key);
   if (!a) return;
-  v.reserve(a->size());
+  // Reserved up to a bound only: an array of millions of elements (a forged frame) fails at its first bad element,
+  // or at the record's own count bound in its validate, without a giant allocation first.
+  v.reserve(std::min<size_t>(a->size(), kMaxReservedElements));
   for (size_t i = 0; r.ok() && i < a->size(); ++i) {
     const auto& e = (*a)[i];
     if constexpr (HasFromJson<T>::value) {
@@ -332,6 +340,8 @@ Status described_from_json(const boost::json::value& v, const std::string& where
 // Defines to_json(const T&) and from_json(value, where, T&) of a record whose codec is its description's, in the
 // namespace it is used in (beside the record's declarations of them).
 #define JS_DESCRIBED_CODEC(T)                                                                             \
+  static_assert(boost::mp11::mp_empty<boost::describe::describe_bases<T, boost::describe::mod_public>>::value, \
+                #T ": a record with described bases writes them in its own to_json");                    \
   boost::json::object to_json(const T& v) { return ::jetsweep::json::described_to_json(v); }               \
   ::jetsweep::Status from_json(const boost::json::value& v, const std::string& where, T& out) {            \
     return ::jetsweep::json::described_from_json(v, where, out);                                          \

@@ -41,7 +41,7 @@ class FieldReader {
   const boost::json::array* array(const char* name);
   // Whether the field is present and not null (fails nothing).
   bool has(const char* name) const;
-  // The field's value, whatever its kind; absent or null fails as missing.
+  // The field's value, whatever its kind (a null too); absent fails as missing.
   const boost::json::value* value(const char* name) { return find(name, true); }
 
   const Status& status() const { return status_; }

@@ -230,11 +230,7 @@ namespace {
 // A described message: its members (and its described bases') read by its wire rules, then its validate.
 template <class T>
 Status read_message(FieldReader& r, T& m) {
-  json::read_described(r, m);
-  boost::mp11::mp_for_each<boost::describe::describe_bases<T, boost::describe::mod_public>>([&](auto base) {
-    using B = typename decltype(base)::type;
-    json::read_described(r, static_cast<B&>(m));
-  });
+  json::read_described(r, m);   // its described bases too
   if constexpr (json::described_detail::HasValidate<T>::value) validate(r, static_cast<const T&>(m));
   return r.status();
 }

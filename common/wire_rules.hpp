@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tuple>
+#include <type_traits>
 
 namespace jetsweep::json {
 
@@ -30,8 +31,10 @@ constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omi
 #define JS_WIRE_RULES(T, REQUIRED, OMITTED_WHEN_EMPTY) JS_WIRE_RULES_LISTED(T, kRequired, REQUIRED, OMITTED_WHEN_EMPTY)
 #define JS_WIRE_RULES_ALL_REQUIRED(T, NOT_REQUIRED, OMITTED_WHEN_EMPTY) \
   JS_WIRE_RULES_LISTED(T, kNotRequired, NOT_REQUIRED, OMITTED_WHEN_EMPTY)
+// (A template taking exactly T: a record derived from T, without rules of its own, does not take T's.)
 #define JS_WIRE_RULES_LISTED(T, WHAT, LISTED, OMITTED_WHEN_EMPTY)                                     \
-  constexpr auto wire_rules(const T*) {                                                               \
+  template <class U, std::enable_if_t<std::is_same_v<U, T>, int> = 0>                                \
+  constexpr auto wire_rules(const U*) {                                                               \
     return ::jetsweep::json::wire_rules_of<::jetsweep::json::Listed::WHAT>(std::make_tuple LISTED,    \
                                                                           std::make_tuple OMITTED_WHEN_EMPTY); \
   }

@@ -156,6 +156,12 @@ TEST_CASE("decoding names the place and the field") {
   CHECK(r.status().message().find("field 'run_id': expected an integer, got string") != std::string::npos);
   CHECK(api::decode<api::CampaignStatus>(bj::parse("[]"), "status").status().message() ==
         "status: expected an object");
+  // A required list missing is an error, never an empty list: an agent without its readiness checks is not "ready".
+  bj::object agent = api::to_json(api::AgentInfo{});
+  agent.erase("not_ready");
+  const auto no_checks = api::decode<api::AgentInfo>(agent, "agent");
+  REQUIRE_FALSE(no_checks.is_ok());
+  CHECK(no_checks.status().message() == "agent field 'not_ready': missing");
   auto missing = api::decode<api::CreatedCampaignReply>(bj::parse(R"({"campaign_id":1,"name":"n"})"), "submission");
   CHECK(missing.status().message().find("field 'runs': missing") != std::string::npos);
 }
