@@ -63,6 +63,15 @@ struct RegisteredSession {
   std::shared_ptr<controller::AgentSession> session;
 };
 
+// Sends a clock probe to the registered agent and waits for it to arrive; returns its t0.
+double send_clock_probe(ControllerFixture& f, RegisteredSession& agent) {
+  auto& [client, session] = agent;
+  const size_t n = client->count<proto::TimeSync>();
+  session->send_clock_probe();
+  REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
+  return client->all<proto::TimeSync>().back().t0;
+}
+
 controller::ControllerOptions options_with(size_t max_ingest_in_flight, size_t max_queued_frames) {
   auto options = test_options();
   options.max_ingest_in_flight = max_ingest_in_flight;
@@ -112,12 +121,7 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
   const int64_t before = session->probes_discarded();
 
   // The probe the session sends, answered (the agent's reply carries the probe's t0).
-  const auto probe = [&] {
-    const size_t n = client->count<proto::TimeSync>();
-    session->send_clock_probe();
-    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
-    return client->all<proto::TimeSync>().back().t0;
-  };
+  const auto probe = [&] { return send_clock_probe(f, agent); };
   // The agent's stamps 0.1 ms after t0 and none apart (t2 = t1): a round trip of any length is plausible (with t2
   // after t1, a loopback reply faster than their gap measured a negative round trip and was refused).
   const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001}); };
@@ -149,12 +153,7 @@ TEST_CASE("a clock step on the board: a slower probe that cannot agree with the 
   ControllerFixture f(options);
   RegisteredSession agent(f);
   auto& [client, session] = agent;
-  const auto probe = [&] {
-    const size_t n = client->count<proto::TimeSync>();
-    session->send_clock_probe();
-    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
-    return client->all<proto::TimeSync>().back().t0;
-  };
+  const auto probe = [&] { return send_clock_probe(f, agent); };
   // Agreeing clocks, a prompt reply: kept.
   double t0 = probe();
   client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001});
@@ -187,10 +186,7 @@ TEST_CASE("a clock step mid-run does not move the run's live telemetry: it keeps
   RegisteredSession agent(f);
   auto& [client, session] = agent;
   const auto answer_probe = [&](double ahead_s) {
-    const size_t n = client->count<proto::TimeSync>();
-    session->send_clock_probe();
-    REQUIRE(f.drain_until([&] { return client->count<proto::TimeSync>() == n + 1; }));
-    const double t0 = client->all<proto::TimeSync>().back().t0;
+    const double t0 = send_clock_probe(f, agent);
     client->send(proto::TimeSyncReply{t0, t0 + ahead_s, t0 + ahead_s});
     REQUIRE(f.round_trip(*client));
   };
