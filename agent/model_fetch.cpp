@@ -54,12 +54,12 @@ Status ControllerModelFetcher::fetch(const std::string& sha256, const std::strin
       bytes = c.bytes;
       JS_LOG_INFO << "fetching model file " << sha256 << " from the controller (" << bytes << " bytes, " << chunks << " chunks)";
     }
-    if (c.chunks != chunks || c.bytes != bytes || c.data.empty() || static_cast<int64_t>(c.data.size()) > proto::kModelChunkBytes)
+    if (c.chunks != chunks || c.bytes != bytes || c.data.bytes.empty() || static_cast<int64_t>(c.data.bytes.size()) > proto::kModelChunkBytes)
       return Status(Code::kProtocolError, "model file " + sha256 + " chunk " + std::to_string(index) + ": inconsistent answer (" +
-                                              std::to_string(c.data.size()) + " bytes of chunk " + std::to_string(index) +
+                                              std::to_string(c.data.bytes.size()) + " bytes of chunk " + std::to_string(index) +
                                               " of " + std::to_string(c.chunks) + ")");
-    out.write(c.data.data(), static_cast<std::streamsize>(c.data.size()));
-    written += static_cast<int64_t>(c.data.size());
+    out.write(c.data.bytes.data(), static_cast<std::streamsize>(c.data.bytes.size()));
+    written += static_cast<int64_t>(c.data.bytes.size());
   }
   out.close();
   if (!out) return Status(Code::kIoError, "writing '" + dest + "' failed");

@@ -397,12 +397,13 @@ inline constexpr const char* kReportWithoutEpochs = "epochs=none";
 // ---- the dashboard's routes (controller/api_web.cpp; codec in common/api_web.cpp) ----
 
 // GET /api/runs/ID: one run as in its campaign's report, and its campaign. Travels flat: the ReportRun's fields
-// plus "campaign_id" and "campaign_name".
-struct RunDetail {
+// (its base) then "campaign_id" and "campaign_name".
+struct RunDetail : ReportRun {
   int64_t campaign_id = 0;
   std::string campaign_name;
-  ReportRun run;
 };
+BOOST_DESCRIBE_STRUCT(RunDetail, (ReportRun), (campaign_id, campaign_name))
+JS_WIRE_RULES(RunDetail, (&RunDetail::campaign_id, &RunDetail::campaign_name), ())
 
 // GET /api/runs/ID/samples: one telemetry sample of the run (ordered by t_s).
 struct RunSample {

@@ -4,8 +4,8 @@
 // std::vector of those, another described record, a record with a codec of its own (`to_json(const T&)` and
 // `from_json(const boost::json::value&, const std::string& where, T&)`, found by argument-dependent lookup: it is
 // used, also for a described record that has one), std::vector of records, or std::optional of any of these.
-// A record's described bases are read with it; written, only its own members are (a record with bases writes them
-// in its own to_json, in the order its JSON has).
+// A record's described bases travel flat with it: read with its members, and written before them (a base with a
+// codec of its own by that codec). A record whose keys interleave a base's writes them in its own encoder.
 //
 // Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent fails naming the
 // field; so does null, except for a string or a boolean, which FieldReader reads as "" / false) and those the encoder
@@ -109,6 +109,15 @@ boost::json::value value_of(const T& record);
 
 template <class T>
 void put_members(boost::json::object& o, const T& record) {
+  // Its described bases first, each by its own codec where it has one (a record that travels flat beside another).
+  boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
+    using B = typename decltype(base)::type;
+    if constexpr (HasToJson<B>::value) {
+      for (auto& kv : to_json(static_cast<const B&>(record))) o[kv.key()] = std::move(kv.value());
+    } else {
+      put_members(o, static_cast<const B&>(record));
+    }
+  });
   boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
     using D = decltype(member);
     const auto& v = record.*D::pointer;
@@ -340,8 +349,6 @@ Status described_from_json(const boost::json::value& v, const std::string& where
 // Defines to_json(const T&) and from_json(value, where, T&) of a record whose codec is its description's, in the
 // namespace it is used in (beside the record's declarations of them).
 #define JS_DESCRIBED_CODEC(T)                                                                             \
-  static_assert(boost::mp11::mp_empty<boost::describe::describe_bases<T, boost::describe::mod_public>>::value, \
-                #T ": a record with described bases writes them in its own to_json");                    \
   boost::json::object to_json(const T& v) { return ::jetsweep::json::described_to_json(v); }               \
   ::jetsweep::Status from_json(const boost::json::value& v, const std::string& where, T& out) {            \
     return ::jetsweep::json::described_from_json(v, where, out);                                          \

@@ -43,17 +43,6 @@ JS_PROTO_TAG(ModelChunk, "model_chunk")
 #undef JS_PROTO_TAG
 
 // ---- encoders: fill the envelope object with the body's fields ----
-void fill(bj::object& o, const ModelChunk& m) {
-  o["sha256"] = m.sha256, o["index"] = m.index, o["chunks"] = m.chunks, o["bytes"] = m.bytes;
-  std::string b64(beast::detail::base64::encoded_size(m.data.size()), '\0');
-  b64.resize(beast::detail::base64::encode(b64.data(), m.data.data(), m.data.size()));
-  o["data"] = b64;
-  if (!m.error.empty()) o["error"] = m.error;
-}
-void fill(bj::object& o, const AssignRun& m) {
-  o["run_id"] = m.run_id;
-  o["config"] = to_json(m.config);
-}
 void fill(bj::object& o, const EpochResult& m) {
   o["run_id"] = m.run_id;
   o["epoch"] = m.epoch;
@@ -105,36 +94,33 @@ void within(FieldReader& r, const char* field, const std::vector<double>& v, dou
   }
 }
 
-Status parse(const bj::object&, FieldReader& r, ModelChunk& m) {
-  m.sha256 = r.string("sha256");
-  m.index = r.integer("index");
-  m.chunks = r.integer("chunks");
-  m.bytes = r.integer("bytes");
-  m.error = r.opt_string("error").value_or("");
-  const std::string b64 = r.string("data");
-  if (r.ok() && (m.index < 0 || m.chunks < 0 || m.bytes < 0)) r.fail("index", "index, chunks and bytes must be >= 0");
-  // Beast's decoder writes a whole group for a partial one: only text of whole 4-character groups is decoded. It stops
-  // at the '=' padding, at most two of which may end the text.
-  if (r.ok() && b64.size() % 4 != 0) r.fail("data", "is not base64");
-  if (r.ok()) {
-    m.data.resize(beast::detail::base64::decoded_size(b64.size()));
-    const auto [written, read] = beast::detail::base64::decode(m.data.data(), b64.data(), b64.size());
-    if (b64.size() - read > 2 || b64.find_first_not_of('=', read) != std::string::npos) r.fail("data", "is not base64");
-    m.data.resize(written);
-  }
-  return r.status();
-}
-Status parse(const bj::object&, FieldReader& r, AssignRun& m) {
-  m.run_id = r.integer("run_id");
-  if (const auto* c = r.object("config")) {
-    auto cfg = run_config_from_json(*c, r.where() + " field 'config',");
-    if (!cfg) return cfg.status();
-    m.config = std::move(cfg).value();
-  }
-  return r.status();
+}  // namespace
+
+bj::value to_json(const Base64Bytes& b) {
+  bj::string text;
+  text.resize(beast::detail::base64::encoded_size(b.bytes.size()));
+  text.resize(beast::detail::base64::encode(text.data(), b.bytes.data(), b.bytes.size()));
+  return text;
 }
 
-}  // namespace
+Status from_json(const bj::value& v, const std::string& where, Base64Bytes& out) {
+  out.bytes.clear();
+  if (v.is_null()) return Status::ok();
+  if (!v.is_string()) return protocol_error(where + ": expected a string, got " + json::kind_name(v));
+  const bj::string& b64 = v.get_string();
+  // Beast's decoder writes a whole group for a partial one: only text of whole 4-character groups is decoded. It stops
+  // at the '=' padding, at most two of which may end the text.
+  if (b64.size() % 4 != 0) return protocol_error(where + ": is not base64");
+  out.bytes.resize(beast::detail::base64::decoded_size(b64.size()));
+  const auto [written, read] = beast::detail::base64::decode(out.bytes.data(), b64.data(), b64.size());
+  const std::string_view rest(b64.data() + read, b64.size() - read);
+  if (rest.size() > 2 || rest.find_first_not_of('=') != std::string_view::npos) {
+    out.bytes.clear();
+    return protocol_error(where + ": is not base64");
+  }
+  out.bytes.resize(written);
+  return Status::ok();
+}
 
 // ---- the messages' bounds: one validate step per record, run once its fields are read (described_json.hpp) ----
 namespace {
@@ -159,6 +145,9 @@ void validate(FieldReader& r, const Heartbeat& m) {
   for (auto [field, v] :
        {std::pair{"backlog_messages", &m.backlog_messages}, std::pair{"backlog_bytes", &m.backlog_bytes}})
     if (r.ok() && *v && **v < 0) r.fail(field, "must not be negative");
+}
+void validate(FieldReader& r, const ModelChunk& m) {
+  if (r.ok() && (m.index < 0 || m.chunks < 0 || m.bytes < 0)) r.fail("index", "index, chunks and bytes must be >= 0");
 }
 void validate(FieldReader& r, const FetchModel& m) {
   if (r.ok() && m.index < 0) r.fail("index", "must be >= 0");
@@ -239,10 +228,8 @@ template <class T>
 Result<Body> decode_as(const bj::object& o, const std::string& type) {
   T m;
   FieldReader r(o, "message '" + type + "'");
-  Status s;
-  if constexpr (boost::describe::has_describe_members<T>::value) s = read_message(r, m);
-  else s = parse(o, r, m);
-  if (!s.is_ok()) return s;
+  static_assert(boost::describe::has_describe_members<T>::value, "every message is described");
+  if (Status s = read_message(r, m); !s.is_ok()) return s;
   return Body(std::move(m));
 }
 

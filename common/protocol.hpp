@@ -2,9 +2,9 @@
 // frames inside a versioned envelope {"type":..., "version":1, "id":N, ...fields}. Pure; any thread.
 // Each record is described once (BOOST_DESCRIBE_STRUCT: its members' wire names and order) with its wire rules
 // (JS_WIRE_RULES: the members a decoder requires, those the encoder leaves out when empty) and one validate step
-// (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp). AssignRun and
-// ModelChunk keep hand-written codecs (protocol.cpp: the run config and base64 bytes have codecs of their own), and
-// EpochResult's encoder its key order; tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
+// (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp); a member of a type
+// with a codec of its own (the run config, base64 bytes) travels by it. EpochResult's encoder keeps its key order by
+// hand; tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -149,6 +149,8 @@ struct AssignRun {
   RunConfig config;
   bool operator==(const AssignRun& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(AssignRun, (), (run_id, config))   // the run config travels by its own codec (run_config.hpp)
+JS_WIRE_RULES(AssignRun, (&AssignRun::run_id, &AssignRun::config), ())
 
 // The board state a run executes in, read back from the board after it was applied (sim: the modelled
 // board; host: what the host's sysfs shows, nothing is applied there). 0 / "" = not known on this board.
@@ -448,15 +450,32 @@ void validate(json::FieldReader& r, const FetchModel& m);
 // controller -> agent: chunk `index` of the `chunks` of model file `sha256` (`bytes` in all): its bytes in `data`
 // (base64 on the wire). `error` is set, and data empty, when the controller has no such file or chunk.
 inline constexpr int64_t kModelChunkBytes = 1 << 20;   // every chunk but the last has this many bytes
+// Bytes that travel as base64 text. The decoder takes whole 4-character groups only, with at most two '=' at the end;
+// null reads as no bytes.
+struct Base64Bytes {
+  std::string bytes;
+  Base64Bytes() = default;
+  Base64Bytes(std::string b) : bytes(std::move(b)) {}  // implicit: a chunk is built from its bytes
+  Base64Bytes(const char* b) : bytes(b) {}
+  bool operator==(const Base64Bytes& o) const { return bytes == o.bytes; }
+};
+boost::json::value to_json(const Base64Bytes& b);
+Status from_json(const boost::json::value& v, const std::string& where, Base64Bytes& out);
+
 struct ModelChunk {
   std::string sha256;
   int64_t index = 0;
   int64_t chunks = 0;
   int64_t bytes = 0;
-  std::string data;
+  Base64Bytes data;
   std::string error;
   bool operator==(const ModelChunk& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(ModelChunk, (), (sha256, index, chunks, bytes, data, error))
+JS_WIRE_RULES(ModelChunk, (&ModelChunk::sha256, &ModelChunk::index, &ModelChunk::chunks, &ModelChunk::bytes,
+                           &ModelChunk::data),
+              (&ModelChunk::error))
+void validate(json::FieldReader& r, const ModelChunk& m);
 
 using Body = std::variant<Register, Registered, Heartbeat, AssignRun, MinibatchChunk, EpochResult, SampleChunk,
                           RunFinished, Ack, Error, TimeSync, TimeSyncReply, CancelRun, RunStarted, RebootPending,

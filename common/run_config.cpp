@@ -106,6 +106,12 @@ boost::json::object to_json(const RunConfig& c) {
   return o;
 }
 
+Status from_json(const boost::json::value& v, const std::string& where, RunConfig& out) {
+  if (!v.is_object()) return protocol_error(where + ": expected an object, got " + json::kind_name(v));
+  JS_ASSIGN_OR_RETURN(out, run_config_from_json(v.get_object(), where + ","));
+  return Status::ok();
+}
+
 Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where) {
   json::FieldReader r(o, where);
   RunConfig c;

@@ -91,6 +91,8 @@ std::vector<std::string> classes_without_room(const RunConfig& c, std::string* w
 boost::json::object to_json(const RunConfig& c);
 // `where` names the place for errors, e.g. "message 'assign_run' field 'config'".
 Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where);
+// The same as a nested record's codec (common/described_json.hpp): `v` read as the run config named `where`.
+Status from_json(const boost::json::value& v, const std::string& where, RunConfig& out);
 
 // Range checks shared by the YAML parser and the protocol decoder; returns the offending key + reason.
 struct ConfigProblem {

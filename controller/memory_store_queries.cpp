@@ -296,7 +296,7 @@ Result<api::RunDetail> MemoryStore::run_detail(int64_t run_id) {
   api::RunDetail out;
   out.campaign_id = run->campaign_id;
   out.campaign_name = campaigns_.at(run->campaign_id).name;
-  out.run = report_run(*run);
+  static_cast<api::ReportRun&>(out) = report_run(*run);
   return out;
 }
 

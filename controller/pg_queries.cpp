@@ -355,9 +355,9 @@ Result<api::RunDetail> PgStore::run_detail(int64_t run_id) {
     auto epochs = w.exec_params(kReportEpochsSelect + "WHERE r.id = $1 ORDER BY e.epoch", run_id);
     w.commit();
     api::RunDetail out;
-    out.run = report_run(runs[0]);
-    for (const auto& e : epochs) out.run.epochs.push_back(report_epoch(e));
-    out.run.summary = api::summarize_epochs(out.run.epochs);
+    static_cast<api::ReportRun&>(out) = report_run(runs[0]);
+    for (const auto& e : epochs) out.epochs.push_back(report_epoch(e));
+    out.summary = api::summarize_epochs(out.epochs);
     if (!c.empty()) {
       out.campaign_id = c[0]["id"].as<int64_t>();
       out.campaign_name = c[0]["name"].c_str();

@@ -266,11 +266,11 @@ TEST_CASE("GET /api/runs/ID is the run as in its report plus its campaign; /samp
   REQUIRE(detail.is_ok());
   CHECK(detail->campaign_id == campaign);
   CHECK(detail->campaign_name == "one");
-  CHECK(detail->run.run_id == run);
-  CHECK(detail->run.status == "running");
-  CHECK(detail->run.compute_device == "simulated");
-  REQUIRE(detail->run.epochs.size() == 1);
-  CHECK(detail->run.epochs[0].stall_s == 0.5);
+  CHECK(detail->run_id == run);
+  CHECK(detail->status == "running");
+  CHECK(detail->compute_device == "simulated");
+  REQUIRE(detail->epochs.size() == 1);
+  CHECK(detail->epochs[0].stall_s == 0.5);
   // The same run as the campaign's report has it.
   auto report = boost::json::parse(call(f, http::verb::get, "/api/campaigns/" + std::to_string(campaign) + "/report").body());
   auto flat = boost::json::parse(res.body()).as_object();

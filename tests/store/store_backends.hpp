@@ -90,7 +90,7 @@ struct StoreCase : Backend {
   api::ReportRun run(int64_t run_id) {
     auto d = s().run_detail(run_id);
     REQUIRE_MESSAGE(d.is_ok(), d.status().to_string());
-    return d->run;
+    return static_cast<const api::ReportRun&>(*d);
   }
   std::string status(int64_t run_id) { return run(run_id).status; }
   size_t epoch_rows(int64_t run_id) { return run(run_id).epochs.size(); }

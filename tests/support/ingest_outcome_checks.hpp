@@ -70,7 +70,7 @@ struct OutcomeFixture {
   api::ReportRun run_state(int64_t run) {
     auto d = store.run_detail(run);
     REQUIRE_MESSAGE(d.is_ok(), d.status().to_string());
-    return d->run;
+    return static_cast<const api::ReportRun&>(*d);
   }
 
   controller::Store& store;

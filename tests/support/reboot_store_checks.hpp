@@ -67,7 +67,7 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
   auto run_of = [&](int64_t run_id) {
     auto d = store.run_detail(run_id);
     REQUIRE_MESSAGE(d.is_ok(), d.status().to_string());
-    return d->run;
+    return static_cast<const api::ReportRun&>(*d);
   };
 
   // Booted in MODE_30W (masks 240): its run first although MAXN's and MODE_15W's are older.
@@ -179,9 +179,9 @@ inline void check_enrolled_board_facts(controller::Store& store) {
   REQUIRE(claimed->has_value());
   auto detail = store.run_detail((*claimed)->run_id);
   REQUIRE(detail.is_ok());
-  REQUIRE(detail->run.facts.has_value());
-  CHECK_FALSE(detail->run.facts->contains("tables"));
-  CHECK(detail->run.facts->contains("may_reboot"));
+  REQUIRE(detail->facts.has_value());
+  CHECK_FALSE(detail->facts->contains("tables"));
+  CHECK(detail->facts->contains("may_reboot"));
 }
 
 }  // namespace jetsweep::testing

@@ -48,8 +48,8 @@ inline void check_retried_use_cases(controller::Store& store) {
   CHECK((*retried)->config.batch_size == (*claimed)->config.batch_size);
   auto detail = store.run_detail(run);
   REQUIRE(detail.is_ok());
-  CHECK(detail->run.attempts == 1);
-  CHECK(detail->run.status == "assigned");
+  CHECK(detail->attempts == 1);
+  CHECK(detail->status == "assigned");
   // The next claim (another key) gets the other run; once that run has started, its key no longer names a claim.
   auto next = store.claim_run(agent->agent_id, "host", "claim-2");
   REQUIRE(next.is_ok());

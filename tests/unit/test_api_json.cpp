@@ -120,7 +120,7 @@ std::vector<Pinned> records() {
   out.push_back(pin(api::CampaignReport{}));
   out.push_back(pin(plan()));
   out.push_back(pin(api::AdaptivePlanStatus{}));
-  out.push_back(pin(api::RunDetail{9, "sweep", full_run()}));
+  out.push_back(pin(api::RunDetail{full_run(), 9, "sweep"}));
   out.push_back(pin(api::RunSample{1.5, 1764600001.5, 7.75, 42.25, 1190.5, 1048576, 4096, 51.5}));
   out.push_back(pin(api::RunSample{}));
   out.push_back(pin(api::SessionInfo{"viewer", true}));

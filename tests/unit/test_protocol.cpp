@@ -109,6 +109,23 @@ TEST_CASE("model_chunk: data that is not base64 is refused by name") {
     REQUIRE_FALSE(refused.is_ok());
     CHECK(refused.status().message() == "message 'model_chunk' field 'data': is not base64");
   }
+  // The bytes' codec of its own, inside the described message: each refusal names the field.
+  const std::string head = R"({"type":"model_chunk","version":1,"id":0,"sha256":"x","index":0,"chunks":1,"bytes":3)";
+  auto number = decode(head + R"(,"data":12})");
+  REQUIRE_FALSE(number.is_ok());
+  CHECK(number.status().message() == "message 'model_chunk' field 'data': expected a string, got integer");
+  auto missing = decode(head + "}");
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK(missing.status().message() == "message 'model_chunk' field 'data': missing");
+  auto null_data = decode(head + R"(,"data":null,"error":"no such file"})");   // null: no bytes, as "" is
+  REQUIRE(null_data.is_ok());
+  CHECK(std::get<ModelChunk>(null_data->body) == ModelChunk{"x", 0, 1, 3, "", "no such file"});
+  auto padded = decode(head + R"(,"data":"YWI="})");
+  REQUIRE(padded.is_ok());
+  CHECK(std::get<ModelChunk>(padded->body).data.bytes == "ab");
+  auto negative = decode(R"({"type":"model_chunk","version":1,"id":0,"sha256":"x","index":0,"chunks":-1,"bytes":3,"data":""})");
+  REQUIRE_FALSE(negative.is_ok());
+  CHECK(negative.status().message() == "message 'model_chunk' field 'index': index, chunks and bytes must be >= 0");
   CHECK_FALSE(needs_ack(FetchModel{}));   // a request on the connection, not a journaled result
 }
 
@@ -146,6 +163,10 @@ TEST_CASE("bad frames are rejected with a message naming type and field") {
   CHECK(rejection("{\"type\":\"assign_run\",\"version\":1,\"id\":1,\"run_id\":1,\"config\":{\"model\":\"lenet5\","
                   "\"dataset\":\"mnist\",\"batch_size\":0,\"workers\":0,\"prefetch\":2,\"epochs\":1}}") ==
         "message 'assign_run' field 'config', field 'batch_size': must be between 1 and 65536");
+  CHECK(rejection("{\"type\":\"assign_run\",\"version\":1,\"id\":1,\"run_id\":1,\"config\":[]}") ==
+        "message 'assign_run' field 'config': expected an object, got array");
+  CHECK(rejection("{\"type\":\"assign_run\",\"version\":1,\"id\":1,\"run_id\":1}") ==
+        "message 'assign_run' field 'config': missing");
   CHECK(rejection("{\"type\":\"run_finished\",\"version\":1,\"id\":1,\"run_id\":1,\"status\":\"great\"}") ==
         "message 'run_finished' field 'status': must be 'done', 'failed' or 'cancelled'");
   CHECK(rejection("{\"type\":\"register\",\"version\":1,\"id\":1,\"name\":\"a\",\"facts\":{\"hostname\":\"h\"}}") ==
