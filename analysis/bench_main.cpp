@@ -266,10 +266,16 @@ void print_accuracy(const BenchOptions& opt, const std::vector<AccuracyCell>& ce
   }
 }
 
+boost::json::value median_or_null(const std::vector<double>& v) {
+  if (v.empty()) return nullptr;
+  return median(v);
+}
+
 // One (corpus, target, strategy) row of the adaptive table: each figure per seed.
 struct AdaptiveRow {
   std::string corpus, target, strategy;
   std::vector<double> time, power, energy, precision, recall, penalty, over1, abstained, seconds;
+  std::vector<double> penalty_true_power, penalty_true_time;   // the adaptive strategy's only
   Status add(const AdaptiveFigures& f) {
     if (!f.time_mape_pct || !f.power_mape_pct || !f.energy_mape_pct)
       return jetsweep::internal_error(f.strategy + ": no modes left unprofiled to score");
@@ -282,6 +288,8 @@ struct AdaptiveRow {
     penalty.push_back(f.sweep.time_penalty_median_pct);
     over1.push_back(f.sweep.over_limit_plus1_pct);
     seconds.push_back(f.seconds);
+    if (f.penalty_true_power_pct) penalty_true_power.push_back(*f.penalty_true_power_pct);
+    if (f.penalty_true_time_pct) penalty_true_time.push_back(*f.penalty_true_time_pct);
     return Status::ok();
   }
 };
@@ -350,6 +358,8 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                    {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},
                    {"time_penalty_median", median(r.penalty)}, {"over_budget_plus1_median", median(r.over1)},
                    {"abstained_median", median(r.abstained)},
+                   {"time_penalty_true_power_median", median_or_null(r.penalty_true_power)},
+                   {"time_penalty_true_time_median", median_or_null(r.penalty_true_time)},
                    {"seconds_median", median(r.seconds)}});
     std::cout << boost::json::serialize(a) << "\n";
     return;
@@ -358,10 +368,11 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
             << " seeds, medians; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
                "target's power of the pick's time against the true optimum; >B+1W: share of picks over budget by "
                "more than 1 W; no pick: budgets with an optimum where it chose nothing, left out of penalty and >B+1W; "
-               "s: choosing and fitting per replay, the reference network's training excluded)\n"
+               "s: choosing and fitting per replay, the reference network's training excluded; pen true P / true t: "
+               "the adaptive strategy's penalty with the true power / the true time of every mode)\n"
             << "| corpus | target | strategy | time MAPE | time worst | power MAPE | energy MAPE | front P | front R | "
-               "penalty % | >B+1W % | no pick | s |\n"
-            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "penalty % | >B+1W % | no pick | s | pen true P % | pen true t % |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::cout.setf(std::ios::fixed);
   for (const auto& r : rows) {
     std::cout.precision(1);
@@ -373,7 +384,13 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     std::cout.precision(1);
     std::cout << median(r.penalty) << " | " << median(r.over1) << " | " << median(r.abstained) << " | ";
     std::cout.precision(2);
-    std::cout << median(r.seconds) << " |\n";
+    std::cout << median(r.seconds) << " | ";
+    std::cout.precision(1);
+    for (const auto* v : {&r.penalty_true_power, &r.penalty_true_time}) {
+      if (v->empty()) std::cout << "- | ";
+      else std::cout << median(*v) << " | ";
+    }
+    std::cout << "\n";
   }
 }
 

@@ -28,6 +28,8 @@ bj::object figures_json(const AdaptiveFigures& f) {
   o["time_penalty_mean_pct"] = jnum(f.sweep.time_penalty_mean_pct, 5);
   o["over_budget_pct"] = jnum(f.sweep.over_limit_pct, 5);
   o["over_budget_plus1_pct"] = jnum(f.sweep.over_limit_plus1_pct, 5);
+  o["time_penalty_true_power_pct"] = jnum(f.penalty_true_power_pct, 5);
+  o["time_penalty_true_time_pct"] = jnum(f.penalty_true_time_pct, 5);
   o["seconds"] = jnum(f.seconds, 4);
   return o;
 }
@@ -131,7 +133,13 @@ void print_text(std::ostream& out, const AdaptiveReport& r) {
         << pad_left(fixed(f.seconds, 2), 7) << "\n";
   }
   out << "(MAPE over the modes not profiled; front P/R: precision and recall of the predicted time-power Pareto "
-         "front; pen: time penalty against the true optimum per budget; >B+1W: picks over the budget by > 1 W; no pick: budgets with an optimum where it chose nothing, left out of pen and >B+1W)\n\n";
+         "front; pen: time penalty against the true optimum per budget; >B+1W: picks over the budget by > 1 W; no pick: budgets with an optimum where it chose nothing, left out of pen and >B+1W)\n";
+  for (const auto& f : r.figures)
+    if (f.penalty_true_power_pct && f.penalty_true_time_pct)
+      out << f.strategy << ": median penalty " << fixed(f.penalty_true_power_pct, 2)
+          << "% with the true power of every mode (what its time model costs), " << fixed(f.penalty_true_time_pct, 2)
+          << "% with the true time (what its power model and the power bound cost)\n";
+  out << "\n";
   out << "adaptive pick per power budget:\n";
   for (const auto& p : r.picks) {
     out << "  " << pad_left(fixed(p.budget_w, 1), 6) << " W: ";

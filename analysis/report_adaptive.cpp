@@ -71,6 +71,28 @@ AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<doubl
   return f;
 }
 
+// Where the adaptive penalty comes from: the same decision with one side of the fit replaced by the truth.
+void attribute_penalty(AdaptiveFigures& f, const AdaptiveProfiler& profiler, const AdaptiveFit& fit,
+                       const std::vector<Observation>& observed, const Oracle& o, const std::vector<double>& budgets_w) {
+  AdaptiveFit true_power = fit, true_time = fit;
+  for (size_t i = 0; i < o.modes.size(); ++i) {
+    true_power.power_mw[i] = o.power_w[i] * 1000.0;
+    true_power.log_power_sd[i] = 0;
+    true_time.time_ms[i] = o.time_ms[i];
+    true_time.log_time_sd[i] = 0;
+  }
+  auto penalty_with = [&](const AdaptiveFit& with) {
+    const auto picks = profiler.choose(with, observed, budgets_w);
+    return evaluate_sweep("", budgets_w, o.time_ms, o.power_w, [&](double b) -> std::optional<size_t> {
+             for (const auto& p : picks)
+               if (p.budget_w == b) return p.candidate;
+             return std::nullopt;
+           }).time_penalty_median_pct;
+  };
+  f.penalty_true_power_pct = penalty_with(true_power);
+  f.penalty_true_time_pct = penalty_with(true_time);
+}
+
 // PowerTrain transfer from k random modes (as `analyze optimize --method powertrain` picks: the fastest predicted
 // mode within the budget, every mode predicted).
 Result<AdaptiveFigures> powertrain_baseline(const Corpus& corpus, const AdaptiveQuery& q, const Oracle& o, size_t k,
@@ -192,6 +214,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
               return std::nullopt;
             });
   adaptive.seconds = seconds_since(t_replay) - report_fit_seconds;
+  attribute_penalty(adaptive, profiler, fit, observed, o, r.budgets_w);
   r.figures.push_back(std::move(adaptive));
   if (q.baselines) {
     for (size_t k : {q.options.budget, size_t(50)}) {

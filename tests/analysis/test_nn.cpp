@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -307,6 +308,14 @@ TEST_CASE("adaptive: `analyze adaptive` replays through the reference network be
   // The transfer learned the target: far better than the ~60% of a constant prediction on this grid.
   CHECK(figures[0].as_object().at("time_mape_pct").to_number<double>() < 25.0);
   CHECK(figures[0].as_object().at("power_mape_pct").to_number<double>() < 10.0);
+  // Where the adaptive penalty comes from (its decision with the true power, then with the true time): numbers for
+  // the adaptive strategy, null for the baselines.
+  for (const char* k : {"time_penalty_true_power_pct", "time_penalty_true_time_pct"}) {
+    CAPTURE(k);
+    REQUIRE(figures[0].as_object().at(k).is_number());
+    CHECK(std::isfinite(figures[0].as_object().at(k).to_number<double>()));
+    CHECK(figures[1].as_object().at(k).is_null());
+  }
   const auto& picks = o.at("picks").as_array();
   REQUIRE_FALSE(picks.empty());
   for (const auto& p : picks) CHECK(p.as_object().contains("time_penalty_pct"));
@@ -314,6 +323,8 @@ TEST_CASE("adaptive: `analyze adaptive` replays through the reference network be
   REQUIRE_MESSAGE(t.rc == 0, t.err);
   CHECK(t.out.find("adaptive pick per power budget") != std::string::npos);
   CHECK(t.out.find("powertrain 50 random") != std::string::npos);
+  CHECK(t.out.find("adaptive (front): median penalty ") != std::string::npos);
+  CHECK(t.out.find("% with the true power of every mode") != std::string::npos);
   CHECK(t.out.find("reference network: 600 modes, loaded") != std::string::npos);  // the first run saved it
   fs::remove_all(dir);
 }
