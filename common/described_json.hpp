@@ -209,7 +209,9 @@ void read_member(FieldReader& r, const char* key, std::optional<T>& v, bool requ
 template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 void read_member(FieldReader& r, const char* key, std::vector<T>& v, bool required);
 
-// Every described member of `record` and of its described bases, by its rules.
+// Every described member of `record` and of its described bases, by its rules. A base is read by its description
+// (its members by its rules) even where it has a codec of its own, and its validate is not run: a record that
+// travels flat over a base whose own codec checks more must check it in its own validate.
 template <class T>
 void read_members(FieldReader& reader, T& record) {
   boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
@@ -286,7 +288,9 @@ boost::json::value wire_value(const T& v) {
   return described_detail::value_of(v);
 }
 
-// Every described member of `record` (its own, not its bases') under its own name, added to `o`, by its wire rules.
+// Every described member of `record` under its own name, added to `o`, by its wire rules: its described bases' first
+// (a base with a codec of its own by that codec), then its own. A record whose keys interleave a base's (EpochResult,
+// ReportEpoch) passes the base alone, where its keys go.
 template <class T>
 void put_described(boost::json::object& o, const T& record) {
   described_detail::put_members(o, record);
