@@ -71,7 +71,17 @@ AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<doubl
   return f;
 }
 
-// Where the adaptive penalty comes from: the same decision with one side of the fit replaced by the truth.
+// The strategy's pick for budget `b` among `picks`, as judge() and evaluate_sweep take it (holds `picks` by reference).
+auto pick_for(const std::vector<BudgetPick>& picks) {
+  return [&picks](double b) -> std::optional<size_t> {
+    for (const auto& p : picks)
+      if (p.budget_w == b) return p.candidate;
+    return std::nullopt;
+  };
+}
+
+// Where the adaptive penalty comes from: the same decision with one side of the fit replaced by the truth. A median
+// over the budgets that decision picked for; none (null) when it picked for none.
 void attribute_penalty(AdaptiveFigures& f, const AdaptiveProfiler& profiler, const AdaptiveFit& fit,
                        const std::vector<Observation>& observed, const Oracle& o, const std::vector<double>& budgets_w) {
   AdaptiveFit true_power = fit, true_time = fit;
@@ -81,13 +91,11 @@ void attribute_penalty(AdaptiveFigures& f, const AdaptiveProfiler& profiler, con
     true_time.time_ms[i] = o.time_ms[i];
     true_time.log_time_sd[i] = 0;
   }
-  auto penalty_with = [&](const AdaptiveFit& with) {
+  auto penalty_with = [&](const AdaptiveFit& with) -> std::optional<double> {
     const auto picks = profiler.choose(with, observed, budgets_w);
-    return evaluate_sweep("", budgets_w, o.time_ms, o.power_w, [&](double b) -> std::optional<size_t> {
-             for (const auto& p : picks)
-               if (p.budget_w == b) return p.candidate;
-             return std::nullopt;
-           }).time_penalty_median_pct;
+    const SweepMetrics m = evaluate_sweep("", budgets_w, o.time_ms, o.power_w, pick_for(picks));
+    if (m.budgets == 0) return std::nullopt;
+    return m.time_penalty_median_pct;
   };
   f.penalty_true_power_pct = penalty_with(true_power);
   f.penalty_true_time_pct = penalty_with(true_time);
@@ -208,11 +216,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   if (power_w.size() != o.modes.size()) return internal_error("adaptive: no power model after the replay");
   AdaptiveFigures adaptive =
       judge(std::string("adaptive (") + to_string(q.options.strategy) + ")", o, fit.time_ms, power_w, profiled,
-            r.budgets_w, [&](double b) -> std::optional<size_t> {
-              for (const auto& p : r.picks)
-                if (p.budget_w == b) return p.candidate;
-              return std::nullopt;
-            });
+            r.budgets_w, pick_for(r.picks));
   adaptive.seconds = seconds_since(t_replay) - report_fit_seconds;
   attribute_penalty(adaptive, profiler, fit, observed, o, r.budgets_w);
   r.figures.push_back(std::move(adaptive));

@@ -136,7 +136,8 @@ struct AdaptiveFigures {
   SweepMetrics sweep;             // per budget: the pick's time penalty against the true optimum, excess power
   size_t abstained = 0;           // budgets with a true optimum where the strategy chose nothing (not in `sweep`)
   // The adaptive strategy's only: the median penalty of its decision rule with the true power of every mode (what
-  // its time model costs) and with the true time (what its power model and the power bound cost).
+  // its time model costs) and with the true time (what its power model and the power bound cost); each over the
+  // budgets that decision picked for, and none when it picked for none.
   std::optional<double> penalty_true_power_pct, penalty_true_time_pct;
   double seconds = 0;             // choosing and fitting, with the reference network's predictions of every mode
                                   // (its training or loading excluded)

@@ -326,5 +326,18 @@ TEST_CASE("adaptive: `analyze adaptive` replays through the reference network be
   CHECK(t.out.find("adaptive (front): median penalty ") != std::string::npos);
   CHECK(t.out.find("% with the true power of every mode") != std::string::npos);
   CHECK(t.out.find("reference network: 600 modes, loaded") != std::string::npos);  // the first run saved it
+  // A budget below every mode's power: no pick, so no median to attribute (null, not 0).
+  std::vector<std::string> none_args = json_args;
+  for (const char* a : {"--power-budgets-w", "0.5", "--no-baselines"}) none_args.push_back(a);
+  const Run n = analyze(none_args);
+  REQUIRE_MESSAGE(n.rc == 0, n.err);
+  const boost::json::value none_doc = boost::json::parse(n.out);
+  const auto& none = none_doc.as_object().at("figures").as_array();
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].as_object().at("budgets").to_number<int>() == 0);
+  for (const char* k : {"time_penalty_true_power_pct", "time_penalty_true_time_pct"}) {
+    CAPTURE(k);
+    CHECK(none[0].as_object().at(k).is_null());
+  }
   fs::remove_all(dir);
 }
