@@ -79,6 +79,7 @@ auto pick_for(const std::vector<BudgetPick>& picks) {
     return std::nullopt;
   };
 }
+void pick_for(std::vector<BudgetPick>&&) = delete;  // the lambda would outlive a temporary
 
 // Where the adaptive penalty comes from: the same decision with one side of the fit replaced by the truth. A median
 // over the budgets that decision picked for; none (null) when it picked for none.

@@ -137,7 +137,7 @@ struct AdaptiveFigures {
   size_t abstained = 0;           // budgets with a true optimum where the strategy chose nothing (not in `sweep`)
   // The adaptive strategy's only: the median penalty of its decision rule with the true power of every mode (what
   // its time model costs) and with the true time (what its power model and the power bound cost); each over the
-  // budgets that decision picked for, and none when it picked for none.
+  // budgets where that decision picked and a true optimum exists, and none when there is no such budget.
   std::optional<double> penalty_true_power_pct, penalty_true_time_pct;
   double seconds = 0;             // choosing and fitting, with the reference network's predictions of every mode
                                   // (its training or loading excluded)

@@ -1,6 +1,7 @@
 // The fuzz targets without libFuzzer (tests/CMakeLists.txt, ctest fuzz_replay_TARGET): links one fuzz/fuzz_*.cpp into
 // the main build (g++, no sanitizers) and feeds it every file named on the command line or found under a directory
-// named there, once each, in sorted order. A failed property aborts as under libFuzzer (fuzz/fuzz_util.hpp); an
+// named there, once each, in sorted order. A failed property aborts as under libFuzzer (fuzz/fuzz_util.hpp). A path
+// that does not exist is skipped with a note (git keeps no empty fuzz/regressions/TARGET/, as bench/fuzz allows); an
 // input that cannot be read, or no input at all, exits 2. Saved regressions and seed corpora stay checked in every
 // build; bench/fuzz keeps the sanitizers and the fuzzing itself.
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -30,6 +30,10 @@ bool collect(const fs::path& arg, std::vector<fs::path>& out) {
   };
   if (fs::is_regular_file(arg, ec)) {
     take(arg);
+    return true;
+  }
+  if (!fs::exists(arg, ec) && !ec) {
+    std::fprintf(stderr, "fuzz replay: %s: does not exist, skipped\n", arg.c_str());
     return true;
   }
   if (!fs::is_directory(arg, ec)) {
@@ -57,9 +61,11 @@ int main(int argc, char** argv) {
   std::sort(inputs.begin(), inputs.end());
   if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   for (const fs::path& p : inputs) {
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    std::vector<char> bytes(ec ? 0 : size);
     std::ifstream in(p, std::ios::binary);
-    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (!in.eof() && in.fail()) {
+    if (ec || !in.read(bytes.data(), std::streamsize(bytes.size())) || in.peek() != std::char_traits<char>::eof()) {
       std::fprintf(stderr, "fuzz replay: %s: cannot read\n", p.c_str());
       return 2;
     }
