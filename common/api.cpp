@@ -35,6 +35,7 @@ JS_DESCRIBED_CODEC(ReportCampaign)
 JS_DESCRIBED_CODEC(EpochClocks)
 JS_DESCRIBED_CODEC(MinibatchStats)
 JS_DESCRIBED_CODEC(RunEpochSummary)
+JS_DESCRIBED_CODEC(ReportEpoch)
 JS_DESCRIBED_CODEC(ReportRun)
 JS_DESCRIBED_CODEC(CampaignReport)
 JS_DESCRIBED_CODEC(AdaptivePlanStatus)
@@ -46,29 +47,6 @@ bj::object to_json(const AgentInfo& v) {
   return o;
 }
 Status from_json(const bj::value& v, const std::string& where, AgentInfo& out) {
-  return json::described_from_json(v, where, out);
-}
-
-// ReportEpoch: read by its description; written in the order its JSON has (the measures between the times and the
-// clocks), each member by its description's rules.
-bj::object to_json(const ReportEpoch& v) {
-  bj::object o;
-  o["epoch"] = v.epoch;
-  o["e2e_s"] = v.e2e_s;
-  o["stall_s"] = v.stall_s;
-  o["compute_s"] = v.compute_s;
-  o["minibatches"] = v.minibatches;
-  json::put_described(o, static_cast<const proto::EpochMeasures&>(v));
-  o["clocks_start"] = json::wire_value(v.clocks_start);
-  o["clocks_end"] = json::wire_value(v.clocks_end);
-  o["throttled"] = v.throttled;
-  if (v.throttle_reason) o["throttle_reason"] = *v.throttle_reason;
-  o["start_unix_s"] = json::wire_value(v.start_unix_s);
-  o["end_unix_s"] = json::wire_value(v.end_unix_s);
-  o["minibatch_stats"] = json::wire_value(v.minibatch_stats);
-  return o;
-}
-Status from_json(const bj::value& v, const std::string& where, ReportEpoch& out) {
   return json::described_from_json(v, where, out);
 }
 

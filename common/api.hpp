@@ -313,12 +313,11 @@ struct ReportEpoch : proto::EpochMeasures {
   std::optional<double> end_unix_s;
   std::optional<MinibatchStats> minibatch_stats;   // null when no minibatch of the epoch was stored
 };
-// Read by its description (its measures, the base, included); written by to_json, which keeps the order its JSON has
-// (the measures between the times and the clocks).
 BOOST_DESCRIBE_STRUCT(ReportEpoch, (proto::EpochMeasures),
                       (epoch, e2e_s, stall_s, compute_s, minibatches, clocks_start, clocks_end, throttled,
                        throttle_reason, start_unix_s, end_unix_s, minibatch_stats))
 JS_WIRE_RULES_ALL_REQUIRED(ReportEpoch, (), (&ReportEpoch::throttle_reason))
+JS_WIRE_BASES_AFTER(ReportEpoch, &ReportEpoch::minibatches)   // the measures between the times and the clocks
 
 // A run's epochs as the text report shows them: epoch 0 apart from the mean of epochs 1 and later (the papers'
 // convention: epoch 0 carries start-up costs). Computed from the epochs (summarize_epochs) by the store that

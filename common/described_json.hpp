@@ -5,7 +5,7 @@
 // `from_json(const boost::json::value&, const std::string& where, T&)`, found by argument-dependent lookup: it is
 // used, also for a described record that has one), std::vector of records, or std::optional of any of these.
 // A record's described bases travel flat with it: read with its members, and written before them (a base with a
-// codec of its own by that codec). A record whose keys interleave a base's writes them in its own encoder.
+// codec of its own by that codec), or after the member its JS_WIRE_BASES_AFTER names.
 //
 // Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent fails naming the
 // field; so does null, except for a string or a boolean, which FieldReader reads as "" / false) and those the encoder
@@ -23,6 +23,7 @@
 #include <boost/json.hpp>
 #include <boost/mp11.hpp>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ namespace described_detail {
 constexpr WireRules<Listed::kRequired, std::tuple<>, std::tuple<>> wire_rules(const void*) { return {}; }
 template <class T>
 inline constexpr auto kRules = wire_rules(static_cast<const T*>(nullptr));
+// A record without JS_WIRE_BASES_AFTER: its bases' keys first.
+constexpr std::nullptr_t wire_bases_after(const void*) { return nullptr; }
+template <class T>
+inline constexpr auto kBasesAfter = wire_bases_after(static_cast<const T*>(nullptr));
 
 template <class A, class B>
 constexpr bool same_member(A a, B b) {
@@ -109,21 +114,28 @@ boost::json::value value_of(const T& record);
 
 template <class T>
 void put_members(boost::json::object& o, const T& record) {
-  // Its described bases first, each by its own codec where it has one (a record that travels flat beside another).
-  boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
-    using B = typename decltype(base)::type;
-    if constexpr (HasToJson<B>::value) {
-      for (auto& kv : to_json(static_cast<const B&>(record))) o[kv.key()] = std::move(kv.value());
-    } else {
-      put_members(o, static_cast<const B&>(record));
-    }
-  });
+  // Its described bases, each by its own codec where it has one (a record that travels flat beside another): first,
+  // or after the member its JS_WIRE_BASES_AFTER names.
+  auto put_bases = [&] {
+    boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
+      using B = typename decltype(base)::type;
+      if constexpr (HasToJson<B>::value) {
+        for (auto& kv : to_json(static_cast<const B&>(record))) o[kv.key()] = std::move(kv.value());
+      } else {
+        put_members(o, static_cast<const B&>(record));
+      }
+    });
+  };
+  constexpr bool kBasesFirst = std::is_null_pointer_v<std::remove_const_t<decltype(kBasesAfter<T>)>>;
+  if constexpr (kBasesFirst) put_bases();
   boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
     using D = decltype(member);
     const auto& v = record.*D::pointer;
-    if constexpr (listed(kRules<T>.omitted_when_empty, D::pointer))
-      if (is_empty(v)) return;
-    o[D::name] = value_of(v);
+    bool omit = false;
+    if constexpr (listed(kRules<T>.omitted_when_empty, D::pointer)) omit = is_empty(v);
+    if (!omit) o[D::name] = value_of(v);
+    if constexpr (!kBasesFirst)
+      if constexpr (same_member(kBasesAfter<T>, D::pointer)) put_bases();
   });
 }
 
@@ -289,8 +301,7 @@ boost::json::value wire_value(const T& v) {
 }
 
 // Every described member of `record` under its own name, added to `o`, by its wire rules: its described bases' first
-// (a base with a codec of its own by that codec), then its own. A record whose keys interleave a base's (EpochResult,
-// ReportEpoch) passes the base alone, where its keys go.
+// (a base with a codec of its own by that codec), or after the member its JS_WIRE_BASES_AFTER names; then its own.
 template <class T>
 void put_described(boost::json::object& o, const T& record) {
   described_detail::put_members(o, record);

@@ -43,22 +43,7 @@ JS_PROTO_TAG(ModelChunk, "model_chunk")
 #undef JS_PROTO_TAG
 
 // ---- encoders: fill the envelope object with the body's fields ----
-void fill(bj::object& o, const EpochResult& m) {
-  o["run_id"] = m.run_id;
-  o["epoch"] = m.epoch;
-  o["e2e_s"] = m.e2e_s;
-  o["stall_s"] = m.stall_s;
-  o["compute_s"] = m.compute_s;
-  o["minibatches"] = m.minibatches;
-  if (m.copy_s) o["copy_s"] = *m.copy_s;
-  json::put_described(o, static_cast<const EpochMeasures&>(m));   // null where not measured
-  o["clocks_start"] = json::wire_value(m.clocks_start);
-  o["clocks_end"] = json::wire_value(m.clocks_end);
-  o["throttled"] = m.throttled;
-  if (!m.throttle_reason.empty()) o["throttle_reason"] = m.throttle_reason;
-}
-
-// Every other described message: its members in the description's order, by its wire rules.
+// Every message: its members in the description's order, by its wire rules.
 template <class T, std::enable_if_t<boost::describe::has_describe_members<T>::value, int> = 0>
 void fill(bj::object& o, const T& m) {
   json::put_described(o, m);

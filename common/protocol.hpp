@@ -3,8 +3,8 @@
 // Each record is described once (BOOST_DESCRIBE_STRUCT: its members' wire names and order) with its wire rules
 // (JS_WIRE_RULES: the members a decoder requires, those the encoder leaves out when empty) and one validate step
 // (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp); a member of a type
-// with a codec of its own (the run config, base64 bytes) travels by it. EpochResult's encoder keeps its key order by
-// hand; tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
+// with a codec of its own (the run config, base64 bytes) travels by it; a record whose base's keys sit among its own
+// says where (JS_WIRE_BASES_AFTER). tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -314,6 +314,7 @@ JS_WIRE_RULES(EpochResult,
               (&EpochResult::run_id, &EpochResult::epoch, &EpochResult::e2e_s, &EpochResult::stall_s,
                &EpochResult::compute_s, &EpochResult::minibatches),
               (&EpochResult::copy_s, &EpochResult::throttle_reason))
+JS_WIRE_BASES_AFTER(EpochResult, &EpochResult::copy_s)   // the measures between the times and the clocks
 void validate(json::FieldReader& r, const EpochResult& m);
 
 // One telemetry sample; t_s is seconds since the run started.

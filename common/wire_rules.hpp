@@ -38,3 +38,11 @@ constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omi
     return ::jetsweep::json::wire_rules_of<::jetsweep::json::Listed::WHAT>(std::make_tuple LISTED,    \
                                                                           std::make_tuple OMITTED_WHEN_EMPTY); \
   }
+
+// Where a record's described bases go among its own keys when not first: JS_WIRE_BASES_AFTER(EpochResult,
+// &EpochResult::copy_s) writes the bases' keys right after copy_s's place (whether or not copy_s itself is written).
+#define JS_WIRE_BASES_AFTER(T, MEMBER)                                  \
+  template <class U, std::enable_if_t<std::is_same_v<U, T>, int> = 0> \
+  constexpr auto wire_bases_after(const U*) {                          \
+    return MEMBER;                                                     \
+  }
