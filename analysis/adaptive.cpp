@@ -10,151 +10,23 @@
 #include <set>
 
 #include "analysis/stats.hpp"
+#include "analysis/transfer_regression.hpp"
 
 namespace jetsweep::analysis {
 
 namespace {
 
-constexpr double kLambdas[] = {0.03, 0.1, 0.3, 1, 3, 10, 30};
 constexpr double kPowerBound = 0.6744897501960817;  // one-sided 75% normal quantile
 constexpr size_t kDefaultBudgets = 12;
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
 
-std::vector<double> standardised(const std::vector<double>& v) {
-  const double mu = mean(v), sd = sample_stddev(v);
-  std::vector<double> out;
-  for (double x : v) out.push_back(sd > 1e-12 ? (x - mu) / sd : 0.0);
-  return out;
-}
-
-// A design matrix over the candidates: an intercept column, then each term standardised over the candidates (a
-// constant term becomes 0).
-Eigen::MatrixXd design(const std::vector<std::vector<double>>& terms) {
-  Eigen::MatrixXd x(terms.front().size(), terms.size() + 1);
-  x.col(0).setOnes();
-  for (size_t k = 0; k < terms.size(); ++k) {
-    const auto z = standardised(terms[k]);
-    for (size_t i = 0; i < z.size(); ++i) x(Eigen::Index(i), Eigen::Index(k + 1)) = z[i];
-  }
-  return x;
-}
-
-// Ridge regression of z on x (column 0, the intercept, unpenalised), the penalty chosen from kLambdas by the mean
-// leave-one-out relative error of the prediction (closed form through the hat matrix).
-struct RidgeModel {
-  Eigen::VectorXd beta;
-  Eigen::MatrixXd a_inv;
-  double sigma2 = 0;           // leave-one-out mean squared residual (in z's space)
-  double lambda = 0;
-  double loo_rel = std::numeric_limits<double>::infinity();  // mean leave-one-out |pred / obs - 1|
-};
-
-// log_form: z = log(obs) - log(anchor); else z = obs - anchor. `obs` are the observed values.
-RidgeModel fit_ridge(const Eigen::MatrixXd& x, const Eigen::VectorXd& z, const std::vector<double>& obs,
-                     bool log_form) {
-  RidgeModel best;
-  const Eigen::Index n = x.rows(), d = x.cols();
-  for (double lambda : kLambdas) {
-    Eigen::MatrixXd a = x.transpose() * x;
-    for (Eigen::Index k = 1; k < d; ++k) a(k, k) += lambda;
-    const Eigen::MatrixXd a_inv = a.ldlt().solve(Eigen::MatrixXd::Identity(d, d));
-    const Eigen::VectorXd beta = a_inv * (x.transpose() * z);
-    const Eigen::VectorXd resid = z - x * beta;
-    double sse = 0, rel = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double h = x.row(i) * a_inv * x.row(i).transpose();
-      const double e = resid(i) / std::max(1.0 - h, 1e-6);
-      sse += e * e;
-      rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
-    }
-    rel /= double(n);
-    if (rel < best.loo_rel || best.beta.size() == 0) {
-      best.beta = beta;
-      best.a_inv = a_inv;
-      best.lambda = lambda;
-      best.loo_rel = rel;
-      best.sigma2 = std::max(sse / double(n), 1e-10);
-    }
-  }
-  return best;
-}
-
 }  // namespace
 
-// A Gaussian-process correction of the ridge residuals over the knob ranks (squared-exponential kernel): the
-// predictor follows the measured modes near them and falls back to the ridge away from them. Its length scale and
-// noise share are chosen by leave-one-out; it is kept only when that beats the ridge alone.
 struct AdaptiveProfiler::Designs {
-  Eigen::MatrixXd time_log, power_log, power_lin;
+  Eigen::MatrixXd time_log, time_lin, power_log, power_lin;
 };
-
-namespace {
-
-struct LocalCorrection {
-  bool active = false;
-  double length2 = 0, signal2 = 0, noise2 = 0;
-  std::vector<size_t> idx;
-  Eigen::MatrixXd k_inv;
-  Eigen::VectorXd alpha;
-};
-
-using Ranks = std::vector<std::vector<double>>;
-
-double kernel(const Ranks& ranks, const LocalCorrection& c, size_t a, size_t b) {
-  double d2 = 0;
-  for (size_t k = 0; k < 4; ++k) d2 += (ranks[a][k] - ranks[b][k]) * (ranks[a][k] - ranks[b][k]);
-  return c.signal2 * std::exp(-0.5 * d2 / c.length2);
-}
-
-// `hat`: the ridge's hat matrix X A^-1 X^T on the observations; `resid` = (I - hat) z. Ridge then GP is one linear
-// smoother S = I - noise2 K^-1 (I - hat), so its leave-one-out residual is alpha_i / [K^-1 (I - hat)]_ii: the GP
-// is judged on the same footing as the ridge alone. `loo_rel` (the ridge's on entry) returns the combined error.
-LocalCorrection fit_local(const Ranks& ranks, const std::vector<size_t>& idx, const Eigen::VectorXd& resid,
-                          const Eigen::MatrixXd& hat, const std::vector<double>& obs, bool log_form,
-                          double& loo_rel) {
-  LocalCorrection best;
-  // The correction is part of the model (a GP with the ridge as its mean): its length and noise share are chosen
-  // by the combined leave-one-out error; too few observations or no residual leave the ridge alone.
-  const Eigen::Index n = resid.size();
-  if (n < 4) return best;
-  const double signal2 = resid.squaredNorm() / double(n);
-  if (!(signal2 > 1e-14)) return best;
-  double best_rel = std::numeric_limits<double>::infinity();
-  for (double length : {0.1, 0.2, 0.35}) {
-    for (double noise_share : {0.05, 0.25}) {
-      LocalCorrection c;
-      c.length2 = length * length;
-      c.signal2 = signal2;
-      c.noise2 = noise_share * signal2;
-      c.idx = idx;
-      Eigen::MatrixXd k(n, n);
-      for (Eigen::Index i = 0; i < n; ++i)
-        for (Eigen::Index j = 0; j < n; ++j)
-          k(i, j) = kernel(ranks, c, idx[size_t(i)], idx[size_t(j)]) + (i == j ? c.noise2 : 0.0);
-      c.k_inv = k.ldlt().solve(Eigen::MatrixXd::Identity(n, n));
-      c.alpha = c.k_inv * resid;
-      const Eigen::MatrixXd m = c.k_inv * (Eigen::MatrixXd::Identity(n, n) - hat);
-      double rel = 0;
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const double d = m(i, i);
-        const double e = c.alpha(i) / (std::abs(d) > 1e-12 ? d : 1e-12);
-        rel += log_form ? std::abs(std::exp(-e) - 1.0) : std::abs(e) / obs[size_t(i)];
-      }
-      rel /= double(n);
-      if (rel < best_rel) {
-        best_rel = rel;
-        c.active = true;
-        best = std::move(c);
-      }
-    }
-  }
-  if (best.active) loo_rel = best_rel;
-  return best;
-}
-
-}  // namespace
 
 Result<AdaptiveStrategy> parse_adaptive_strategy(const std::string& text) {
   if (text == "front") return AdaptiveStrategy::kFrontImprovement;
@@ -194,7 +66,10 @@ Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidate
   // Time: log(target) = log(reference) + ridge over log knobs and inverse knobs (time sums work / clock terms).
   // Power: the same in log space, or target = reference + ridge over dynamic-power terms in milliwatts; the fit
   // keeps whichever predicts its observations better (leave-one-out).
-  std::vector<std::vector<double>> log_terms(9), lin_terms(8);
+  // Time is also corrected in milliseconds: target = reference + ridge over the reference and work / clock terms (a
+  // stage's time is its work over its clock; the CPU's work spread over its cores), sums that a product of factors
+  // in log space cannot follow where the target's bottleneck differs from the reference's; fit() blends the two.
+  std::vector<std::vector<double>> log_terms(9), lin_terms(8), time_lin_terms(7);
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ModeKey& m = candidates[i];
     const double c = m.cores, f = m.cpu_mhz, g = m.gpu_mhz, e = m.emc_mhz;
@@ -202,12 +77,15 @@ Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidate
     for (size_t k = 0; k < 8; ++k) log_terms[k + 1].push_back(knobs[k]);
     const double dyn[] = {ref_power_mw[i], c * f, g, e, f, c, g * g, c * f * f};
     for (size_t k = 0; k < 8; ++k) lin_terms[k].push_back(dyn[k]);
+    const double work[] = {ref_time_ms[i], 1 / f, 1 / g, 1 / e, 1 / (c * f), 1 / c, 1 / (g * e)};
+    for (size_t k = 0; k < 7; ++k) time_lin_terms[k].push_back(work[k]);
     p.ref_log_time_.push_back(std::log(ref_time_ms[i]));
     p.ref_log_power_.push_back(std::log(ref_power_mw[i]));
   }
   auto designs = std::make_shared<Designs>();
   log_terms[0] = p.ref_log_time_;
   designs->time_log = design(log_terms);
+  designs->time_lin = design(time_lin_terms);
   log_terms[0] = p.ref_log_power_;
   designs->power_log = design(log_terms);
   designs->power_lin = design(lin_terms);
@@ -257,64 +135,39 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   AdaptiveFit f;
   f.observations = observed.size();
   const size_t n = candidates_.size();
-  // Fits one form on the observed rows and predicts every candidate: the mean and the log-space spread.
-  struct FormFit {
-    RidgeModel model;
-    double loo_rel = 0;  // leave-one-out mean relative error of the ridge with its GP correction
-    std::vector<double> mean, log_sd;
-  };
-  auto fit_form = [&](const Eigen::MatrixXd& x_all, const std::vector<size_t>& idx, const std::vector<double>& y,
-                      const std::vector<double>& anchor, bool log_form) {
-    Eigen::MatrixXd x(idx.size(), x_all.cols());
-    Eigen::VectorXd z(idx.size());
-    for (size_t r = 0; r < idx.size(); ++r) {
-      x.row(Eigen::Index(r)) = x_all.row(Eigen::Index(idx[r]));
-      z(Eigen::Index(r)) = log_form ? std::log(y[r]) - std::log(anchor[idx[r]]) : y[r] - anchor[idx[r]];
-    }
-    FormFit out;
-    out.model = fit_ridge(x, z, y, log_form);
-    Eigen::VectorXd mu = x_all * out.model.beta;
-    const Eigen::MatrixXd hat = x * out.model.a_inv * x.transpose();
-    out.loo_rel = out.model.loo_rel;
-    const LocalCorrection local = fit_local(ranks_, idx, z - x * out.model.beta, hat, y, log_form, out.loo_rel);
-    out.mean.resize(n);
-    out.log_sd.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const auto row = x_all.row(Eigen::Index(i));
-      double var = out.model.sigma2 * (1.0 + double(row * out.model.a_inv * row.transpose()));
-      if (local.active) {
-        Eigen::VectorXd k(idx.size());
-        for (size_t r = 0; r < idx.size(); ++r) k(Eigen::Index(r)) = kernel(ranks_, local, i, idx[r]);
-        mu(Eigen::Index(i)) += k.dot(local.alpha);
-        // The residual's posterior variance replaces the ridge's residual share where observations are near.
-        const double posterior = std::max(local.signal2 - k.dot(local.k_inv * k), 0.0) + local.noise2;
-        var = out.model.sigma2 * double(row * out.model.a_inv * row.transpose()) + std::min(posterior, out.model.sigma2);
-      }
-      const double sd = std::sqrt(var);
-      if (log_form) {
-        out.mean[i] = anchor[i] * std::exp(mu(Eigen::Index(i)));
-        out.log_sd[i] = sd;
-      } else {
-        // A linear correction can extrapolate below zero far from its data: floor at a tenth of the reference.
-        out.mean[i] = std::max(anchor[i] + mu(Eigen::Index(i)), 0.1 * anchor[i]);
-        out.log_sd[i] = sd / out.mean[i];
-      }
-    }
-    return out;
-  };
   std::vector<double> ref_time(n);
   for (size_t i = 0; i < n; ++i) ref_time[i] = std::exp(ref_log_time_[i]);
   std::vector<double> t_obs, p_obs;
   for (double v : t_y) t_obs.push_back(std::exp(v));
   for (double v : p_y) p_obs.push_back(std::exp(v));
-  FormFit t = fit_form(designs_->time_log, t_idx, t_obs, ref_time, true);
-  f.time_ms = std::move(t.mean);
-  f.log_time_sd = std::move(t.log_sd);
-  f.time_loo_pct = 100.0 * t.loo_rel;
-  f.time_lambda = t.model.lambda;
+  // Time: both forms, blended in log space with weights by the inverse square of their leave-one-out errors (a
+  // blend ranked near-front modes better than either form alone or the better one chosen per fit: docs/ANALYSIS.md);
+  // the spread is the mixture's, and the error reported is the blend's own leave-one-out error.
+  const FormFit tl = fit_form(designs_->time_log, ranks_, t_idx, t_obs, ref_time, true);
+  const FormFit tw = fit_form(designs_->time_lin, ranks_, t_idx, t_obs, ref_time, false);
+  const double inv_l = 1.0 / std::max(tl.loo_rel * tl.loo_rel, 1e-12);
+  const double inv_w = 1.0 / std::max(tw.loo_rel * tw.loo_rel, 1e-12);
+  f.time_linear_weight = inv_w / (inv_l + inv_w);
+  const double wl = 1.0 - f.time_linear_weight, ww = f.time_linear_weight;
+  auto blend = [&](double log_form_value, double linear_form_value) {
+    return std::exp(wl * std::log(log_form_value) + ww * std::log(linear_form_value));
+  };
+  f.time_ms.resize(n);
+  f.log_time_sd.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double d = std::log(tl.mean[i]) - std::log(tw.mean[i]);
+    f.time_ms[i] = blend(tl.mean[i], tw.mean[i]);
+    f.log_time_sd[i] =
+        std::sqrt(wl * tl.log_sd[i] * tl.log_sd[i] + ww * tw.log_sd[i] * tw.log_sd[i] + wl * ww * d * d);
+  }
+  double time_loo = 0;
+  for (size_t r = 0; r < t_obs.size(); ++r)
+    time_loo += std::abs(blend(std::max(tl.loo_pred[r], 1e-9), std::max(tw.loo_pred[r], 1e-9)) / t_obs[r] - 1.0);
+  f.time_loo_pct = 100.0 * time_loo / double(t_obs.size());
+  f.time_lambda = wl >= ww ? tl.model.lambda : tw.model.lambda;
   if (p_idx.size() >= 2) {
-    FormFit pl = fit_form(designs_->power_log, p_idx, p_obs, ref_power_mw_, true);
-    FormFit pw = fit_form(designs_->power_lin, p_idx, p_obs, ref_power_mw_, false);
+    FormFit pl = fit_form(designs_->power_log, ranks_, p_idx, p_obs, ref_power_mw_, true);
+    FormFit pw = fit_form(designs_->power_lin, ranks_, p_idx, p_obs, ref_power_mw_, false);
     const bool linear = pw.loo_rel < pl.loo_rel;
     FormFit& best = linear ? pw : pl;
     f.power_linear = linear;

@@ -1,8 +1,9 @@
 // Adaptive profiling (issue 33): which power modes of a new workload to profile next, and the workload's
 // time/power predictor from the modes profiled so far. The model is a transfer from a reference workload: the
-// target is the reference network's prediction corrected by a ridge regression on knob terms (time in log space;
-// power in log space or in watts, whichever predicts better by leave-one-out), the penalty chosen by
-// leave-one-out; its predictive spread comes from the ridge posterior scaled by the leave-one-out error.
+// target is the reference network's prediction corrected by a ridge regression on knob terms (time in log space and
+// in milliseconds, the two blended by their leave-one-out errors; power in log space or in watts, whichever predicts
+// better by leave-one-out), the penalty chosen by leave-one-out; its predictive spread comes from the ridge posterior
+// scaled by the leave-one-out error.
 // The strategies: a space-filling first round (Latin hypercube over the knobs' value ranks), then rounds that pick
 // the modes of largest constrained expected improvement of the optimum under the power budgets (summed over the
 // budgets, batch by kriging believer), or for comparison uniformly at random. Deterministic for a seed.
@@ -51,8 +52,9 @@ struct AdaptiveFit {
   std::vector<double> time_ms, power_mw;          // predicted per candidate (the model's mean)
   std::vector<double> log_time_sd, log_power_sd;  // predictive standard deviation of the log
   double time_loo_pct = 0, power_loo_pct = 0;     // leave-one-out MAPE over the observations
-  double time_lambda = 0, power_lambda = 0;       // the ridge penalties chosen
+  double time_lambda = 0, power_lambda = 0;       // the ridge penalties chosen (time: the heavier form's)
   bool power_linear = false;                      // power corrected in watts rather than in log space
+  double time_linear_weight = 0;                  // the share of time's form corrected in milliseconds (rest: log)
   size_t observations = 0;
 };
 
