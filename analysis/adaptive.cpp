@@ -142,14 +142,19 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   for (double v : p_y) p_obs.push_back(std::exp(v));
   // Time: both forms, blended in log space with weights by the inverse square of their leave-one-out errors (a
   // blend ranked near-front modes better than either form alone or the better one chosen per fit: docs/ANALYSIS.md);
-  // the spread is the mixture's, and the error reported is the blend's own leave-one-out error.
+  // the spread is the mixture's, and the error reported is the blend's own leave-one-out error (its weights come
+  // from every observation, so it is slightly optimistic). A form without a finite error weighs nothing.
   const FormFit tl = fit_form(designs_->time_log, ranks_, t_idx, t_obs, ref_time, true);
   const FormFit tw = fit_form(designs_->time_lin, ranks_, t_idx, t_obs, ref_time, false);
-  const double inv_l = 1.0 / std::max(tl.loo_rel * tl.loo_rel, 1e-12);
-  const double inv_w = 1.0 / std::max(tw.loo_rel * tw.loo_rel, 1e-12);
-  f.time_linear_weight = inv_w / (inv_l + inv_w);
+  auto weight_of = [](double loo_rel) {
+    return std::isfinite(loo_rel) ? 1.0 / std::max(loo_rel * loo_rel, 1e-12) : 0.0;
+  };
+  const double inv_l = weight_of(tl.loo_rel), inv_w = weight_of(tw.loo_rel);
+  f.time_linear_weight = inv_l + inv_w > 0 ? inv_w / (inv_l + inv_w) : 0.0;
   const double wl = 1.0 - f.time_linear_weight, ww = f.time_linear_weight;
   auto blend = [&](double log_form_value, double linear_form_value) {
+    if (ww == 0) return log_form_value;
+    if (wl == 0) return linear_form_value;
     return std::exp(wl * std::log(log_form_value) + ww * std::log(linear_form_value));
   };
   f.time_ms.resize(n);

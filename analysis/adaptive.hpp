@@ -2,8 +2,8 @@
 // time/power predictor from the modes profiled so far. The model is a transfer from a reference workload: the
 // target is the reference network's prediction corrected by a ridge regression on knob terms (time in log space and
 // in milliseconds, the two blended by their leave-one-out errors; power in log space or in watts, whichever predicts
-// better by leave-one-out), the penalty chosen by leave-one-out; its predictive spread comes from the ridge posterior
-// scaled by the leave-one-out error.
+// better by leave-one-out), the penalty chosen by leave-one-out; each form's predictive spread comes from the ridge
+// posterior scaled by the leave-one-out error (time's: the two forms' mixture).
 // The strategies: a space-filling first round (Latin hypercube over the knobs' value ranks), then rounds that pick
 // the modes of largest constrained expected improvement of the optimum under the power budgets (summed over the
 // budgets, batch by kriging believer), or for comparison uniformly at random. Deterministic for a seed.

@@ -56,7 +56,8 @@ RidgeModel fit_ridge(const Eigen::MatrixXd& x, const Eigen::VectorXd& z, const s
 
 // A Gaussian-process correction of the ridge residuals over the knob ranks (squared-exponential kernel): the
 // predictor follows the measured modes near them and falls back to the ridge away from them. Its length scale and
-// noise share are chosen by leave-one-out; it is kept only when that beats the ridge alone.
+// noise share are chosen by leave-one-out among its settings (from 4 observations on, with a residual to correct);
+// it is not compared with the ridge alone, so it is kept even where the ridge alone would score lower.
 struct LocalCorrection {
   bool active = false;
   double length2 = 0, signal2 = 0, noise2 = 0;

@@ -300,8 +300,9 @@ boost::json::value wire_value(const T& v) {
   return described_detail::value_of(v);
 }
 
-// Every described member of `record` under its own name, added to `o`, by its wire rules: its described bases' first
-// (a base with a codec of its own by that codec), or after the member its JS_WIRE_BASES_AFTER names; then its own.
+// Every described member of `record` under its own name, added to `o`, by its wire rules: its own in the description's
+// order, with its described bases' (a base with a codec of its own by that codec) first or right after the member its
+// JS_WIRE_BASES_AFTER names.
 template <class T>
 void put_described(boost::json::object& o, const T& record) {
   described_detail::put_members(o, record);

@@ -41,6 +41,8 @@ constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omi
 
 // Where a record's described bases go among its own keys when not first: JS_WIRE_BASES_AFTER(EpochResult,
 // &EpochResult::copy_s) writes the bases' keys right after copy_s's place (whether or not copy_s itself is written).
+// MEMBER must be one of T's own described members: any other writes no base key at all (nothing checks it at compile
+// time; the byte-for-byte pins in tests/unit/test_wire_frames.cpp and test_api_json.cpp check both users).
 #define JS_WIRE_BASES_AFTER(T, MEMBER)                                  \
   template <class U, std::enable_if_t<std::is_same_v<U, T>, int> = 0> \
   constexpr auto wire_bases_after(const U*) {                          \
