@@ -169,6 +169,9 @@ TEST_CASE("adaptive: the fit follows a target whose time adds a CPU stage the re
   REQUIRE(fit.is_ok());
   // Measured on 2026-12-02: leave-one-out 11.1% for the log-space form alone (the only form before), 5.1% for the
   // form in milliseconds, 5.0% for the blend (weight 0.83); 5.7% over every mode.
+  MESSAGE("blend weight of the form in milliseconds " << fit->time_linear_weight << ", leave-one-out "
+                                                      << fit->time_loo_pct << "%, MAPE "
+                                                      << mape_pct(target.time_ms, fit->time_ms) << "%");
   CHECK(fit->time_linear_weight > 0.7);
   CHECK(fit->time_loo_pct < 7.0);
   CHECK(mape_pct(target.time_ms, fit->time_ms) < 8.0);
