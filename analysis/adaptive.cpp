@@ -169,7 +169,6 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   for (size_t r = 0; r < t_obs.size(); ++r)
     time_loo += std::abs(blend(std::max(tl.loo_pred[r], 1e-9), std::max(tw.loo_pred[r], 1e-9)) / t_obs[r] - 1.0);
   f.time_loo_pct = 100.0 * time_loo / double(t_obs.size());
-  f.time_lambda = wl >= ww ? tl.model.lambda : tw.model.lambda;
   if (p_idx.size() >= 2) {
     FormFit pl = fit_form(designs_->power_log, ranks_, p_idx, p_obs, ref_power_mw_, true);
     FormFit pw = fit_form(designs_->power_lin, ranks_, p_idx, p_obs, ref_power_mw_, false);
@@ -179,7 +178,6 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
     f.power_mw = std::move(best.mean);
     f.log_power_sd = std::move(best.log_sd);
     f.power_loo_pct = 100.0 * best.loo_rel;
-    f.power_lambda = best.model.lambda;
   }
   return f;
 }

@@ -52,7 +52,6 @@ struct AdaptiveFit {
   std::vector<double> time_ms, power_mw;          // predicted per candidate (the model's mean)
   std::vector<double> log_time_sd, log_power_sd;  // predictive standard deviation of the log
   double time_loo_pct = 0, power_loo_pct = 0;     // leave-one-out MAPE over the observations
-  double time_lambda = 0, power_lambda = 0;       // the ridge penalties chosen (time: the heavier form's)
   bool power_linear = false;                      // power corrected in watts rather than in log space
   double time_linear_weight = 0;                  // the share of time's form corrected in milliseconds (rest: log)
   size_t observations = 0;
