@@ -19,12 +19,20 @@ IngestOutcome no_such_run(int64_t agent_id, int64_t run_id, const char* what) {
   return IngestOutcome::kSetAside;
 }
 
+// The frame `body` is kept apart as, spelled one way whatever spelling it came in (PgStore keys by the frame as jsonb
+// writes it): read back as a decoded message is (a NUL in its text as U+FFFD, json::FieldReader), then written.
+std::string set_aside_frame(const proto::Body& body) {
+  std::string frame = proto::encode(proto::Envelope{0, body});
+  if (auto read = proto::decode(frame); read.is_ok()) frame = proto::encode(*read);
+  return frame;
+}
+
 }  // namespace
 
 IngestOutcome MemoryStore::not_held(int64_t agent_id, const Run& run, bool stored, const proto::Body& body) {
   if (run.agent_id == agent_id && stored) return IngestOutcome::kDuplicate;
   const bool fresh = set_aside_
-                         .try_emplace({run.id, agent_id, proto::encode(proto::Envelope{0, body})},
+                         .try_emplace({run.id, agent_id, set_aside_frame(body)},
                                       SetAside{run.campaign_id, std::string(proto::type_name(body)),
                                                set_aside_reason(run.status, run.agent_id, agent_id, run.error)})
                          .second;
@@ -160,7 +168,7 @@ Result<IngestOutcome> MemoryStore::set_aside_refused(int64_t agent_id, const pro
   Run* run = find_run(*run_id);
   if (!run) return no_such_run(agent_id, *run_id, std::string(proto::type_name(body)).c_str());
   const bool fresh = set_aside_
-                         .try_emplace({run->id, agent_id, proto::encode(proto::Envelope{0, body})},
+                         .try_emplace({run->id, agent_id, set_aside_frame(body)},
                                       SetAside{run->campaign_id, std::string(proto::type_name(body)), refused_reason(why)})
                          .second;
   if (const proto::RunFinished* end = run_end_to_fail_when_refused(body); end && holds(*run, agent_id)) {

@@ -58,9 +58,11 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
   conn.prepare(kIngestRunAccess,
                "SELECT status, campaign_id, agent_t0_unix_s IS NULL AS t0_missing, agent_id, error FROM runs WHERE id = $1 "
                "FOR SHARE");
+  // frame_md5 is of the frame as jsonb writes it (sql/029): one row per message whatever its spelling (a NUL sent as
+  // \u0000 or read as U+FFFD, keys in another order).
   conn.prepare(kIngestSetAside,
                "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
-               "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text)) ON CONFLICT DO NOTHING RETURNING 1");
+               "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text::jsonb::text)) ON CONFLICT DO NOTHING RETURNING 1");
   conn.prepare(kIngestMarkRunning,
                "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'");

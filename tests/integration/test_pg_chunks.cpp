@@ -221,6 +221,35 @@ TEST_CASE("through the DbWorker: a refused result is kept apart, its neighbours 
   }
   CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE message_type = 'epoch_result' AND "
                    "frame->>'throttle_reason' = E'a\\uFFFDb' AND reason = 'the run is done on this agent'") == 1);
+  // The same message as a controller decodes it (the NUL read as U+FFFD): the same row, its key of the frame as
+  // jsonb writes it (sql/029).
+  proto::EpochResult decoded = late;
+  decoded.throttle_reason = "a\xEF\xBF\xBD" "b";
+  results = ingest({decoded});
+  REQUIRE(results[0].is_ok());
+  CHECK(*results[0] == controller::IngestOutcome::kDuplicate);
+  // A database as controllers before sql/029 left it: the row keyed by the md5 of the text sent, the NUL as the
+  // escape \ufffd (0274d2b to a9218b0), and the same message again from a later controller, which spelled it as
+  // U+FFFD itself (a second row, the bug). Migration 029 leaves one row, keyed as the ingest now keys it.
+  std::string escaped = proto::encode(proto::Envelope{0, late});
+  REQUIRE(escaped.find("\\u0000") != std::string::npos);
+  escaped.replace(escaped.find("\\u0000"), 6, "\\ufffd");
+  const int64_t rows = f.db.count("SELECT count(*) FROM set_aside_results");
+  f.db.exec("UPDATE set_aside_results SET frame_md5 = md5($q$" + escaped + "$q$) WHERE message_type = 'epoch_result'; "
+            "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
+            "SELECT campaign_id, run_id, agent_id, message_type, reason, frame, md5($q$" +
+            proto::encode(proto::Envelope{0, decoded}) + "$q$) FROM set_aside_results WHERE message_type = 'epoch_result'; "
+            "DELETE FROM schema_migrations WHERE version = 29");
+  REQUIRE(f.db.count("SELECT count(*) FROM set_aside_results") == rows + 1);
+  REQUIRE(f.store.migrate().is_ok());
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results") == rows);
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results WHERE frame_md5 <> md5(frame::text)") == 0);
+  results = ingest({decoded, late});
+  for (const auto& r : results) {
+    REQUIRE(r.is_ok());
+    CHECK(*r == controller::IngestOutcome::kDuplicate);
+  }
+  CHECK(f.db.count("SELECT count(*) FROM set_aside_results") == rows);
   worker.stop();
 }
 

@@ -272,6 +272,28 @@ TEST_CASE_TEMPLATE("a graceful stop replayed after its ack was lost is a duplica
   CHECK(f.status(run) == "assigned");
 }
 
+TEST_CASE_TEMPLATE("a message set aside is kept once whatever its spelling: a NUL in its text, or the U+FFFD it reads as",
+                   B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.start(kOneRun);
+  const int64_t run = f.runs[0];
+  const int64_t other = f.agent("host-2", "host", 'b');
+  REQUIRE(f.s().finish_run(f.host, {run, "cancelled", "agent stopping", 1.5}).is_ok());   // back to the queue
+  REQUIRE(f.claim(other) == run);
+  const auto outcome = [&](const std::string& error) {
+    auto r = f.s().finish_run(f.host, {run, "failed", error, 1.0});
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    return std::string(controller::outcome_name(*r));
+  };
+  // Built with the NUL (an agent's own body), then as a newer controller decodes the same frame (U+FFFD).
+  CHECK(outcome(std::string("disk \0 gone", 11)) == "set_aside");
+  CHECK(outcome("disk \xEF\xBF\xBD gone") == "duplicate");
+  CHECK(outcome(std::string("disk \0 gone", 11)) == "duplicate");
+  CHECK(outcome("disk gone") == "set_aside");   // another message
+  CHECK(f.s().campaign_status(f.c)->set_aside_results == 2);
+  CHECK(f.status(run) == "assigned");
+}
+
 TEST_CASE_TEMPLATE("a result the store refuses is kept apart with the reason, not dropped (issue 32)", B, JETSWEEP_STORES) {
   StoreCase<B> f;
   f.start(kOneRun);
