@@ -73,8 +73,11 @@ js_free_port() {
 # JS_PG_DSN (database jetsweep), JS_PG_ADMIN_DSN (database postgres) and JS_PG_DIR. The DSNs carry no password:
 # it is in DIR/pgpass (libpq's password file, mode 0600), exported as PGPASSFILE to everything started from here
 # (docs/SECURITY.md: a password in a DSN is visible in /proc/PID/cmdline).
+# JS_PG_INITDB_ARGS (more initdb arguments when the cluster is created, e.g. --waldir=/mnt/wal --wal-segsize=1) and
+# JS_PG_SERVER_OPTIONS (more server options, e.g. "-c max_wal_size=4MB") are for tests that need a cluster of their own.
 js_pg_start() {
-  local dir=$1 pgbin
+  local dir=$1 pgbin initdb_args
+  read -ra initdb_args <<< "${JS_PG_INITDB_ARGS:-}"
   pgbin=$(js_pg_bin)
   mkdir -p "$dir"
   if [ "$(id -u)" -eq 0 ]; then
@@ -100,7 +103,7 @@ js_pg_start() {
     [ "$(id -u)" -eq 0 ] && chown "$JS_PG_USER" "$dir/password"
     js_log "creating PostgreSQL cluster in $data"
     js_as_pg "$pgbin/initdb" -D "$data" -U jetsweep --pwfile="$dir/password" --auth-local=scram-sha-256 \
-      --auth-host=scram-sha-256 -E UTF8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; js_die "initdb failed"; }
+      --auth-host=scram-sha-256 -E UTF8 "${initdb_args[@]}" >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; js_die "initdb failed"; }
   fi
   password=$(cat "$dir/password")
   if js_as_pg "$pgbin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
@@ -113,7 +116,8 @@ js_pg_start() {
       echo "$port" > "$dir/port"
       js_log "starting PostgreSQL on 127.0.0.1:$port"
       if js_as_pg "$pgbin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on" start >&2; then
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=on ${JS_PG_SERVER_OPTIONS:-}" \
+        start >&2; then
         break
       fi
       tail -n 30 "$data/server.log" >&2
