@@ -1,109 +1,108 @@
-// Chunked minibatches and samples: COPY text, coverage, stored-chunk parsing (see pg_chunks.hpp).
+// Chunked minibatches and samples: binary arrays, coverage, stored-chunk parsing (see pg_chunks.hpp).
 #include "controller/pg_chunks.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
 namespace jetsweep::controller::chunks {
 
-// ---- CopyText
-
-std::string CopyText::number(double v) {
+std::string number(double v) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 
-void CopyText::sep() {
-  if (!first_) text_ += '\t';
-  first_ = false;
+// ---- binary arrays
+// array_recv's input: int32 dimensions (1), int32 whether any element is NULL, uint32 the element type's oid, then
+// per dimension int32 length and int32 lower bound (1), then per element int32 byte length (-1: NULL) and its bytes
+// (the type's send format: big-endian integers, IEEE 754 floats as big-endian integers).
+namespace {
+
+constexpr uint32_t kInt2Oid = 21, kInt8Oid = 20, kFloat4Oid = 700, kFloat8Oid = 701;
+
+template <class U>
+void put_big_endian(std::string& out, U v) {
+  char bytes[sizeof(U)];
+  for (size_t i = 0; i < sizeof(U); ++i) bytes[i] = static_cast<char>((v >> (8 * (sizeof(U) - 1 - i))) & 0xFF);
+  out.append(bytes, sizeof(U));
 }
 
-void CopyText::null() {
-  sep();
-  text_ += "\\N";
-}
-
-void CopyText::end_row() {
-  text_ += '\n';
-  first_ = true;
-}
-
-void CopyText::field(int64_t v) {
-  sep();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  text_.append(buf, r.ptr);
-}
-
-void CopyText::field(double v) {
-  if (!std::isfinite(v)) return null();
-  sep();
-  text_ += number(v);
-}
-
-void CopyText::field(const std::optional<double>& v) {
-  if (v) return field(*v);
-  null();
-}
-
-void CopyText::real(double v) {
-  if (!std::isfinite(v)) {
-    text_ += "NULL";
-    return;
+// An array of `n` elements of type `oid` whose element i is written by put(out, i), or is NULL when it returns false
+// before writing anything; each element `size` bytes.
+template <class Put>
+std::string binary_array(uint32_t oid, size_t n, size_t size, Put put) {
+  std::string out;
+  out.reserve(20 + n * (4 + size));
+  put_big_endian<uint32_t>(out, 1);   // dimensions
+  const size_t has_null_at = out.size();
+  put_big_endian<uint32_t>(out, 0);   // any NULL: set below
+  put_big_endian<uint32_t>(out, oid);
+  put_big_endian<uint32_t>(out, static_cast<uint32_t>(n));
+  put_big_endian<uint32_t>(out, 1);   // lower bound
+  bool has_null = false;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t length_at = out.size();
+    put_big_endian<uint32_t>(out, static_cast<uint32_t>(size));
+    if (!put(out, i)) {
+      out.resize(length_at);
+      put_big_endian<int32_t>(out, -1);
+      has_null = true;
+    }
   }
+  if (has_null) out[has_null_at + 3] = 1;
+  return out;
+}
+
+// A real (float4) element, or false for NULL (not finite).
+bool put_real(std::string& out, double v) {
+  if (!std::isfinite(v)) return false;
   if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
     throw std::out_of_range("value " + number(v) + " is out of range for storage as real (float4)");
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
-  text_.append(buf, r.ptr);
+  uint32_t bits;
+  const float f = static_cast<float>(v);
+  std::memcpy(&bits, &f, sizeof bits);
+  put_big_endian(out, bits);
+  return true;
 }
 
-void CopyText::real_array(const std::vector<double>& v) {
-  sep();
-  text_ += '{';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) text_ += ',';
-    real(v[i]);
-  }
-  text_ += '}';
+}  // namespace
+
+std::string real_array(const std::vector<double>& v) {
+  return binary_array(kFloat4Oid, v.size(), 4, [&](std::string& out, size_t i) { return put_real(out, v[i]); });
 }
 
-void CopyText::real_array(const std::vector<std::optional<double>>& v) {
-  sep();
-  text_ += '{';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) text_ += ',';
-    if (v[i]) real(*v[i]);
-    else text_ += "NULL";
-  }
-  text_ += '}';
+std::string real_array(const std::vector<std::optional<double>>& v) {
+  return binary_array(kFloat4Oid, v.size(), 4, [&](std::string& out, size_t i) { return v[i] && put_real(out, *v[i]); });
 }
 
-void CopyText::double_array(const std::vector<double>& v) {
-  sep();
-  text_ += '{';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) text_ += ',';
-    if (std::isfinite(v[i])) text_ += number(v[i]);
-    else text_ += "NULL";
-  }
-  text_ += '}';
+std::string double_array(const std::vector<double>& v) {
+  return binary_array(kFloat8Oid, v.size(), 8, [&](std::string& out, size_t i) {
+    if (!std::isfinite(v[i])) return false;
+    uint64_t bits;
+    std::memcpy(&bits, &v[i], sizeof bits);
+    put_big_endian(out, bits);
+    return true;
+  });
 }
 
-void CopyText::integer_array(const std::vector<int64_t>& v) {
-  sep();
-  text_ += '{';
-  char buf[24];
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) text_ += ',';
-    auto r = std::to_chars(buf, buf + sizeof buf, v[i]);
-    text_.append(buf, r.ptr);
-  }
-  text_ += '}';
+std::string bigint_array(const std::vector<int64_t>& v) {
+  return binary_array(kInt8Oid, v.size(), 8, [&](std::string& out, size_t i) {
+    put_big_endian(out, static_cast<uint64_t>(v[i]));
+    return true;
+  });
+}
+
+std::string smallint_array(const std::vector<int64_t>& v) {
+  return binary_array(kInt2Oid, v.size(), 2, [&](std::string& out, size_t i) {
+    if (v[i] < std::numeric_limits<int16_t>::min() || v[i] > std::numeric_limits<int16_t>::max())
+      throw std::out_of_range("value " + std::to_string(v[i]) + " is out of range for storage as smallint");
+    put_big_endian(out, static_cast<uint16_t>(static_cast<int16_t>(v[i])));
+    return true;
+  });
 }
 
 // ---- coverage
@@ -122,22 +121,19 @@ std::vector<IndexRange> uncovered(int64_t first, int64_t last, std::vector<Index
   return out;
 }
 
-void append_minibatch_rows(CopyText& out, int64_t campaign_id, const proto::MinibatchChunk& m,
-                           const std::vector<IndexRange>& parts) {
+std::vector<MinibatchRow> minibatch_rows(const proto::MinibatchChunk& m, const std::vector<IndexRange>& parts) {
+  std::vector<MinibatchRow> rows;
   for (const auto& p : parts) {
     const auto from = static_cast<size_t>(p.first - m.first_index);
     const auto to = static_cast<size_t>(p.last - m.first_index) + 1;
     auto slice = [&](const std::vector<double>& v) { return std::vector<double>(v.begin() + from, v.begin() + to); };
-    out.field(campaign_id);
-    out.field(m.run_id);
-    out.field(m.epoch);
-    out.field(p.first);
-    out.real_array(slice(m.stall_s));
-    out.real_array(slice(m.compute_s));
-    if (m.copy_s.empty()) out.null();
-    else out.real_array(slice(m.copy_s));
-    out.end_row();
+    MinibatchRow& row = rows.emplace_back();
+    row.first_idx = p.first;
+    row.stall_s = real_array(slice(m.stall_s));
+    row.compute_s = real_array(slice(m.compute_s));
+    if (!m.copy_s.empty()) row.copy_s = real_array(slice(m.copy_s));
   }
+  return rows;
 }
 
 // ---- samples
@@ -151,7 +147,7 @@ std::vector<proto::Sample> sorted_unique(std::vector<proto::Sample> samples) {
   return samples;
 }
 
-void append_sample_row(CopyText& out, int64_t campaign_id, int64_t run_id, const std::vector<proto::Sample>& samples) {
+SampleRow sample_row(const std::vector<proto::Sample>& samples) {
   std::vector<double> t, util;
   std::vector<std::optional<double>> freq, power, temp;
   std::vector<int64_t> mem, disk, core_n;
@@ -170,20 +166,19 @@ void append_sample_row(CopyText& out, int64_t campaign_id, int64_t run_id, const
     core_n.push_back(static_cast<int64_t>(s.core_util_pct.size()));
     cores.insert(cores.end(), s.core_util_pct.begin(), s.core_util_pct.end());
   }
-  out.field(campaign_id);
-  out.field(run_id);
-  out.field(t.front());
-  out.field(t.back());
-  out.double_array(t);
-  out.real_array(util);
-  out.real_array(freq);
-  out.integer_array(mem);
-  out.integer_array(disk);
-  out.real_array(power);
-  out.real_array(temp);
-  out.integer_array(core_n);
-  out.real_array(cores);
-  out.end_row();
+  SampleRow row;
+  row.t_first = t.front();
+  row.t_last = t.back();
+  row.t_s = double_array(t);
+  row.cpu_util_pct = real_array(util);
+  row.cpu_freq_mhz = real_array(freq);
+  row.mem_used_kb = bigint_array(mem);
+  row.disk_read_bytes = bigint_array(disk);
+  row.power_w = real_array(power);
+  row.temp_max_c = real_array(temp);
+  row.core_n = smallint_array(core_n);
+  row.core_util_pct = real_array(cores);
+  return row;
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // Private to the PgStore sources: the chunked form of minibatches and samples (sql/016_compact_measurements.sql)
-// as COPY text, the coverage arithmetic that keeps ingest exactly-once per minibatch and per sample, and the
+// as rows of binary arrays, the coverage arithmetic that keeps ingest exactly-once per minibatch and per sample, and the
 // parser of stored chunks (PostgreSQL array text). Pure functions and values: any thread.
 #pragma once
 
@@ -14,30 +14,17 @@
 
 namespace jetsweep::controller::chunks {
 
-// Rows in PostgreSQL's COPY text format, built in one buffer. Numbers are written as shortest round-trip
-// decimals: doubles for float8 columns, floats for real[] arrays (what PostgreSQL stores, so the text is
-// short and the stored value the same as the server's own rounding would give).
-class CopyText {
- public:
-  void field(int64_t v);
-  void field(double v);                        // non-finite: \N (NOT NULL columns reject it loudly)
-  void field(const std::optional<double>& v);
-  void real_array(const std::vector<double>& v);                 // real[]; throws std::out_of_range past float
-  void real_array(const std::vector<std::optional<double>>& v);  // nullopt elements as NULL
-  void double_array(const std::vector<double>& v);
-  void integer_array(const std::vector<int64_t>& v);
-  void null();
-  void end_row();
-  const std::string& text() const { return text_; }
-  bool empty() const { return text_.empty(); }
-  static std::string number(double v);   // shortest round-trip decimal of a double
+// The shortest decimal that reads back as exactly `v` (t_s bounds compared with stored values travel as it).
+std::string number(double v);
 
- private:
-  void sep();
-  void real(double v);
-  std::string text_;
-  bool first_ = true;
-};
+// One-dimensional arrays in PostgreSQL's binary format (what array_recv reads), sent as binary query parameters:
+// the server takes each element as it is, without parsing text (array_in and strtof were the largest part of its
+// ingest work). Non-finite values and nullopt are NULL elements, as the text form wrote them.
+std::string real_array(const std::vector<double>& v);                  // real[]; throws std::out_of_range past float
+std::string real_array(const std::vector<std::optional<double>>& v);   // real[]; as above
+std::string double_array(const std::vector<double>& v);                // double precision[]
+std::string bigint_array(const std::vector<int64_t>& v);               // bigint[]
+std::string smallint_array(const std::vector<int64_t>& v);             // smallint[]; throws std::out_of_range past int16
 
 // An inclusive range of minibatch indices.
 struct IndexRange {
@@ -50,17 +37,27 @@ struct IndexRange {
 // beyond [first, last]). Each part lies in a gap between stored chunks, so chunks never overlap.
 std::vector<IndexRange> uncovered(int64_t first, int64_t last, std::vector<IndexRange> stored);
 
-// minibatch_chunks rows (campaign_id, run_id, epoch, first_idx, stall_s, compute_s, copy_s) for the parts
-// `parts` of the message (indices as in m.first_index + i).
-void append_minibatch_rows(CopyText& out, int64_t campaign_id, const proto::MinibatchChunk& m,
-                           const std::vector<IndexRange>& parts);
+// A minibatch_chunks row for a part of a message (campaign, run and epoch are the message's): its first index
+// and its arrays (binary, above; copy_s absent when the message has none).
+struct MinibatchRow {
+  int64_t first_idx = 0;
+  std::string stall_s, compute_s;
+  std::optional<std::string> copy_s;
+};
+// The rows of the parts `parts` of the message (indices as in m.first_index + i).
+std::vector<MinibatchRow> minibatch_rows(const proto::MinibatchChunk& m, const std::vector<IndexRange>& parts);
 
 // The samples ordered by t_s, each t_s once (the first of equal ones kept).
 std::vector<proto::Sample> sorted_unique(std::vector<proto::Sample> samples);
 
-// One sample_chunks row of `samples` (sorted_unique, non-empty). Throws std::out_of_range for a sample with
-// more than 32,767 per-core values (core_n is smallint).
-void append_sample_row(CopyText& out, int64_t campaign_id, int64_t run_id, const std::vector<proto::Sample>& samples);
+// A sample_chunks row (campaign and run are the message's): its time bounds and its arrays (binary, above).
+struct SampleRow {
+  double t_first = 0, t_last = 0;
+  std::string t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, core_n, core_util_pct;
+};
+// The row of `samples` (sorted_unique, non-empty). Throws std::out_of_range for a sample with more than 32,767
+// per-core values (core_n is smallint) or a value past float.
+SampleRow sample_row(const std::vector<proto::Sample>& samples);
 
 // The columns of a stored sample_chunks row, as PostgreSQL prints them (array text).
 struct StoredSampleChunk {

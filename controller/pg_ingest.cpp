@@ -1,6 +1,5 @@
-// PgStore: ingest of agents' results (idempotent: COPY, merged through staging tables on resends).
+// PgStore: ingest of agents' results (idempotent: each chunk row written into a gap of what is stored, its arrays binary).
 #include <pqxx/pqxx>
-#include <pqxx/tablewriter>
 
 #include <algorithm>
 #include <charconv>
@@ -21,7 +20,7 @@ namespace bj = boost::json;
 
 namespace {
 
-// Text form of a nullable double for COPY / parameters (nullptr = NULL).
+// Text form of a nullable double for parameters (nullptr = NULL).
 struct NullableText {
   std::string text;
   bool null = true;
@@ -136,16 +135,6 @@ void mark_running(pqxx::transaction_base& w, int64_t run_id, int64_t agent_id, R
   access.assigned = false;
 }
 
-void copy_rows(pqxx::transaction_base& w, const std::string& table, const chunks::CopyText& rows) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  // tablewriter is the libpqxx 6.4 API that accepts preformatted COPY text (stream_to formats per row).
-  pqxx::tablewriter copy(w, table);
-#pragma GCC diagnostic pop
-  copy.write_raw_line(rows.text());
-  copy.complete();
-}
-
 // One message's writes, in the caller's transaction, and what became of it (IngestOutcome; Store's ingest
 // contract); a kDbError for data the store cannot keep; SQL errors throw.
 Result<IngestOutcome> write_minibatches(pqxx::transaction_base& w, int64_t agent_id, const proto::MinibatchChunk& m) {
@@ -167,9 +156,15 @@ Result<IngestOutcome> write_minibatches(pqxx::transaction_base& w, int64_t agent
   const auto parts = chunks::uncovered(first, last, covered);
   if (!access->holds) return not_held(w, agent_id, m.run_id, *access, parts.empty(), m);
   if (!parts.empty()) {
-    chunks::CopyText rows;
-    chunks::append_minibatch_rows(rows, access->campaign, m, parts);
-    copy_rows(w, "minibatch_chunks", rows);
+    for (const auto& row : chunks::minibatch_rows(m, parts)) {
+      const pqxx::binarystring stall(row.stall_s), compute(row.compute_s);
+      if (row.copy_s)
+        w.exec_prepared(pg::kIngestMinibatchRow, access->campaign, m.run_id, m.epoch, row.first_idx, stall, compute,
+                        pqxx::binarystring(*row.copy_s));
+      else
+        w.exec_prepared(pg::kIngestMinibatchRow, access->campaign, m.run_id, m.epoch, row.first_idx, stall, compute,
+                        nullptr);
+    }
     // The epoch's statistics were computed when it landed: a chunk arriving after it recomputes them.
     if (epoch_landed) w.exec_params("SELECT refresh_epoch_summary($1, $2, $3)", access->campaign, m.run_id, m.epoch);
   }
@@ -243,7 +238,7 @@ Result<IngestOutcome> write_samples(pqxx::transaction_base& w, int64_t agent_id,
   auto stored = w.exec_prepared(
       pg::kIngestSampleOverlap,
       // t_s travels as the shortest round-trip decimal, so the bounds compare exactly with stored values.
-      campaign, m.run_id, chunks::CopyText::number(t_min), chunks::CopyText::number(t_max));
+      campaign, m.run_id, chunks::number(t_min), chunks::number(t_max));
   std::vector<proto::Sample> merged = fresh;
   std::vector<double> replaced;   // t_first of the stored chunks merged with this message
   bool all_stored = !stored.empty();
@@ -265,10 +260,13 @@ Result<IngestOutcome> write_samples(pqxx::transaction_base& w, int64_t agent_id,
     // Only a partial resend (new samples among stored ones) replaces chunks: by one chunk holding both.
     for (double t : replaced)
       w.exec_params("DELETE FROM sample_chunks WHERE campaign_id = $1 AND run_id = $2 AND t_first = $3::float8",
-                    campaign, m.run_id, chunks::CopyText::number(t));
-    chunks::CopyText rows;
-    chunks::append_sample_row(rows, campaign, m.run_id, replaced.empty() ? fresh : merged);
-    copy_rows(w, "sample_chunks", rows);
+                    campaign, m.run_id, chunks::number(t));
+    const chunks::SampleRow row = chunks::sample_row(replaced.empty() ? fresh : merged);
+    using bytes = pqxx::binarystring;
+    w.exec_prepared(pg::kIngestSampleRow, campaign, m.run_id, chunks::number(row.t_first), chunks::number(row.t_last),
+                    bytes(row.t_s), bytes(row.cpu_util_pct), bytes(row.cpu_freq_mhz), bytes(row.mem_used_kb),
+                    bytes(row.disk_read_bytes), bytes(row.power_w), bytes(row.temp_max_c), bytes(row.core_n),
+                    bytes(row.core_util_pct));
   }
   if (m.t0_unix_s && access->t0_missing)
     w.exec_params("UPDATE runs SET agent_t0_unix_s = $3, "
@@ -493,7 +491,7 @@ Status PgStore::ingest_batch(std::vector<IngestItem>& items) {
         throw;
       } catch (const std::exception&) {
         if (!conn_->is_open()) throw;   // the connection went: guarded makes it kUnavailable
-        // A value the layout cannot store (chunks::CopyText's out_of_range) or any other failure of this message:
+        // A value the layout cannot store (chunks' out_of_range) or any other failure of this message:
         // redone with savepoints, where it is this message's result, not its neighbours'.
         return Status::ok();
       }
@@ -534,7 +532,7 @@ Status PgStore::ingest_batch_with_savepoints(std::vector<IngestItem>& items) {
           throw;   // the connection's: guarded makes it kUnavailable
         } catch (const pqxx::in_doubt_error&) {
           throw;
-        } catch (const std::exception& e) {   // a value the layout cannot store (chunks::CopyText), or any other
+        } catch (const std::exception& e) {   // a value the layout cannot store (chunks), or any other
           if (!conn_->is_open()) throw;       // failure of this message alone (the connection's: kUnavailable)
           item.result = db_error(std::string("ingesting a result: ") + e.what());
           break;

@@ -18,6 +18,8 @@ const char* const kIngestMinibatchOverlap = "ingest_minibatch_overlap";
 const char* const kIngestSampleOverlap = "ingest_sample_overlap";
 const char* const kIngestEpoch = "ingest_epoch";
 const char* const kIngestSetAside = "ingest_set_aside";
+const char* const kIngestMinibatchRow = "ingest_minibatch_row";
+const char* const kIngestSampleRow = "ingest_sample_row";
 
 namespace {
 // An epoch's row with its minibatch statistics from the chunks stored so far (normally all: they are sent before
@@ -63,6 +65,16 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
   conn.prepare(kIngestSetAside,
                "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
                "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text::jsonb::text)) ON CONFLICT DO NOTHING RETURNING 1");
+  // Chunk rows: the arrays are binary parameters (chunks::real_array and the like), their types fixed by the casts;
+  // t_first and t_last travel as their shortest round-trip decimals.
+  conn.prepare(kIngestMinibatchRow,
+               "INSERT INTO minibatch_chunks (campaign_id, run_id, epoch, first_idx, stall_s, compute_s, copy_s) "
+               "VALUES ($1, $2, $3, $4, $5::real[], $6::real[], $7::real[])");
+  conn.prepare(kIngestSampleRow,
+               "INSERT INTO sample_chunks (campaign_id, run_id, t_first, t_last, t_s, cpu_util_pct, cpu_freq_mhz, "
+               "mem_used_kb, disk_read_bytes, power_w, temp_max_c, core_n, core_util_pct) VALUES ($1, $2, $3::float8, "
+               "$4::float8, $5::float8[], $6::real[], $7::real[], $8::bigint[], $9::bigint[], $10::real[], $11::real[], "
+               "$12::smallint[], $13::real[])");
   conn.prepare(kIngestMarkRunning,
                "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) "
                "WHERE id = $1 AND agent_id = $2 AND status = 'assigned'");

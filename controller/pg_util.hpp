@@ -63,6 +63,8 @@ extern const char* const kIngestMinibatchOverlap;  // see pg_ingest.cpp
 extern const char* const kIngestSampleOverlap;
 extern const char* const kIngestEpoch;
 extern const char* const kIngestSetAside;          // a result kept apart (set_aside_results); RETURNING 1 if new
+extern const char* const kIngestMinibatchRow;      // a minibatch_chunks row, its arrays binary (pg_chunks.hpp)
+extern const char* const kIngestSampleRow;         // a sample_chunks row, its arrays binary (pg_chunks.hpp)
 void prepare_ingest_statements(pqxx::connection_base& conn);
 
 // The boards the controller counts as enrolled: agents connected now or seen in the last 24 hours, one per
