@@ -156,6 +156,7 @@ SampleRow sample_row(const std::vector<proto::Sample>& samples) {
     if (s.core_util_pct.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max()))
       throw std::out_of_range("a sample has " + std::to_string(s.core_util_pct.size()) + " per-core values (at most " +
                               std::to_string(std::numeric_limits<int16_t>::max()) + " are stored)");
+    if (!std::isfinite(s.t_s)) throw std::out_of_range("a sample's t_s is not a finite number");
     t.push_back(s.t_s);
     util.push_back(s.cpu_util_pct);
     freq.push_back(s.cpu_freq_mhz);

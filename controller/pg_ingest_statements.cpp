@@ -60,8 +60,8 @@ void prepare_ingest_statements(pqxx::connection_base& conn) {
   conn.prepare(kIngestRunAccess,
                "SELECT status, campaign_id, agent_t0_unix_s IS NULL AS t0_missing, agent_id, error FROM runs WHERE id = $1 "
                "FOR SHARE");
-  // frame_md5 is of the frame as jsonb writes it (sql/029): one row per message whatever its spelling (a NUL sent as
-  // \u0000 or read as U+FFFD, keys in another order).
+  // frame_md5 is of the frame as jsonb writes it (sql/029): one row per message whether a NUL in its text came as
+  // \u0000 or as U+FFFD, whatever its whitespace or key order (numbers stay as written).
   conn.prepare(kIngestSetAside,
                "INSERT INTO set_aside_results (campaign_id, run_id, agent_id, message_type, reason, frame, frame_md5) "
                "VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, md5($6::text::jsonb::text)) ON CONFLICT DO NOTHING RETURNING 1");
