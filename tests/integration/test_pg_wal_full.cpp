@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <pqxx/pqxx>
 #include <sstream>
 
@@ -27,13 +26,6 @@ using namespace jetsweep::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A cluster of its own (scripts/lib.sh js_pg_start) with pg_wal on a tmpfs of `size`, 1 MB WAL segments and as few
 // kept as PostgreSQL allows, so that WAL written past a few MB needs a new segment file. Stopped, deleted and
@@ -63,7 +55,7 @@ class WalOnTmpfs {
     std::string admin;
     std::getline(lines, admin);
     // The password in the DSN: this test's process keeps the PGPASSFILE of the server the other tests use.
-    dsn_ = admin + " password=" + read_text(cluster_dir_ + "/password");
+    dsn_ = admin + " password=" + read_file(cluster_dir_ + "/password");
     while (!dsn_.empty() && (dsn_.back() == '\n' || dsn_.back() == ' ')) dsn_.pop_back();
   }
   ~WalOnTmpfs() {
@@ -81,7 +73,7 @@ class WalOnTmpfs {
   const std::string& admin_dsn() const { return dsn_; }
   std::string wal_mount() const { return (dir_.path() / "wal").string(); }
   std::string filler() const { return wal_mount() + "/filler"; }
-  std::string server_log() const { return read_text(cluster_dir_ + "/data/server.log"); }
+  std::string server_log() const { return read_file(cluster_dir_ + "/data/server.log"); }
   // Starts the server again if no server runs (it gives up when crash recovery itself finds no room for WAL); one in
   // recovery is left alone.
   Status ensure_running() const {
