@@ -8,7 +8,7 @@
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
 //                                [--accuracy [--targets A,B] [--train-modes 15,30,50] [--seeds N]]
-//                                [--adaptive [--targets A,B] [--seeds N]]
+//                                [--adaptive [--targets A,B] [--seeds N] [--no-baselines]]
 #include <CLI/CLI.hpp>
 
 #include <boost/json.hpp>
@@ -50,6 +50,7 @@ struct BenchOptions {
   std::vector<std::string> targets = {"lenet", "mobilenet", "yolo", "bert"};
   std::vector<int> train_modes = {15, 30, 50};
   int seeds = 10;
+  bool baselines = true;   // --adaptive: the PowerTrain baselines beside the strategies
 };
 
 // One (target, K, method) cell of the accuracy table, over seeds 1..N.
@@ -311,7 +312,7 @@ Status adaptive_rows(const Corpus& corpus, const std::string& corpus_name, const
         q.target = {t, reference.device};
         q.options.strategy = s;
         q.options.seed = static_cast<uint64_t>(seed);
-        q.baselines = s == AdaptiveStrategy::kFrontImprovement;
+        q.baselines = opt.baselines && s == AdaptiveStrategy::kFrontImprovement;
         q.predict.nn.epochs = opt.epochs;
         q.predict.model_dir = tmpl;
         auto r = adaptive_report(corpus, q);
@@ -409,6 +410,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", opt.json, "print JSON");
   app.add_flag("--accuracy", opt.accuracy, "transfer accuracy, powertrain vs powertrain-paper, over seeds");
   app.add_flag("--adaptive", opt.adaptive, "adaptive profiling replays against the PowerTrain baselines, over seeds");
+  app.add_flag("!--no-baselines", opt.baselines, "--adaptive: skip the PowerTrain baselines (the strategies only)");
   app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
   app.add_option("--seeds", opt.seeds, "--accuracy, --adaptive: seeds 1..N")->check(CLI::PositiveNumber)->capture_default_str();

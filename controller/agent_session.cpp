@@ -52,12 +52,30 @@ void AgentSession::run(HttpRequest req) {
   });
 }
 
+bool AgentSession::paused_for_ingest() const {
+  return in_flight_ >= controller_->options().max_ingest_in_flight ||
+         (!reading_ && !controller_->ingest_budget().may_read(in_flight_bytes_));
+}
+
 void AgentSession::read_next() {
   if (!open_ || reading_) return;
-  if (in_flight_ >= controller_->options().max_ingest_in_flight) {
-    // Backpressure: reading resumes on ingest_done. Frames behind (heartbeats, probe replies) wait in the socket,
-    // so the outstanding probe's round trip now measures the database.
+  const bool over_count = in_flight_ >= controller_->options().max_ingest_in_flight;
+  if (over_count || !controller_->ingest_budget().may_read(in_flight_bytes_)) {
+    // Backpressure: reading resumes on ingest_done (ours, or, for the budget, any connection's). Frames behind
+    // (heartbeats, probe replies) wait in the socket, so the outstanding probe's round trip now measures the database.
     probe_under_load_ = true;
+    if (!over_count && !queued_for_budget_) {
+      queued_for_budget_ = true;   // one place in the queue at a time
+      std::weak_ptr<AgentSession> weak = shared_from_this();
+      controller_->ingest_budget().wait([weak] {
+        auto self = weak.lock();
+        if (!self) return false;
+        self->queued_for_budget_ = false;
+        if (self->reading_) return false;
+        self->read_next();
+        return self->reading_;
+      });
+    }
     return;
   }
   reading_ = true;
@@ -96,7 +114,7 @@ void AgentSession::on_frame(std::string frame) {
   auto& body = env->body;
   if (const auto* reg = std::get_if<proto::Register>(&body)) return on_register(id, *reg);
   if (!registered()) return reject("not_registered", "first message must be 'register'", id);
-  if (proto::needs_ack(body)) return ingest(id, std::move(body));
+  if (proto::needs_ack(body)) return ingest(id, std::move(body), frame.size());
   if (const auto* hb = std::get_if<proto::Heartbeat>(&body)) {
     controller_->fleet_telemetry().heartbeat(agent_id_, *hb, proto::unix_now_s());
     // Everything the agent journaled is acknowledged: a replayed run whose run_finished never came (a frame that
@@ -281,8 +299,10 @@ std::optional<double> AgentSession::run_clock_offset_s(int64_t run_id) const {
   return it != run_clock_offsets_.end() && it->second ? it->second : clock_offset_s_;
 }
 
-void AgentSession::ingest(uint64_t id, proto::Body body) {
+void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
   ++in_flight_;
+  in_flight_bytes_ += bytes;
+  controller_->ingest_budget().take(bytes);
   const std::string type(proto::type_name(body));
   const auto received = std::chrono::steady_clock::now();
   size_t rows = 0;   // the rows it carries (minibatch and sample chunks), for the ingest counters of /metrics
@@ -305,7 +325,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
   }
   controller_->ingest_db(agent).post_ingest(
       controller_->executor(), agent, std::move(body),
-      [self, id, type, finished, rows, received](Result<IngestOutcome> r) {
+      [self, id, type, finished, rows, received, bytes](Result<IngestOutcome> r) {
         if (r.is_ok()) {
           // Duplicates and set-aside messages are counted, not logged one by one (a replay brings thousands);
           // what was set aside is in set_aside_results and its campaign's status.
@@ -316,14 +336,17 @@ void AgentSession::ingest(uint64_t id, proto::Body body) {
           if (*r == IngestOutcome::kStored) m.rows.inc(rows);
           m.seconds.observe(metrics::seconds_since(received));
         }
-        self->ingest_done(id, type, r.status(), finished);
+        self->ingest_done(id, type, r.status(), finished, bytes);
       });
 }
 
 void AgentSession::ingest_done(uint64_t id, const std::string& type, const Status& s,
-                               std::optional<int64_t> finished_run) {
+                               std::optional<int64_t> finished_run, size_t bytes) {
   check_io_thread("AgentSession::ingest_done");
   --in_flight_;
+  in_flight_bytes_ -= bytes;
+  // Room for whichever connection waited longest (perhaps this one; it reads again below in any case).
+  controller_->ingest_budget().give_back(bytes);
   if (s.code() == Code::kUnavailable) {
     // While the controller stops (the DbWorker retries outages until then), or a result the store refused could not
     // be kept apart either (DbWorker::keep_refused): not stored, so never acknowledged.
@@ -397,8 +420,7 @@ void AgentSession::start_heartbeat() {
     const auto interval = self->controller_->options().heartbeat_interval;
     const auto silent = std::chrono::steady_clock::now() - self->last_rx_;
     // While reading is paused for backpressure, silence is ours, not the agent's.
-    if (self->in_flight_ < self->controller_->options().max_ingest_in_flight &&
-        silent > interval * 5 + std::chrono::seconds(2))
+    if (!self->paused_for_ingest() && silent > interval * 5 + std::chrono::seconds(2))
       return self->close("no heartbeat for " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) + " ms");
     self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});

@@ -1,5 +1,6 @@
 // AgentSession: one agent's WebSocket connection on the controller. Owns the socket, the bounded write
-// queue, ingest flow control (reading pauses while too many results wait for the database), the ack
+// queue, ingest flow control (reading pauses while too many of its results, or too many bytes of every agent's,
+// wait for the database: max_ingest_in_flight, the controller's IngestBudget), the ack
 // sequence (acks are cumulative: one pending ack, raised as ingests complete, never a queue of them), the
 // heartbeat watchdog and clock probes (a probe whose reply waited while reading was paused for ingest, or slower
 // than ControllerOptions::max_clock_probe_rtt_s and 2x the link's fastest earlier round trip, is discarded: its round trip
@@ -43,9 +44,11 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   const std::string& device_class() const { return device_class_; }
   bool open() const { return open_; }
   bool registered() const { return agent_id_ != 0; }
-  // Flow control as it stands: results waiting for the database, and whether a read is outstanding
-  // (false with ingest_in_flight() at max_ingest_in_flight: reading is paused).
+  // Flow control as it stands: results waiting for the database (and their bytes), and whether a read is
+  // outstanding (false with ingest_in_flight() at max_ingest_in_flight, or while the controller's IngestBudget is
+  // spent: reading is paused).
   size_t ingest_in_flight() const { return in_flight_; }
+  size_t ingest_bytes_in_flight() const { return in_flight_bytes_; }
   bool reading() const { return reading_; }
   size_t queued_frames() const { return write_queue_.size() + (writing_ ? 1 : 0); }
   // The ack waiting to be written (the highest committed message id not yet acked), if any.
@@ -75,8 +78,12 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     std::optional<std::string> issued_credential;
   };
   void on_registered(const proto::Register& reg, Result<Outcome> r);
-  void ingest(uint64_t id, proto::Body body);
-  void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run);
+  // `bytes`: the frame's size, held against the controller's IngestBudget until ingest_done.
+  void ingest(uint64_t id, proto::Body body, size_t bytes);
+  void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run,
+                   size_t bytes);
+  // Reading paused for backpressure: too many results, or too many bytes over all connections, wait for the database.
+  bool paused_for_ingest() const;
   void write_next();
   void ack(uint64_t id);
   void start_heartbeat();
@@ -99,6 +106,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   bool registering_ = false;
   bool may_enroll_ = true;   // the upgrade presented the enrollment secret (or none is set)
   size_t in_flight_ = 0;
+  size_t in_flight_bytes_ = 0;
+  bool queued_for_budget_ = false;   // has a place in the IngestBudget's queue for room to read
   int bad_frames_ = 0;   // rejected frames on this connection, in all
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;

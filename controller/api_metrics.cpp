@@ -192,7 +192,16 @@ HttpResponse text_response(const HttpRequest& req, std::string body) {
 
 void Controller::add_flow_gauges(metrics::Registry& reg, const std::vector<api::FleetBoard>& boards) const {
   // Back-pressure per agent (issue 29): what the agent still holds unacknowledged (from its heartbeats), and on
-  // this side what waits for the database and whether reading is paused for it.
+  // this side what waits for the database and whether reading is paused for it; and over all agents, the bytes
+  // waiting against the controller's limit (IngestBudget).
+  reg.gauge("jetsweep_ingest_bytes_in_flight", "Bytes of agents' results read and waiting for the database, all agents", {},
+            static_cast<double>(ingest_budget_.bytes()));
+  reg.gauge("jetsweep_ingest_bytes_in_flight_peak", "The most bytes of agents' results waiting at once since the start",
+            {}, static_cast<double>(ingest_budget_.peak_bytes()));
+  reg.gauge("jetsweep_ingest_bytes_limit", "Bytes of agents' results that may wait for the database (--max-ingest-mb)",
+            {}, static_cast<double>(ingest_budget_.max_bytes()));
+  reg.gauge("jetsweep_ingest_connections_waiting", "Agent connections waiting for room under the ingest byte limit", {},
+            static_cast<double>(ingest_budget_.waiting()));
   for (const auto& b : boards) {
     const metrics::Labels l = {{"name", b.name}, {"device_class", b.device_class}};
     if (b.backlog_messages)

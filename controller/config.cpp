@@ -13,7 +13,7 @@ namespace {
 
 // The flags as given (text), converted and checked after parsing so that errors name the flag.
 struct FlagText {
-  std::optional<std::string> listen, heartbeat_ms, lease_s, max_attempts, ingest_connections, max_model_mb;
+  std::optional<std::string> listen, heartbeat_ms, lease_s, max_attempts, ingest_connections, max_model_mb, max_ingest_mb;
   std::optional<std::string> api_token_file, enroll_secret_file, viewer_token_file;
   CLI::Option* api_token = nullptr;
   CLI::Option* enroll_secret = nullptr;
@@ -34,6 +34,9 @@ void declare(CLI::App& app, ControllerConfig& c, FlagText& t) {
   number("--lease-s", t.lease_s, "N", "requeue runs of agents disconnected longer than N seconds (default 30)");
   number("--max-attempts", t.max_attempts, "N", "assignments per run before it is declared lost (default 3)");
   number("--max-model-mb", t.max_model_mb, "N", "the largest model file users may upload, in MiB (default 1024)");
+  number("--max-ingest-mb", t.max_ingest_mb, "N",
+         "agents' results read and waiting for the database, all agents together, in MiB: reading pauses beyond it "
+         "(each agent still gets one through) (default 32)");
   number("--ingest-connections", t.ingest_connections, "N",
          "database connections for agents' results, each agent's on one of them so its acknowledgements stay "
          "in order (default 2)");
@@ -99,6 +102,10 @@ Status apply(const FlagText& t, ControllerConfig& c) {
   if (t.max_model_mb) {
     JS_ASSIGN_OR_RETURN(int64_t mb, integer_in("--max-model-mb", *t.max_model_mb, 1, 65536));
     c.options.max_model_bytes = mb << 20;
+  }
+  if (t.max_ingest_mb) {
+    JS_ASSIGN_OR_RETURN(int64_t mb, integer_in("--max-ingest-mb", *t.max_ingest_mb, 1, 65536));
+    c.options.max_ingest_bytes = static_cast<size_t>(mb) << 20;
   }
   if (t.max_attempts) {
     JS_ASSIGN_OR_RETURN(int64_t n, integer_in("--max-attempts", *t.max_attempts, 1, 1000));

@@ -57,6 +57,7 @@ Controller::Controller(asio::io_context& ioc, DbWorker& db, ControllerOptions op
       options_(options),
       campaigns_(options_.max_campaigns_waiting),
       planner_(AdaptivePlanner::Options{options_.analysis_dsn, options_.model_dir}),
+      ingest_budget_(options_.max_ingest_bytes),
       sweep_timer_(ioc),
       key_prefix_(random_key_prefix()) {
   campaigns_.start();

@@ -19,6 +19,7 @@
 #include "controller/campaign_worker.hpp"
 #include "controller/db_worker.hpp"
 #include "controller/fleet_telemetry.hpp"
+#include "controller/ingest_budget.hpp"
 #include "controller/metrics.hpp"
 
 namespace jetsweep::controller {
@@ -32,6 +33,7 @@ struct ControllerOptions {
   double lease_s = 30.0;                         // a disconnected agent's runs are requeued after this
   std::chrono::milliseconds sweep_interval{2000};
   size_t max_ingest_in_flight = 8;               // per agent connection; reading pauses beyond this
+  size_t max_ingest_bytes = size_t{32} << 20;    // all connections' results waiting for the database (IngestBudget)
   size_t max_queued_frames = 1024;               // per agent connection write queue bound
   std::string enroll_secret;                     // agents must present it (Authorization: Bearer); empty = open
   std::string api_token;                         // API clients must present it; empty = open
@@ -75,6 +77,8 @@ class Controller : public std::enable_shared_from_this<Controller> {
   CampaignWorker& campaign_worker() { return campaigns_; }
   // Every agent's recent telemetry and heartbeats, in memory (fed by AgentSession; io thread only).
   FleetTelemetry& fleet_telemetry() { return fleet_telemetry_; }
+  // The bytes of results read from every agent and waiting for the database, against max_ingest_bytes (io thread).
+  IngestBudget& ingest_budget() { return ingest_budget_; }
   // The controller's own instruments for GET /metrics (dispatch latency, ingest counts).
   metrics::ControllerMetrics& metrics() { return metrics_; }
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
@@ -156,6 +160,7 @@ class Controller : public std::enable_shared_from_this<Controller> {
   bool planning_ = false;   // io thread: a plan_adaptive pass is under way
   size_t posts_reading_boards_ = 0;   // io thread: submissions between arrival and the CampaignWorker's queue
   FleetTelemetry fleet_telemetry_;
+  IngestBudget ingest_budget_;
   metrics::ControllerMetrics metrics_;
   boost::asio::steady_timer sweep_timer_;
   std::map<int64_t, std::weak_ptr<AgentSession>> agents_;   // by agent id

@@ -1,4 +1,5 @@
-// AgentSession flow control: reading pauses while max_ingest_in_flight results wait for the database, acks are
+// AgentSession flow control: reading pauses while max_ingest_in_flight results wait for the database, or while
+// every agent's results together reach max_ingest_bytes (the controller's IngestBudget), acks are
 // cumulative (one pending, however many results), a clock probe answered behind paused reading is discarded, and
 // a connection whose write queue reaches max_queued_frames is closed.
 #include <doctest/doctest.h>
@@ -109,6 +110,74 @@ TEST_CASE("reading pauses while max_ingest_in_flight results wait for the databa
   CHECK(session->ingest_in_flight() == 0);
   CHECK(session->reading());
   CHECK(session->open());
+}
+
+TEST_CASE("IngestBudget: a connection holding nothing may always read; room goes to the longest waiting, skipping "
+          "wakes that find their connection reading or gone") {
+  controller::IngestBudget budget(100);
+  CHECK(budget.may_read(0));
+  budget.take(60);
+  CHECK(budget.may_read(60));
+  budget.take(60);   // over the limit by the last frame read
+  CHECK(budget.bytes() == 120);
+  CHECK_FALSE(budget.may_read(60));
+  CHECK(budget.may_read(0));
+  std::vector<std::string> woken;
+  budget.wait([&] { woken.push_back("gone"); return false; });
+  budget.wait([&] { woken.push_back("first"); return true; });
+  budget.wait([&] { woken.push_back("second"); return true; });
+  budget.give_back(10);   // still at the limit: nobody
+  CHECK(woken.empty());
+  budget.give_back(20);   // under it: the first that reads
+  CHECK(woken == std::vector<std::string>{"gone", "first"});
+  budget.give_back(60);
+  CHECK(woken == std::vector<std::string>{"gone", "first", "second"});
+  CHECK(budget.waiting() == 0);
+  CHECK(budget.bytes() == 30);
+  CHECK(budget.peak_bytes() == 120);
+}
+
+TEST_CASE("reading pauses on every connection while all agents' results waiting reach max_ingest_bytes, each "
+          "connection still getting one through, and resumes") {
+  auto options = options_with(8, 1024);
+  options.max_ingest_bytes = 1;   // any result fills it
+  ControllerFixture f(options);
+  RegisteredSession a(f);
+  auto b_client = ProtocolClient::create(f.ioc);
+  auto b_session = f.accept_session(*b_client);
+  b_client->send(test_register("host-2"));
+  REQUIRE(f.drain_until([&] { return b_client->count<proto::Registered>() == 1; }));
+  REQUIRE(f.round_trip(*b_client));
+  auto& budget = f.controller->ingest_budget();
+  REQUIRE(budget.bytes() == 0);
+
+  Gate gate;
+  gate.hold(*f.db, f.controller->executor());
+  std::vector<uint64_t> a_ids, b_ids;
+  for (int64_t e = 0; e < 3; ++e) {
+    a_ids.push_back(a.client->send(epoch_of(4242, e)));
+    b_ids.push_back(b_client->send(epoch_of(4343, e)));
+  }
+  // Each connection reads one result (it held none), then both wait for room, far below max_ingest_in_flight.
+  REQUIRE(f.drain_until([&] {
+    return a.client->unsent() == 0 && b_client->unsent() == 0 && a.session->ingest_in_flight() == 1 &&
+           b_session->ingest_in_flight() == 1 && !a.session->reading() && !b_session->reading();
+  }));
+  drain_ready(f.ioc);
+  CHECK(a.session->ingest_in_flight() == 1);
+  CHECK(b_session->ingest_in_flight() == 1);
+  CHECK(budget.bytes() == a.session->ingest_bytes_in_flight() + b_session->ingest_bytes_in_flight());
+  CHECK(budget.bytes() > 0);
+  CHECK(budget.waiting() == 2);
+
+  gate.open();
+  REQUIRE(f.drain_until([&] { return a.client->acked(a_ids.back()) && b_client->acked(b_ids.back()); }));
+  REQUIRE(f.drain_until([&] { return a.session->reading() && b_session->reading(); }));
+  CHECK(budget.bytes() == 0);
+  CHECK(a.session->ingest_bytes_in_flight() == 0);
+  CHECK(b_session->ingest_bytes_in_flight() == 0);
+  CHECK(a.session->open());
+  CHECK(b_session->open());
 }
 
 TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; a prompt one is not") {

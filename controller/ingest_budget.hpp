@@ -1,0 +1,55 @@
+// IngestBudget: the bytes of agents' results read off their sockets and not yet stored, summed over every
+// connection, against one limit (ControllerOptions::max_ingest_bytes), and the connections waiting for room, first
+// come first served. The controller's memory for ingest is bounded by the limit plus one frame per connection, not by
+// the number of connections times their per-connection allowance, nor by any backlog. Io thread only (the
+// threading rule: README.md, "Threading"): no locking.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+
+namespace jetsweep::controller {
+
+class IngestBudget {
+ public:
+  explicit IngestBudget(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  // Whether a connection holding `held` bytes may read another result now: always when it holds none (every
+  // connection gets a result, and the heartbeats behind it, through; its own completions wake it otherwise), else
+  // while the total is under the limit.
+  bool may_read(size_t held) const { return held == 0 || bytes_ < max_bytes_; }
+  // A result of `n` bytes was read.
+  void take(size_t n) {
+    bytes_ += n;
+    if (bytes_ > peak_) peak_ = bytes_;
+  }
+  // A result of `n` bytes is done with (stored or refused); while the total is under the limit, wakes the connection
+  // that has waited longest (one per result done: each woken connection reads one result). A wake that finds its
+  // connection reading already, or closed, returns false and the next one is tried.
+  void give_back(size_t n) {
+    bytes_ = n > bytes_ ? 0 : bytes_ - n;
+    while (bytes_ < max_bytes_ && !waiting_.empty()) {
+      auto wake = std::move(waiting_.front());
+      waiting_.pop_front();
+      if (wake()) break;
+    }
+  }
+  // Queues `wake` to run when there is room; it returns whether its connection started a read. A connection waits
+  // only while it holds bytes, so a result of its own completes (and it reads again) even if nobody else gives any
+  // back.
+  void wait(std::function<bool()> wake) { waiting_.push_back(std::move(wake)); }
+
+  size_t bytes() const { return bytes_; }
+  size_t peak_bytes() const { return peak_; }
+  size_t max_bytes() const { return max_bytes_; }
+  size_t waiting() const { return waiting_.size(); }
+
+ private:
+  size_t max_bytes_;
+  size_t bytes_ = 0;
+  size_t peak_ = 0;
+  std::deque<std::function<bool()>> waiting_;
+};
+
+}  // namespace jetsweep::controller
