@@ -1,7 +1,8 @@
 // Bursts (issue 29, ctest label "fault"): simulated agents at full speed (--time-scale 0) with a small outbox
 // memory bound, the controller killed while they produce and restarted after an outage longer than the lease,
-// so every agent replays a journal many times its memory bound at once; one agent's journal limit is below its
-// run's results, so its run pauses until the controller is back. Fails on any requeue of a live agent, any agent
+// so every agent replays a journal many times its memory bound at once, against a controller whose limit on results
+// waiting for the database (--max-ingest-mb 1, all agents together) makes them take turns; one agent's journal limit
+// is below its run's results, so its run pauses until the controller is back. Fails on any requeue of a live agent, any agent
 // whose peak memory grew by more than its bound and a fixed allowance, a journal over its limit, a pause not
 // reported or not in its epoch's paused_before_s, and any row lost or doubled.
 #include <cctype>
@@ -99,8 +100,16 @@ TEST_CASE("burst: a controller outage under agents at full speed: bounded agent 
   CHECK(file_size_or_zero(journal(kAgents)) <= ((kSmallJournalMb + 4) << 20));
   CHECK_FALSE(finished_a_run(agents.back()->log(), "burst-" + std::to_string(kAgents)));
 
-  fleet.start_controller(std::to_string(fleet.port()), {"--lease-s", "12"});
+  fleet.start_controller(std::to_string(fleet.port()), {"--lease-s", "12", "--max-ingest-mb", "1"});
   REQUIRE_MESSAGE(wait_until(600s, [&] { return fleet.finished(id); }), fleet.logs());
+  // Agents waiting their turn under the byte limit are not taken for silent ones: no connection dropped for it.
+  CHECK_MESSAGE(fleet.controller().log().find("no heartbeat for") == std::string::npos, fleet.logs());
+  if (auto m = cli::http_request(fleet.url(), "GET", "/metrics", "", {}); m && m->status == 200) {
+    const std::string key = "\njetsweep_ingest_bytes_in_flight_peak ";
+    if (const size_t at = m->body.find(key); at != std::string::npos)
+      MESSAGE("results waiting for the database at most: " << m->body.substr(at + key.size(), m->body.find('\n', at + 1) - at - key.size())
+                                                          << " bytes (limit 1 MiB)");
+  }
 
   for (size_t i = 0; i < agents.size(); ++i) {
     const int64_t peak = proc_status_kb(agents[i]->pid(), "VmHWM");
