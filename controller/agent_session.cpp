@@ -53,8 +53,9 @@ void AgentSession::run(HttpRequest req) {
 }
 
 bool AgentSession::paused_for_ingest() const {
-  return in_flight_ >= controller_->options().max_ingest_in_flight ||
-         (!reading_ && !controller_->ingest_budget().may_read(in_flight_bytes_));
+  // An open session stops reading only for backpressure (read_next), and then waits for a completion: its own, or,
+  // under the budget, any connection's, however long the database takes.
+  return open_ && !reading_;
 }
 
 void AgentSession::read_next() {

@@ -50,6 +50,11 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   size_t ingest_in_flight() const { return in_flight_; }
   size_t ingest_bytes_in_flight() const { return in_flight_bytes_; }
   bool reading() const { return reading_; }
+  // Reading paused for backpressure (too many of its results, or too many bytes of all agents', wait for the
+  // database): its silence is the controller's, not the agent's, so the heartbeat watchdog leaves it be.
+  bool paused_for_ingest() const;
+  // Paused and queued in the IngestBudget for room (not merely at max_ingest_in_flight).
+  bool waiting_for_budget() const { return queued_for_budget_ && !reading_; }
   size_t queued_frames() const { return write_queue_.size() + (writing_ ? 1 : 0); }
   // The ack waiting to be written (the highest committed message id not yet acked), if any.
   std::optional<uint64_t> pending_ack() const { return pending_ack_; }
@@ -82,8 +87,6 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void ingest(uint64_t id, proto::Body body, size_t bytes);
   void ingest_done(uint64_t id, const std::string& type, const Status& s, std::optional<int64_t> finished_run,
                    size_t bytes);
-  // Reading paused for backpressure: too many results, or too many bytes over all connections, wait for the database.
-  bool paused_for_ingest() const;
   void write_next();
   void ack(uint64_t id);
   void start_heartbeat();

@@ -200,8 +200,11 @@ void Controller::add_flow_gauges(metrics::Registry& reg, const std::vector<api::
             {}, static_cast<double>(ingest_budget_.peak_bytes()));
   reg.gauge("jetsweep_ingest_bytes_limit", "Bytes of agents' results that may wait for the database (--max-ingest-mb)",
             {}, static_cast<double>(ingest_budget_.max_bytes()));
+  size_t waiting = 0;
+  for (const auto& [id, weak] : agents_)
+    if (auto session = weak.lock(); session && session->open() && session->waiting_for_budget()) ++waiting;
   reg.gauge("jetsweep_ingest_connections_waiting", "Agent connections waiting for room under the ingest byte limit", {},
-            static_cast<double>(ingest_budget_.waiting()));
+            static_cast<double>(waiting));
   for (const auto& b : boards) {
     const metrics::Labels l = {{"name", b.name}, {"device_class", b.device_class}};
     if (b.backlog_messages)

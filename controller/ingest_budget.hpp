@@ -1,8 +1,8 @@
 // IngestBudget: the bytes of agents' results read off their sockets and not yet stored, summed over every
 // connection, against one limit (ControllerOptions::max_ingest_bytes), and the connections waiting for room, first
-// come first served. The controller's memory for ingest is bounded by the limit plus one frame per connection, not by
-// the number of connections times their per-connection allowance, nor by any backlog. Io thread only (the
-// threading rule: README.md, "Threading"): no locking.
+// come first served. The controller's memory for ingest is bounded by the limit plus one frame per connection (a
+// sample chunk is ~0.7 MB), not by the number of connections times their per-connection allowance (8 results), nor
+// by any backlog. Io thread only (the threading rule: README.md, "Threading"): no locking.
 #pragma once
 
 #include <cstddef>
@@ -24,20 +24,21 @@ class IngestBudget {
     bytes_ += n;
     if (bytes_ > peak_) peak_ = bytes_;
   }
-  // A result of `n` bytes is done with (stored or refused); while the total is under the limit, wakes the connection
-  // that has waited longest (one per result done: each woken connection reads one result). A wake that finds its
-  // connection reading already, or closed, returns false and the next one is tried.
+  // A result of `n` bytes is done with (stored or refused); while the total is under the limit, wakes the waiting
+  // connections in the order they came (each starts one read, and checks again when its frame is in, so the total
+  // passes the limit by at most a frame per connection). A wake that finds its connection reading already, or closed,
+  // returns false.
   void give_back(size_t n) {
     bytes_ = n > bytes_ ? 0 : bytes_ - n;
     while (bytes_ < max_bytes_ && !waiting_.empty()) {
       auto wake = std::move(waiting_.front());
       waiting_.pop_front();
-      if (wake()) break;
+      wake();
     }
   }
   // Queues `wake` to run when there is room; it returns whether its connection started a read. A connection waits
   // only while it holds bytes, so a result of its own completes (and it reads again) even if nobody else gives any
-  // back.
+  // back. waiting() counts queued wakes, some perhaps of connections that resumed on their own meanwhile.
   void wait(std::function<bool()> wake) { waiting_.push_back(std::move(wake)); }
 
   size_t bytes() const { return bytes_; }

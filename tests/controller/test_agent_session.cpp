@@ -125,16 +125,22 @@ TEST_CASE("IngestBudget: a connection holding nothing may always read; room goes
   std::vector<std::string> woken;
   budget.wait([&] { woken.push_back("gone"); return false; });
   budget.wait([&] { woken.push_back("first"); return true; });
-  budget.wait([&] { woken.push_back("second"); return true; });
+  budget.wait([&] {
+    woken.push_back("second");
+    budget.take(50);   // its frame came in at once: the total is at the limit again
+    return true;
+  });
+  budget.wait([&] { woken.push_back("third"); return true; });
   budget.give_back(10);   // still at the limit: nobody
   CHECK(woken.empty());
-  budget.give_back(20);   // under it: the first that reads
-  CHECK(woken == std::vector<std::string>{"gone", "first"});
-  budget.give_back(60);
+  budget.give_back(20);   // under it: in the order they came, while there is room
   CHECK(woken == std::vector<std::string>{"gone", "first", "second"});
+  CHECK(budget.waiting() == 1);
+  budget.give_back(60);
+  CHECK(woken == std::vector<std::string>{"gone", "first", "second", "third"});
   CHECK(budget.waiting() == 0);
-  CHECK(budget.bytes() == 30);
-  CHECK(budget.peak_bytes() == 120);
+  CHECK(budget.bytes() == 80);
+  CHECK(budget.peak_bytes() == 140);
 }
 
 TEST_CASE("reading pauses on every connection while all agents' results waiting reach max_ingest_bytes, each "
@@ -169,6 +175,9 @@ TEST_CASE("reading pauses on every connection while all agents' results waiting 
   CHECK(budget.bytes() == a.session->ingest_bytes_in_flight() + b_session->ingest_bytes_in_flight());
   CHECK(budget.bytes() > 0);
   CHECK(budget.waiting() == 2);
+  CHECK(a.session->waiting_for_budget());
+  CHECK(b_session->waiting_for_budget());
+  CHECK(a.session->paused_for_ingest());   // the heartbeat watchdog leaves it be
 
   gate.open();
   REQUIRE(f.drain_until([&] { return a.client->acked(a_ids.back()) && b_client->acked(b_ids.back()); }));
@@ -178,6 +187,33 @@ TEST_CASE("reading pauses on every connection while all agents' results waiting 
   CHECK(b_session->ingest_bytes_in_flight() == 0);
   CHECK(a.session->open());
   CHECK(b_session->open());
+}
+
+TEST_CASE("a connection waiting for room under max_ingest_bytes reads again when another connection gives room back, "
+          "its own results still waiting") {
+  auto options = options_with(8, 1024);
+  options.max_ingest_bytes = 4096;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  auto& budget = f.controller->ingest_budget();
+  Gate gate;
+  gate.hold(*f.db, f.controller->executor());
+  budget.take(4096);   // another connection's results fill the limit
+  std::vector<uint64_t> ids;
+  for (int64_t e = 0; e < 3; ++e) ids.push_back(client->send(epoch_of(4242, e)));
+  REQUIRE(f.drain_until([&] { return client->unsent() == 0 && session->ingest_in_flight() == 1 && !session->reading(); }));
+  drain_ready(f.ioc);
+  CHECK(session->ingest_in_flight() == 1);   // it held none, so it read one
+  CHECK(session->waiting_for_budget());
+  CHECK(session->paused_for_ingest());
+  budget.give_back(4096);   // the other connection's results are stored; this one's are still held by the gate
+  REQUIRE(f.drain_until([&] { return session->ingest_in_flight() == 3; }));
+  CHECK_FALSE(session->waiting_for_budget());
+  gate.open();
+  REQUIRE(f.drain_until([&] { return client->acked(ids.back()); }));
+  REQUIRE(f.drain_until([&] { return session->reading(); }));
+  CHECK(budget.bytes() == 0);
 }
 
 TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; a prompt one is not") {
