@@ -10,9 +10,11 @@
 // Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent fails naming the
 // field; so does null, except for a string or a boolean, which FieldReader reads as "" / false) and those the encoder
 // leaves out when empty (an unset optional, "", an empty array, false)
-// instead of writing null or the value. Every other member reads as its default when absent or null (older senders)
-// and is always written, an unset optional as null, a number that is not finite as null (JSON has no NaN). An
-// std::optional member is never required.
+// instead of writing null or the value. Every other member reads as empty when absent or null (older senders): 0, "",
+// false, an empty array, an unset optional, whatever its default (a nested record absent keeps its default), so a
+// member whose default is anything else is required (Registered::heartbeat_interval_ms); it is always written, an
+// unset optional as null, a number that is not finite as null (JSON has no NaN). An std::optional member is never
+// required.
 //
 // Bounds are not checked while reading: a record's `validate(FieldReader&, const T&)` (found by argument-dependent
 // lookup, declared beside the record) does that once the record is read, and runs for a nested record too.
