@@ -69,12 +69,10 @@ void AgentSession::read_next() {
       queued_for_budget_ = true;   // one place in the queue at a time
       std::weak_ptr<AgentSession> weak = shared_from_this();
       controller_->ingest_budget().wait([weak] {
-        auto self = weak.lock();
-        if (!self) return false;
-        self->queued_for_budget_ = false;
-        if (self->reading_) return false;
-        self->read_next();
-        return self->reading_;
+        if (auto self = weak.lock()) {
+          self->queued_for_budget_ = false;
+          self->read_next();   // nothing when it reads already or closed
+        }
       });
     }
     return;
@@ -346,7 +344,7 @@ void AgentSession::ingest_done(uint64_t id, const std::string& type, const Statu
   check_io_thread("AgentSession::ingest_done");
   --in_flight_;
   in_flight_bytes_ -= bytes;
-  // Room for whichever connection waited longest (perhaps this one; it reads again below in any case).
+  // Room for the connections waiting for it, in the order they came (this one reads again below in any case).
   controller_->ingest_budget().give_back(bytes);
   if (s.code() == Code::kUnavailable) {
     // While the controller stops (the DbWorker retries outages until then), or a result the store refused could not

@@ -26,20 +26,19 @@ class IngestBudget {
   }
   // A result of `n` bytes is done with (stored or refused); while the total is under the limit, wakes the waiting
   // connections in the order they came (each starts one read, and checks again when its frame is in, so the total
-  // passes the limit by at most a frame per connection). A wake that finds its connection reading already, or closed,
-  // returns false.
+  // passes the limit by at most a frame per connection).
   void give_back(size_t n) {
     bytes_ = n > bytes_ ? 0 : bytes_ - n;
     while (bytes_ < max_bytes_ && !waiting_.empty()) {
       auto wake = std::move(waiting_.front());
       waiting_.pop_front();
-      wake();
+      wake();   // a connection reading already, or closed, does nothing
     }
   }
-  // Queues `wake` to run when there is room; it returns whether its connection started a read. A connection waits
+  // Queues `wake` to run when there is room. A connection waits
   // only while it holds bytes, so a result of its own completes (and it reads again) even if nobody else gives any
   // back. waiting() counts queued wakes, some perhaps of connections that resumed on their own meanwhile.
-  void wait(std::function<bool()> wake) { waiting_.push_back(std::move(wake)); }
+  void wait(std::function<void()> wake) { waiting_.push_back(std::move(wake)); }
 
   size_t bytes() const { return bytes_; }
   size_t peak_bytes() const { return peak_; }
@@ -50,7 +49,7 @@ class IngestBudget {
   size_t max_bytes_;
   size_t bytes_ = 0;
   size_t peak_ = 0;
-  std::deque<std::function<bool()>> waiting_;
+  std::deque<std::function<void()>> waiting_;
 };
 
 }  // namespace jetsweep::controller

@@ -123,14 +123,13 @@ TEST_CASE("IngestBudget: a connection holding nothing may always read; room goes
   CHECK_FALSE(budget.may_read(60));
   CHECK(budget.may_read(0));
   std::vector<std::string> woken;
-  budget.wait([&] { woken.push_back("gone"); return false; });
-  budget.wait([&] { woken.push_back("first"); return true; });
+  budget.wait([&] { woken.push_back("gone"); });
+  budget.wait([&] { woken.push_back("first"); });
   budget.wait([&] {
     woken.push_back("second");
     budget.take(50);   // its frame came in at once: the total is at the limit again
-    return true;
   });
-  budget.wait([&] { woken.push_back("third"); return true; });
+  budget.wait([&] { woken.push_back("third"); });
   budget.give_back(10);   // still at the limit: nobody
   CHECK(woken.empty());
   budget.give_back(20);   // under it: in the order they came, while there is room
