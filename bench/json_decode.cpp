@@ -2,7 +2,9 @@
 // common/json_parse.hpp) against boost::json::parse (the baseline, measured in the same run), and proto::decode in
 // all. Frames: a 2,048-sample telemetry chunk of an 8-core board and a 4,096-minibatch chunk, values as measured
 // (16-17 significant digits), each message as the agent encodes it. Prints a markdown table; then the agent's side:
-// proto::encode of the same messages against the UTF-8 check it makes of every frame (common/text.hpp).
+// proto::encode of the same messages (text written straight from the description) against the same frame built as
+// a boost::json tree and serialised (the baseline: how encode wrote it before 2026-12-03), and the UTF-8 check it
+// makes of every frame (common/text.hpp).
 // Usage: bench_json_decode [ROUNDS]   (default 5; best of the rounds, 50 parses each)
 #include <boost/json.hpp>
 
@@ -15,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/described_json.hpp"
+#include "common/json_fields.hpp"
 #include "common/json_parse.hpp"
 #include "common/protocol.hpp"
 #include "common/text.hpp"
@@ -89,17 +93,31 @@ int main(int argc, char** argv) {
     std::printf("| %s, %zu bytes | %.3f ms | %.3f ms | %.2f | %.3f ms |\n", name.c_str(), frame.size(), plain * 1e3,
                 exact * 1e3, exact / plain, decode * 1e3);
   }
-  std::printf("\n| frame | proto::encode | of which the UTF-8 check | share |\n");
-  std::printf("|---|---|---|---|\n");
+  std::printf("\n| frame | through a boost::json tree (baseline) | proto::encode | ratio | of which the UTF-8 check | share |\n");
+  std::printf("|---|---|---|---|---|---|\n");
   for (const auto& [name, message, frame] : all) {
     size_t bytes = 0;
-    bool utf8 = true;
+    bool utf8 = true, same = true;
+    // The baseline: the frame built as a tree and serialised, as proto::encode did before 2026-12-03.
+    const double tree = best_seconds(rounds, 50, [&, &message = message, &frame = frame] {
+      bj::object o;
+      o["type"] = proto::type_name(message.body);
+      o["version"] = proto::kVersion;
+      o["id"] = message.id;
+      std::visit([&](const auto& m) { json::put_described(o, m); }, message.body);
+      bj::value v(std::move(o));
+      json::null_non_finite(v);
+      std::string text = bj::serialize(v);
+      if (invalid_utf8_at(text)) text = utf8_repaired(text);
+      same = same && text == frame;
+    });
     const double encode = best_seconds(rounds, 50, [&, &message = message] { bytes += proto::encode(message).size(); });
     const double check = best_seconds(rounds, 50, [&, &frame = frame] { utf8 = !invalid_utf8_at(frame) && utf8; });
-    if (!utf8 || bytes == 0) {
-      std::fprintf(stderr, "bench_json_decode: an encoded frame is not UTF-8\n");
+    if (!utf8 || bytes == 0 || !same) {
+      std::fprintf(stderr, "bench_json_decode: an encoded frame is not UTF-8 or not its tree's text\n");
       return 1;
     }
-    std::printf("| %s | %.3f ms | %.4f ms | %.1f %% |\n", name.c_str(), encode * 1e3, check * 1e3, 100 * check / encode);
+    std::printf("| %s | %.3f ms | %.3f ms | %.2f | %.4f ms | %.1f %% |\n", name.c_str(), tree * 1e3, encode * 1e3,
+                encode / tree, check * 1e3, 100 * check / encode);
   }
 }

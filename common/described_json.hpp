@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -114,31 +115,41 @@ boost::json::value value_of(const std::vector<T>& v);
 template <class T, std::enable_if_t<kRecord<T>, int> = 0>
 boost::json::value value_of(const T& record);
 
-template <class T>
-void put_members(boost::json::object& o, const T& record) {
-  // Its described bases, each by its own codec where it has one (a record that travels flat beside another): first,
-  // or after the member its JS_WIRE_BASES_AFTER names.
+// Calls member(name, value) for each member of `record` the encoder writes, in the wire's order, by its rules: its
+// own in the description's order, with its described bases' first or right after the member its JS_WIRE_BASES_AFTER
+// names; a base with a codec of its own is one call codec_base(its object), in that object's order.
+template <class T, class Member, class CodecBase>
+void for_each_wire_member(const T& record, Member&& member, CodecBase&& codec_base) {
   auto put_bases = [&] {
     boost::mp11::mp_for_each<public_bases<T>>([&](auto base) {
       using B = typename decltype(base)::type;
       if constexpr (HasToJson<B>::value) {
-        for (auto& kv : to_json(static_cast<const B&>(record))) o[kv.key()] = std::move(kv.value());
+        codec_base(to_json(static_cast<const B&>(record)));
       } else {
-        put_members(o, static_cast<const B&>(record));
+        for_each_wire_member(static_cast<const B&>(record), member, codec_base);
       }
     });
   };
   constexpr bool kBasesFirst = std::is_null_pointer_v<std::remove_const_t<decltype(kBasesAfter<T>)>>;
   if constexpr (kBasesFirst) put_bases();
-  boost::mp11::mp_for_each<public_members<T>>([&](auto member) {
-    using D = decltype(member);
+  boost::mp11::mp_for_each<public_members<T>>([&](auto m) {
+    using D = decltype(m);
     const auto& v = record.*D::pointer;
     bool omit = false;
     if constexpr (listed(kRules<T>.omitted_when_empty, D::pointer)) omit = is_empty(v);
-    if (!omit) o[D::name] = value_of(v);
+    if (!omit) member(D::name, v);
     if constexpr (!kBasesFirst)
       if constexpr (same_member(kBasesAfter<T>, D::pointer)) put_bases();
   });
+}
+
+template <class T>
+void put_members(boost::json::object& o, const T& record) {
+  for_each_wire_member(
+      record, [&](const char* name, const auto& v) { o[name] = value_of(v); },
+      [&](boost::json::object base) {
+        for (auto& kv : base) o[kv.key()] = std::move(kv.value());
+      });
 }
 
 template <class T>
@@ -164,6 +175,77 @@ boost::json::value value_of(const T& record) {
     boost::json::object o;
     put_members(o, record);
     return o;
+  }
+}
+
+// ---- writing text: the bytes Boost.JSON serialises the tree above to (a number that is not finite as null, as
+// null_non_finite writes it), without building the tree (proto::encode's path: a telemetry chunk is 30,000 numbers);
+// json_fields.hpp's append_* write the values. The same overloads as value_of's, so that a member converts as there.
+inline void append_json(std::string& out, const std::string& v) { append_string(out, v); }
+inline void append_json(std::string& out, int64_t v) { append_number(out, v); }
+inline void append_json(std::string& out, uint64_t v) { append_number(out, v); }
+inline void append_json(std::string& out, double v) { append_number(out, v); }
+inline void append_json(std::string& out, bool v) { out += v ? "true" : "false"; }
+inline void append_json(std::string& out, const boost::json::object& v) { append_value(out, v); }
+inline void append_json(std::string& out, const std::optional<double>& v) {
+  if (v) append_number(out, *v);
+  else out += "null";
+}
+template <class T>
+void append_json(std::string& out, const std::optional<T>& v);
+template <class T>
+void append_json(std::string& out, const std::vector<T>& v);
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
+void append_json(std::string& out, const T& record);
+
+template <class T>
+void append_members(std::string& out, const T& record, bool& first) {
+  auto key = [&](std::string_view name) {
+    if (!first) out += ',';
+    first = false;
+    append_string(out, name);
+    out += ':';
+  };
+  for_each_wire_member(
+      record,
+      [&](const char* name, const auto& v) {
+        key(name);
+        append_json(out, v);
+      },
+      [&](const boost::json::object& base) {
+        for (const auto& kv : base) {
+          key(kv.key());
+          append_value(out, kv.value());
+        }
+      });
+}
+
+template <class T>
+void append_json(std::string& out, const std::optional<T>& v) {
+  if (v) append_json(out, *v);
+  else out += "null";
+}
+template <class T>
+void append_json(std::string& out, const std::vector<T>& v) {
+  out += '[';
+  bool first = true;
+  for (const auto& e : v) {
+    if (!first) out += ',';
+    first = false;
+    if constexpr (std::is_same_v<T, bool>) append_json(out, bool(e));
+    else append_json(out, e);
+  }
+  out += ']';
+}
+template <class T, std::enable_if_t<kRecord<T>, int>>
+void append_json(std::string& out, const T& record) {
+  if constexpr (HasToJson<T>::value) {
+    append_value(out, to_json(record));
+  } else {
+    out += '{';
+    bool first = true;
+    append_members(out, record, first);
+    out += '}';
   }
 }
 
@@ -308,6 +390,13 @@ boost::json::value wire_value(const T& v) {
 template <class T>
 void put_described(boost::json::object& o, const T& record) {
   described_detail::put_members(o, record);
+}
+// The same members as text: `"key":value` pairs appended to `out`, a comma before each but the first (`first` says
+// whether one was written yet, and is cleared once one is): the bytes boost::json::serialize writes for the object
+// put_described fills (a number that is not finite as null), without building it.
+template <class T>
+void append_described(std::string& out, const T& record, bool& first) {
+  described_detail::append_members(out, record, first);
 }
 template <class T>
 boost::json::object described_to_json(const T& record) {

@@ -1,5 +1,7 @@
 #include "common/json_fields.hpp"
 
+#include <boost/json/detail/format.hpp>
+
 #include <cmath>
 #include <limits>
 
@@ -234,6 +236,60 @@ const boost::json::array* FieldReader::array(const char* name) {
     return nullptr;
   }
   return &v->get_array();
+}
+
+// As Boost.JSON's serializer writes a string (boost/json/impl/serializer.ipp, 1.81): the quote and the backslash
+// escaped, \b \t \n \f \r by name, every other byte below 0x20 as \u00XX in lower-case hex, all else as it is.
+void append_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t from = 0;  // the first byte not yet appended (a run without escapes goes in one append)
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + from, i - from);
+    from = i + 1;
+    out += '\\';
+    switch (c) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '\b': out += 'b'; break;
+      case '\t': out += 't'; break;
+      case '\n': out += 'n'; break;
+      case '\f': out += 'f'; break;
+      case '\r': out += 'r'; break;
+      default:
+        out += "u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  out.append(s.data() + from, s.size() - from);
+  out += '"';
+}
+
+// Boost.JSON's own formatting (what its serializer calls), so that the text is the tree's byte for byte.
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[boost::json::detail::max_number_chars + 1];
+  out.append(buf, boost::json::detail::format_double(buf, v));
+}
+void append_number(std::string& out, int64_t v) {
+  char buf[boost::json::detail::max_number_chars + 1];
+  out.append(buf, boost::json::detail::format_int64(buf, v));
+}
+void append_number(std::string& out, uint64_t v) {
+  char buf[boost::json::detail::max_number_chars + 1];
+  out.append(buf, boost::json::detail::format_uint64(buf, v));
+}
+
+void append_value(std::string& out, const boost::json::value& v) {
+  boost::json::value copy = v;
+  null_non_finite(copy);
+  out += boost::json::serialize(copy);
 }
 
 }  // namespace jetsweep::json

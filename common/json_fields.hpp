@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.hpp"
@@ -70,5 +71,15 @@ boost::json::value optional_number(const std::optional<double>& v);
 // Replaces every NaN or infinite number in `v` by null. Boost.JSON writes them as NaN / Infinity, which no
 // JSON parser (its own included) accepts, so one diverged loss would make a whole frame unreadable.
 void null_non_finite(boost::json::value& v);
+
+// JSON text appended to `out` as boost::json::serialize writes the same value, byte for byte (its own number
+// formatting; strings escaped as it escapes them), a number that is not finite as null (as null_non_finite makes it):
+// for writing a frame without building its tree (json::append_described). tests/unit/test_wire_text.cpp holds them
+// to boost::json::serialize.
+void append_string(std::string& out, std::string_view s);
+void append_number(std::string& out, double v);
+void append_number(std::string& out, int64_t v);
+void append_number(std::string& out, uint64_t v);
+void append_value(std::string& out, const boost::json::value& v);
 
 }  // namespace jetsweep::json

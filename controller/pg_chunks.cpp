@@ -139,6 +139,12 @@ std::vector<MinibatchRow> minibatch_rows(const proto::MinibatchChunk& m, const s
 // ---- samples
 
 std::vector<proto::Sample> sorted_unique(std::vector<proto::Sample> samples) {
+  // As agents send them: strictly increasing already (nothing to sort or drop; sorting was ~3% of the controller's
+  // CPU in a burst). A NaN time is never "less", so it takes the sorting path as before.
+  if (std::adjacent_find(samples.begin(), samples.end(), [](const proto::Sample& a, const proto::Sample& b) {
+        return !(a.t_s < b.t_s);
+      }) == samples.end())
+    return samples;
   std::stable_sort(samples.begin(), samples.end(),
                    [](const proto::Sample& a, const proto::Sample& b) { return a.t_s < b.t_s; });
   samples.erase(std::unique(samples.begin(), samples.end(),

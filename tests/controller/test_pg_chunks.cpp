@@ -140,6 +140,13 @@ TEST_CASE("samples: sorted, each t_s once, and a stored chunk parses back to wha
   REQUIRE(sorted.size() == 3);
   CHECK(sorted[0].t_s == 0.5);
   CHECK(sorted[2].cpu_util_pct == 0);
+  CHECK(sorted_unique(sorted) == sorted);   // already in order (as agents send): as it is
+  std::vector<proto::Sample> tied = sorted;
+  tied[2].t_s = tied[1].t_s;                // in order but with a tie: the first of the two stays
+  tied[2].cpu_util_pct = 7;
+  const auto untied = sorted_unique(tied);
+  REQUIRE(untied.size() == 2);
+  CHECK(untied[1] == sorted[1]);
   const SampleRow row = sample_row(sorted);
   CHECK(row.t_first == 0.5);
   CHECK(row.t_last == 2);
