@@ -268,7 +268,8 @@ void append_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-// Boost.JSON's own formatting (what its serializer calls), so that the text is the tree's byte for byte.
+// Boost.JSON's own formatting (what its serializer calls), so that the text is the tree's byte for byte. These are
+// Boost's detail:: functions, not its public API: tests/unit/test_wire_text.cpp fails if a later Boost formats otherwise.
 void append_number(std::string& out, double v) {
   if (!std::isfinite(v)) {
     out += "null";

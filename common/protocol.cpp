@@ -230,6 +230,33 @@ std::string_view type_name(const Body& body) {
   return std::visit([](const auto& m) -> std::string_view { return Tag<std::decay_t<decltype(m)>>::kName; }, body);
 }
 
+namespace {
+
+constexpr bool same_text(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+// encode() writes the envelope's keys, then the message's members as text: a member under one of those keys would
+// be written twice (a tree kept one). Checked for every message and its described bases while compiling.
+template <class T>
+constexpr bool clashes_with_envelope() {
+  bool clash = false;
+  boost::mp11::mp_for_each<
+      boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>>(
+      [&](auto m) {
+        for (const char* key : {"type", "version", "id"}) clash = clash || same_text(m.name, key);
+      });
+  return clash;
+}
+template <class... Ts>
+constexpr bool any_clashes(const std::variant<Ts...>*) {
+  return (false || ... || clashes_with_envelope<Ts>());
+}
+static_assert(!any_clashes(static_cast<const Body*>(nullptr)),
+              "a message member is named like an envelope key (type, version, id)");
+
+}  // namespace
+
 std::string encode(const Envelope& envelope) {
   // Written as text straight from the message's description (json::append_described: what serialising its tree
   // wrote, byte for byte, at a fraction of the cost: bench_json_decode), a number that is not finite as null (a

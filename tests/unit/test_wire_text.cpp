@@ -2,7 +2,8 @@
 // building a boost::json tree. Its bytes must be the tree's as boost::json::serialize writes it (the wire is
 // unchanged: tests/unit/test_wire_frames.cpp pins every message type): numbers by Boost's own formatting, strings
 // escaped as Boost escapes them, a number that is not finite as null. Held here value by value and message by message
-// against the tree written the way encode wrote it before.
+// against the tree written the way encode wrote it before. The tree is filled by the same walk over the description
+// (for_each_wire_member), so key order, keys left out and bases are held by the pinned frames, not here.
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
