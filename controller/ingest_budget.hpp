@@ -35,9 +35,9 @@ class IngestBudget {
       wake();   // a connection reading already, or closed, does nothing
     }
   }
-  // Queues `wake` to run when there is room. A connection waits
-  // only while it holds bytes, so a result of its own completes (and it reads again) even if nobody else gives any
-  // back. waiting() counts queued wakes, some perhaps of connections that resumed on their own meanwhile.
+  // Queues `wake` to run when there is room. A connection waits only while it holds bytes, so a result of its own
+  // completes (and it reads again) even if nobody else gives any back. waiting() counts queued wakes, some perhaps of
+  // connections that resumed on their own meanwhile.
   void wait(std::function<void()> wake) { waiting_.push_back(std::move(wake)); }
 
   size_t bytes() const { return bytes_; }
