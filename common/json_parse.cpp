@@ -49,6 +49,24 @@ bool boost_is_exact(const char* p, const char* end) {
   return e >= -22 && e <= 22;
 }
 
+}  // namespace
+
+double exact_double(double d, const char* begin, const char* end) {
+  if (boost_is_exact(begin, end)) return d;
+  double exact = 0;
+  // The text is a valid JSON number (the parser checked it); either conversion fails only out of double's range,
+  // where Boost's value (an infinity, or 0 for an underflow) stands. A leading '+' is not JSON, so none to skip.
+#if defined(__cpp_lib_to_chars) && !defined(JETSWEEP_NO_FLOATING_POINT_CHARCONV)
+  const auto [ptr, ec] = std::from_chars(begin, end, exact);
+  if (ec == std::errc() && ptr == end) return exact;
+#else   // GCC < 11 (JetPack 5): glibc's strtod in the C locale, also correctly rounded
+  if (from_chars_double(begin, end, exact) == end) return exact;
+#endif
+  return d;
+}
+
+namespace {
+
 class ExactHandler {
  public:
   static constexpr std::size_t max_object_size = bj::object::max_size();
@@ -111,19 +129,8 @@ class ExactHandler {
       begin = number_.data();
       end = number_.data() + number_.size();
     }
-    if (!boost_is_exact(begin, end)) {
-      double exact = 0;
-      // The text is a valid JSON number (the parser checked it); either conversion fails only out of double's range,
-      // where Boost's value (an infinity, or 0 for an underflow) stands. A leading '+' is not JSON, so none to skip.
-#if defined(__cpp_lib_to_chars) && !defined(JETSWEEP_NO_FLOATING_POINT_CHARCONV)
-      const auto [ptr, ec] = std::from_chars(begin, end, exact);
-      if (ec == std::errc() && ptr == end) d = exact;
-#else   // GCC < 11 (JetPack 5): glibc's strtod in the C locale, also correctly rounded
-      if (from_chars_double(begin, end, exact) == end) d = exact;
-#endif
-    }
     number_.clear();
-    st.push_double(d);
+    st.push_double(exact_double(d, begin, end));
     return true;
   }
   bool on_bool(bool b, bj::error_code&) {

@@ -16,4 +16,8 @@ boost::json::value parse_exact(std::string_view text, boost::system::error_code&
 // As boost::json::parse(text): throws boost::system::system_error on error.
 boost::json::value parse_exact(std::string_view text);
 
+// The double the JSON number text [begin, end) stands for, correctly rounded, given `d`, Boost.JSON 1.81's reading of
+// it (returned where that is exact): what parse_exact stores for a number with a fraction or an exponent.
+double exact_double(double d, const char* begin, const char* end);
+
 }  // namespace jetsweep::json

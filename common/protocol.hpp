@@ -503,6 +503,12 @@ std::string encode(const Envelope& envelope);
 // Rejects oversized, malformed, unknown-type and wrong-version frames with a message naming the
 // message type and field.
 Result<Envelope> decode(std::string_view frame);
+// decode's tree path alone (boost::json tree, then FieldReader), which decode takes for every frame its direct reader
+// (common/json_direct.hpp) refuses: tests and bench_json_decode hold the two to each other.
+Result<Envelope> decode_through_tree(std::string_view frame);
+// decode's direct path alone: the message read straight into its record, or nothing where the direct reader refuses
+// the frame (what it refuses, decode reads through the tree). A frame it reads, it reads as decode_through_tree does.
+std::optional<Envelope> decode_direct(std::string_view frame);
 
 // Messages whose delivery must survive disconnects (kept by the agent until acked).
 bool needs_ack(const Body& body);

@@ -2,7 +2,8 @@
 // agent or a controller receives goes through. Properties: a refused frame says why, in UTF-8; every frame encode()
 // writes is UTF-8; an accepted one, encoded again, decodes to the same envelope: encode(decode(encode(e))) is the
 // JSON of encode(e), every number to the bit (the decoder's numbers are correctly rounded: common/json_parse.hpp;
-// Boost.JSON 1.81's own parser came back an ulp off, fuzz/regressions/protocol/boost-json-imprecise-double-roundtrip).
+// Boost.JSON 1.81's own parser came back an ulp off, fuzz/regressions/protocol/boost-json-imprecise-double-roundtrip);
+// a frame the direct reader reads, the tree path reads the same.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require(proto::decode(text_frame).is_ok() || text_frame.size() > proto::kMaxFrameBytes,
                 "a frame with any text in it decodes", text_frame);
   auto decoded = proto::decode(frame);
+  // decode reads a frame straight into its record where it can (common/json_direct.hpp): what it reads that way, the
+  // tree path reads the same, to the bit.
+  if (auto direct = proto::decode_direct(frame)) {
+    auto tree = proto::decode_through_tree(frame);
+    fuzz::require(tree.is_ok(), "a frame read directly, the tree path reads",
+                  tree.is_ok() ? "" : tree.status().to_string());
+    fuzz::require(*direct == tree.value() && proto::encode(*direct) == proto::encode(tree.value()),
+                  "a frame read directly reads as through the tree", proto::encode(*direct));
+  }
   if (!decoded.is_ok()) {
     fuzz::require(!decoded.status().message().empty(), "a refused frame says why");
     // The reason goes back to the peer in an 'error' frame (JSON) and into the log: UTF-8 whatever the frame.
