@@ -40,15 +40,7 @@ JS_DESCRIBED_CODEC(ReportRun)
 JS_DESCRIBED_CODEC(CampaignReport)
 JS_DESCRIBED_CODEC(AdaptivePlanStatus)
 
-// AgentInfo: its members, then whether it is ready (computed from not_ready; not read back).
-bj::object to_json(const AgentInfo& v) {
-  bj::object o = json::described_to_json(v);
-  o["ready"] = v.ready();
-  return o;
-}
-Status from_json(const bj::value& v, const std::string& where, AgentInfo& out) {
-  return json::described_from_json(v, where, out);
-}
+JS_DESCRIBED_CODEC(AgentInfo)   // "ready" computed last (JS_WIRE_COMPUTED beside its description), not read back
 
 boost::json::object report_config(const boost::json::object& stored) {
   boost::json::object config;

@@ -119,6 +119,7 @@ BOOST_DESCRIBE_STRUCT(AgentInfo, (),
                       (agent_id, name, hostname, cpus, mem_bytes, backend, device_class, kernel, torch_version,
                        compiler, git_sha, connected, last_seen, current_run, rebooting_until, accelerator, not_ready))
 JS_WIRE_RULES_ALL_REQUIRED(AgentInfo, (), ())
+JS_WIRE_COMPUTED(AgentInfo, "ready", &AgentInfo::ready, &AgentInfo::not_ready)
 
 // Queued runs no enrolled agent can take, and why.
 struct Unrunnable {
@@ -477,11 +478,11 @@ struct FleetBoard {
   std::optional<FleetLatest> latest;
   std::vector<FleetPoint> series;                 // the last 5 minutes, oldest first, at most ~300 points
 };
-// Read by its description; written by to_json ("ready", computed, travels between simulated and not_ready).
 BOOST_DESCRIBE_STRUCT(FleetBoard, (),
                       (agent_id, name, device_class, connected, state, simulated, not_ready, last_seen, current_run,
                        last_heartbeat_unix_s, backlog_messages, backlog_bytes, applied, power_mode, latest, series))
 JS_WIRE_RULES_ALL_REQUIRED(FleetBoard, (), ())
+JS_WIRE_COMPUTED(FleetBoard, "ready", &FleetBoard::ready, &FleetBoard::simulated)
 
 // The fleet state of an agent: "offline" when not connected, "busy" when it holds a run, else "idle" (the same
 // rule for /api/fleet and the agents-by-state metric, so they agree with /api/agents).

@@ -16,6 +16,9 @@
 // unset optional as null, a number that is not finite as null (JSON has no NaN). An std::optional member is never
 // required.
 //
+// A key computed by a member function (JS_WIRE_COMPUTED: FleetBoard's "ready") is written after the member it names and
+// read by no decoder.
+//
 // Bounds are not checked while reading: a record's `validate(FieldReader&, const T&)` (found by argument-dependent
 // lookup, declared beside the record) does that once the record is read, and runs for a nested record too.
 // Header-only; pure functions, any thread.
@@ -50,6 +53,11 @@ inline constexpr auto kRules = wire_rules(static_cast<const T*>(nullptr));
 constexpr std::nullptr_t wire_bases_after(const void*) { return nullptr; }
 template <class T>
 inline constexpr auto kBasesAfter = wire_bases_after(static_cast<const T*>(nullptr));
+
+// A record without JS_WIRE_COMPUTED: no computed key.
+constexpr std::nullptr_t wire_computed(const void*) { return nullptr; }
+template <class T>
+inline constexpr auto kComputed = wire_computed(static_cast<const T*>(nullptr));
 
 template <class A, class B>
 constexpr bool same_member(A a, B b) {
@@ -117,7 +125,8 @@ boost::json::value value_of(const T& record);
 
 // Calls member(name, value) for each member of `record` the encoder writes, in the wire's order, by its rules: its
 // own in the description's order, with its described bases' first or right after the member its JS_WIRE_BASES_AFTER
-// names; a base with a codec of its own is one call codec_base(its object), in that object's order.
+// names, and its JS_WIRE_COMPUTED key right after the member that names; a base with a codec of its own is one call
+// codec_base(its object), in that object's order.
 template <class T, class Member, class CodecBase>
 void for_each_wire_member(const T& record, Member&& member, CodecBase&& codec_base) {
   auto put_bases = [&] {
@@ -140,6 +149,9 @@ void for_each_wire_member(const T& record, Member&& member, CodecBase&& codec_ba
     if (!omit) member(D::name, v);
     if constexpr (!kBasesFirst)
       if constexpr (same_member(kBasesAfter<T>, D::pointer)) put_bases();
+    if constexpr (!std::is_null_pointer_v<std::remove_const_t<decltype(kComputed<T>)>>)
+      if constexpr (same_member(kComputed<T>.after, D::pointer))
+        member(kComputed<T>.name, (record.*kComputed<T>.function)());
   });
 }
 

@@ -23,6 +23,15 @@ constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omi
   return {listed, omitted};
 }
 
+// A value the encoder writes that no member holds, computed by a const member function of the record (read by no
+// decoder): JS_WIRE_COMPUTED's.
+template <class Function, class After>
+struct WireComputed {
+  const char* name;
+  Function function;
+  After after;
+};
+
 }  // namespace jetsweep::json
 
 // Declares the wire rules of record T, in T's namespace: JS_WIRE_RULES(Heartbeat, (&Heartbeat::state),
@@ -47,4 +56,14 @@ constexpr WireRules<kListed, Members, Omitted> wire_rules_of(Members listed, Omi
   template <class U, std::enable_if_t<std::is_same_v<U, T>, int> = 0> \
   constexpr auto wire_bases_after(const U*) {                          \
     return MEMBER;                                                     \
+  }
+
+// A computed key of record T: JS_WIRE_COMPUTED(FleetBoard, "ready", &FleetBoard::ready, &FleetBoard::simulated) writes
+// "ready": v.ready() right after simulated's place (whether or not simulated itself is written); decoders ignore it.
+// AFTER must be one of T's own described members (the pinned documents of tests/unit/test_api_json.cpp check both
+// users).
+#define JS_WIRE_COMPUTED(T, NAME, FUNCTION, AFTER)                                                 \
+  template <class U, std::enable_if_t<std::is_same_v<U, T>, int> = 0>                               \
+  constexpr auto wire_computed(const U*) {                                                          \
+    return ::jetsweep::json::WireComputed<decltype(FUNCTION), decltype(AFTER)>{NAME, FUNCTION, AFTER}; \
   }
