@@ -16,6 +16,7 @@
 #include "common/json_direct.hpp"
 #include "common/json_parse.hpp"
 #include "common/protocol.hpp"
+#include "common/status.hpp"
 
 using namespace jetsweep;
 using namespace jetsweep::proto;
@@ -125,6 +126,95 @@ void each_member_changed(const std::string& frame, const std::function<void(cons
 }
 
 }  // namespace
+
+namespace direct_test {
+// Records with the member kinds no message read directly has today (a boolean, integer arrays, a nested record that is
+// not optional, optional booleans and strings, a count), each with a bound, to hold the reader's every path to the
+// tree's.
+struct Inner {
+  int64_t n = 0;
+  double x = 0;
+  std::optional<bool> flag;
+};
+BOOST_DESCRIBE_STRUCT(Inner, (), (n, x, flag))
+JS_WIRE_RULES(Inner, (&Inner::n), ())
+void validate(json::FieldReader& r, const Inner& v) {
+  if (r.ok() && v.n > 100) r.fail("n", "must be <= 100");
+}
+struct Outer {
+  bool on = false;
+  std::vector<int64_t> ids;
+  Inner inner;
+  std::vector<Inner> more;
+  std::string name;
+  uint64_t count = 0;
+  std::optional<std::string> note;
+  std::optional<int64_t> maybe;
+  std::optional<uint64_t> big;
+};
+BOOST_DESCRIBE_STRUCT(Outer, (), (on, ids, inner, more, name, count, note, maybe, big))
+JS_WIRE_RULES(Outer, (&Outer::on, &Outer::inner), ())
+void validate(json::FieldReader& r, const Outer& v) {
+  if (r.ok() && v.ids.size() > 3) r.fail("ids", "at most 3");
+}
+}  // namespace direct_test
+
+namespace {
+
+// The direct reader and the tree path (parse_exact, then the description and validate) agree on `text`.
+void check_agree_outer(const std::string& text, Agreement& tally) {
+  using direct_test::Outer;
+  static_assert(json::direct::kDirectReadable<Outer>);
+  Outer direct;
+  const bool read = json::read_direct(text, {{json::direct::record_table<Outer>(), &direct}});
+  boost::system::error_code ec;
+  const boost::json::value tree_value = json::parse_exact(text, ec);
+  Outer tree;
+  const Status tree_status = ec ? protocol_error("malformed") : json::described_from_json(tree_value, "outer", tree);
+  if (!read) {
+    ++tally.refused;
+    return;
+  }
+  ++tally.direct;
+  REQUIRE_MESSAGE(tree_status.is_ok(), "the direct reader read what the tree path refuses ("
+                                           << tree_status.to_string() << "): " << text);
+  REQUIRE_MESSAGE(boost::json::serialize(json::described_to_json(direct)) ==
+                      boost::json::serialize(json::described_to_json(tree)),
+                  "the two paths read different records: " << text);
+}
+
+}  // namespace
+
+TEST_CASE("a record of every member kind the reader takes: every value and key changed, escaped keys, long strings") {
+  const std::string doc =
+      R"({"on":true,"ids":[1,2],"inner":{"n":5,"x":1.5,"flag":false},"more":[{"n":1,"x":2},{"n":2,"x":-0.0,"flag":null}],)"
+      R"("name":"a","count":7,"note":null,"maybe":3,"big":9})";
+  const std::vector<std::string> tokens = {
+      "null", "0", "-0", "1", "-1", "101", "1.5", "2.0", "1E0", "1e999", "9223372036854775807", "9223372036854775808",
+      "18446744073709551615", "\"\"", "\"x\"", "\"a\\u0000b\"", "true", "false", "[]", "{}", "[1]", "[1,2,3,4]",
+      "[1.5]", "[null]", "[{}]", "{\"n\":1}", "{\"n\":1,\"n\":2}", "[{\"n\":200}]", "[[1]]"};
+  Agreement tally;
+  check_agree_outer(doc, tally);
+  REQUIRE(tally.direct == 1);
+  each_value_replaced(doc, tokens, [&](const std::string& f) { check_agree_outer(f, tally); });
+  each_member_changed(doc, [&](const std::string& f) { check_agree_outer(f, tally); });
+  // Keys and strings with escapes, and strings longer than the parser's buffer (read in parts).
+  std::string long_name;
+  for (int i = 0; i < 3000; ++i) long_name += i % 7 ? "ab" : "\\n\\u00e9\\u0000";
+  const int before = tally.direct;
+  for (const std::string& f : std::vector<std::string>{R"({"o\u006e":true,"inner":{"\u006e":1}})",
+                                                       R"({"on":true,"inner":{"n":1},"name":")" + long_name + "\"}",
+                                                       R"({"on":true,"inner":{"n":1},"n\u0061me":")" + long_name + "\"}"})
+    check_agree_outer(f, tally);
+  CHECK(tally.direct == before + 3);   // read directly, each equal to the tree's reading
+  for (const std::string& f : {R"({"on":true,"inner":{"n":1},"count":-1})", R"({"on":true,"inner":{"n":1},"big":-1})",
+                               R"({"on":true})", R"({"inner":{"n":1}})"})
+    check_agree_outer(f, tally);
+  CHECK(tally.direct == before + 3);   // refused: a negative count, a required member absent
+  MESSAGE(tally.direct << " read directly, " << tally.refused << " through the tree");
+  CHECK(tally.direct > 100);
+  CHECK(tally.refused > 300);
+}
 
 TEST_CASE("the direct reader reads every pinned frame of the result messages, and each as the tree path does") {
   Agreement tally;
