@@ -13,8 +13,8 @@
 // ends, the root's too. A record with a codec of its own, with bases, or with any other member type is not readable
 // this way (kDirectReadable is false) and always takes the tree path.
 // What it refuses: an unknown or repeated key, a null where the tree would read an empty value or fail, an integer
-// written in a double's form (1.0, 1E0; the tree reads one that is integral) or beyond int64, a number that is not finite, a required member absent, a failed validate,
-// text that is not UTF-8, anything after the document.
+// written in a double's form (1.0, 1E0; the tree reads one that is integral) or beyond int64, a number that is not
+// finite, a required member absent, a failed validate, text that is not UTF-8, anything after the document.
 // Pure functions, any thread; the tables are built once per type (function-local statics).
 #pragma once
 
