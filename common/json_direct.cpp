@@ -64,12 +64,7 @@ class DirectHandler {
     return true;
   }
   bool on_key(bj::string_view s, std::size_t, bj::error_code& ec) {
-    std::string_view key(s.data(), s.size());
-    if (!key_.empty()) {
-      key_.append(s.data(), s.size());
-      key = key_;
-    }
-    const bool found = find_member(key);
+    const bool found = find_member(joined(key_, s));
     key_.clear();
     return found || refuse(ec);
   }
@@ -78,12 +73,7 @@ class DirectHandler {
     return true;
   }
   bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
-    std::string_view v(s.data(), s.size());
-    if (!text_.empty()) {
-      text_.append(s.data(), s.size());
-      v = text_;
-    }
-    const bool taken = take(&Kind::take_string, v);
+    const bool taken = take(&Kind::take_string, joined(text_, s));
     text_.clear();
     return taken || refuse(ec);
   }
@@ -100,14 +90,8 @@ class DirectHandler {
     return take(&Kind::take_uint64, u) || refuse(ec);
   }
   bool on_double(double d, bj::string_view s, bj::error_code& ec) {
-    const char* begin = s.data();
-    const char* end = s.data() + s.size();
-    if (!number_.empty()) {
-      number_.append(s.data(), s.size());
-      begin = number_.data();
-      end = number_.data() + number_.size();
-    }
-    const double exact = exact_double(d, begin, end);
+    const std::string_view text = joined(number_, s);
+    const double exact = exact_double(d, text.data(), text.data() + text.size());
     number_.clear();
     return take(&Kind::take_double, exact) || refuse(ec);
   }
@@ -124,6 +108,12 @@ class DirectHandler {
     uint64_t seen = 0;   // a record's members read so far, by their index
   };
 
+  // The whole of a key, string or number: its earlier parts (split over writes) in `parts`, its last `last`.
+  static std::string_view joined(std::string& parts, bj::string_view last) {
+    if (parts.empty()) return {last.data(), last.size()};
+    parts.append(last.data(), last.size());
+    return parts;
+  }
   static bool refuse(bj::error_code& ec) {
     ec = bj::error::syntax;   // any error: the parse stops; the caller reads the text the usual way
     return false;
