@@ -16,8 +16,5 @@ ALTER TABLE agents
   ADD COLUMN clock_rtt_s double precision,
   ADD COLUMN clock_measured_at timestamptz;
 
--- Samples on the controller's clock.
-CREATE VIEW samples_aligned AS
-SELECT s.*, r.agent_id,
-       r.agent_t0_unix_s + s.t_s - coalesce(a.clock_offset_s, 0) AS controller_unix_s
-FROM samples s JOIN runs r ON r.id = s.run_id LEFT JOIN agents a ON a.id = r.agent_id;
+-- This migration also created samples_aligned; they are defined once in sql/views.sql,
+-- which the controller applies after the migrations (a database migrated before keeps its views until then).
