@@ -55,6 +55,7 @@ struct BenchOptions {
   int seeds = 10;
   bool baselines = true;   // --adaptive: the PowerTrain baselines beside the strategies
   double noise_pct = 2.0;  // the transfer corpus's noise per mode, time and power (uniform +-)
+  std::string reference = "resnet";  // --adaptive: the synthetic corpus's reference workload
 };
 
 // One (target, K, method) cell of the accuracy table, over seeds 1..N.
@@ -183,12 +184,15 @@ void print_text(const BenchOptions& opt, const TransferResult& tr, const Optimis
             << "  picks agree on " << o.agree << "/" << o.budgets << " budgets (checksum " << o.checksum << ")\n";
 }
 
-// The transfer corpus of --accuracy and --adaptive: resnet (the reference) and the --targets on the synthetic AGX
-// Orin grid, --reference-modes modes per workload, 2% noise.
+// The transfer corpus of --accuracy and --adaptive: the reference (resnet unless --reference says) and the
+// --targets on the synthetic AGX Orin grid, --reference-modes modes per workload, 2% noise.
 Result<Corpus> transfer_corpus(const BenchOptions& opt) {
   auto board = synthetic_board("agx-orin").value();
-  std::vector<SyntheticWorkload> ws = {synthetic_workload("resnet").value()};
+  auto reference = synthetic_workload(opt.reference);
+  if (!reference.is_ok()) return reference.status().with_context("--reference");
+  std::vector<SyntheticWorkload> ws = {*reference};
   for (const auto& t : opt.targets) {
+    if (t == opt.reference) return jetsweep::invalid_argument("--targets: '" + t + "' is the reference");
     auto w = synthetic_workload(t);
     if (!w.is_ok()) return w.status().with_context("--targets");
     ws.push_back(*w);
@@ -423,7 +427,7 @@ Result<std::vector<AdaptiveRow>> run_adaptive(const BenchOptions& opt) {
   clean_opt.noise_pct = 0;
   JS_ASSIGN_OR_RETURN(const Corpus synthetic_clean, transfer_corpus(clean_opt));
   JS_RETURN_IF_ERROR(
-      adaptive_rows(synthetic, synthetic_clean, synthetic_name, {"resnet", "agx-orin"}, opt.targets, opt, rows));
+      adaptive_rows(synthetic, synthetic_clean, synthetic_name, {opt.reference, "agx-orin"}, opt.targets, opt, rows));
   JS_RETURN_IF_ERROR(noise_floor_rows(synthetic, synthetic_clean, synthetic_name, "agx-orin", opt.targets, opt, rows));
   SimulatorCorpusOptions sim;
   sim.workloads = {"resnet18/cifar10", "lenet5/fashion-mnist"};
@@ -506,6 +510,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", opt.json, "print JSON");
   app.add_flag("--accuracy", opt.accuracy, "transfer accuracy, powertrain vs powertrain-paper, over seeds");
   app.add_flag("--adaptive", opt.adaptive, "adaptive profiling replays against the PowerTrain baselines, over seeds");
+  app.add_option("--reference", opt.reference, "--adaptive: the synthetic corpus's reference workload")
+      ->capture_default_str();
   app.add_flag("!--no-baselines", opt.baselines, "--adaptive: skip the PowerTrain baselines (the strategies only)");
   app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
