@@ -290,8 +290,8 @@ Result<Corpus> load_corpus_from_db(const std::string& dsn, const DbFilter& filte
   } catch (const pqxx::broken_connection& e) {
     return unavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
   } catch (const pqxx::sql_error& e) {
-    return db_error(std::string("analysis query failed (are the analysis views of sql/017_mode_profile_per_run.sql "
-                                "applied?): ") + e.what());
+    return db_error(std::string("analysis query failed (are the analysis views of sql/views.sql applied? "
+                                "the controller applies them when it migrates the database): ") + e.what());
   } catch (const std::exception& e) {
     return db_error(std::string("analysis query failed: ") + e.what());
   }

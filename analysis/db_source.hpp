@@ -1,4 +1,4 @@
-// Loads an analysis corpus from PostgreSQL through the analysis views (sql/017_mode_profile_per_run.sql: mode
+// Loads an analysis corpus from PostgreSQL through the analysis views (sql/views.sql: mode
 // profiles from analysis_mode_profile, per-epoch rows from analysis_epochs), every row with its full
 // configuration (ModeRecord/EpochSample::axes) and whether it was simulated. Opens its own connection per
 // call; any thread. libpqxx exceptions never escape: they become kDbError / kUnavailable.

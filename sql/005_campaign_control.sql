@@ -16,5 +16,6 @@ ALTER TABLE agents
   ADD COLUMN clock_rtt_s double precision,
   ADD COLUMN clock_measured_at timestamptz;
 
--- This migration also created samples_aligned; they are defined once in sql/views.sql,
--- which the controller applies after the migrations (a database migrated before keeps its views until then).
+-- This migration also created the view samples_aligned; it is defined once in sql/views.sql, which the controller
+-- applies after the migrations. A database that ran this migration kept it until a later migration dropped it or
+-- views.sql replaced it.

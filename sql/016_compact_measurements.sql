@@ -202,6 +202,6 @@ CROSS JOIN LATERAL (
               c.core_n) WITH ORDINALITY
        AS v(t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, temp_max_c, core_n, i)) u;
 
--- This migration also created the views samples_aligned, analysis_epochs, analysis_run_profile, analysis_mode_profile;
--- they are defined once in sql/views.sql, which the controller applies after the migrations (a database
--- migrated before keeps its views until then).
+-- This migration also created the views samples_aligned, analysis_epochs, analysis_run_profile,
+-- analysis_mode_profile; they are defined once in sql/views.sql, which the controller applies after the migrations.
+-- A database that ran this migration kept them until a later migration dropped them or views.sql replaced them.

@@ -12,5 +12,6 @@
 
 DROP VIEW IF EXISTS analysis_mode_profile;
 
--- This migration also created analysis_mode_profile; they are defined once in sql/views.sql,
--- which the controller applies after the migrations (a database migrated before keeps its views until then).
+-- This migration also created the view analysis_mode_profile; it is defined once in sql/views.sql, which the
+-- controller applies after the migrations. A database that ran this migration kept it until a later migration
+-- dropped it or views.sql replaced it.

@@ -10,6 +10,6 @@ DROP VIEW IF EXISTS analysis_run_profile;
 DROP VIEW IF EXISTS analysis_epochs;
 DROP VIEW IF EXISTS analysis_runs;
 
--- This migration also created the views analysis_runs, analysis_epochs, analysis_run_profile, analysis_mode_profile;
--- they are defined once in sql/views.sql, which the controller applies after the migrations (a database
--- migrated before keeps its views until then).
+-- This migration also created the views analysis_runs, analysis_epochs, analysis_run_profile,
+-- analysis_mode_profile; they are defined once in sql/views.sql, which the controller applies after the migrations.
+-- A database that ran this migration kept them until a later migration dropped them or views.sql replaced them.

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "controller/db_worker.hpp"
 #include "integration/one_claimed_run.hpp"
@@ -256,6 +258,16 @@ TEST_CASE("through the DbWorker: a refused result is kept apart, its neighbours 
 TEST_CASE("migration 016 moves per-row minibatches and samples into chunks, every value and statistic kept") {
   TestDatabase db;
   REQUIRE(db.apply_migrations(std::string(JETSWEEP_SOURCE_DIR) + "/sql", 15) == 15);
+  // The views a controller of that time left, reading the per-row tables 016 replaces (the migrations no longer
+  // create views: sql/views.sql does, after them).
+  {
+    std::ifstream f(std::string(JETSWEEP_SOURCE_DIR) + "/tests/integration/views_of_migration_013.sql");
+    REQUIRE(f.good());
+    std::stringstream sql;
+    sql << f.rdbuf();
+    db.exec(sql.str());
+  }
+  CHECK(db.count("SELECT count(*) FROM pg_views WHERE viewname IN ('analysis_epochs', 'samples_aligned')") == 2);
   db.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
           "applied_at timestamptz NOT NULL DEFAULT now()); "
           "INSERT INTO schema_migrations (version, name) SELECT v, 'old' FROM generate_series(1, 15) v; "
@@ -289,6 +301,9 @@ TEST_CASE("migration 016 moves per-row minibatches and samples into chunks, ever
                  "SELECT run_id, t_s, cpu_util_pct, cpu_freq_mhz, mem_used_kb, disk_read_bytes, power_w, core_util_pct, "
                  "temp_max_c FROM samples) x") == 0);
   CHECK(db.count("SELECT count(*) FROM samples") == db.count("SELECT count(*) FROM old_s"));
+  // The old views went before the tables they read, and views.sql's replace them over the chunks.
+  CHECK(db.count("SELECT count(*) FROM samples_aligned") == db.count("SELECT count(*) FROM old_s"));
+  CHECK(db.count("SELECT count(*) FROM analysis_epochs") == 3);
   // Statistics from the old rows, exactly as the aggregates over them give.
   CHECK(db.count("SELECT count(*) FROM epochs e, LATERAL (SELECT count(*) AS n, "
                  "  percentile_cont(0.95) WITHIN GROUP (ORDER BY stall_s) AS p95, 1000 * avg(stall_s + compute_s) AS ms "
