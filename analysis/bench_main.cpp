@@ -21,12 +21,10 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <set>
 #include <string>
 
 #include "analysis/nn_predictor.hpp"
 #include "analysis/optimizer.hpp"
-#include "analysis/pareto.hpp"
 #include "analysis/prediction.hpp"
 #include "analysis/reports.hpp"
 #include "analysis/simulator_corpus.hpp"
@@ -376,38 +374,23 @@ Status noise_floor_rows(const Corpus& noisy, const Corpus& clean, const std::str
     JS_ASSIGN_OR_RETURN(const WorkloadData mean, select_workload(clean, {t, device}, "--targets"));
     if (truth.modes.size() != mean.modes.size())
       return jetsweep::internal_error(corpus_name + ", " + t + ": the corpus without noise has other modes");
-    std::vector<double> t_obs, p_obs, t_mean, p_mean, e_obs, e_mean;
+    ModeValues truth_values;
+    std::vector<double> t_mean, p_mean;
     for (size_t i = 0; i < truth.modes.size(); ++i) {
       if (!(truth.modes[i].mode == mean.modes[i].mode) || !truth.modes[i].power_mw || !mean.modes[i].power_mw)
         return jetsweep::internal_error(corpus_name + ", " + t + ": the corpus without noise has other modes");
-      t_obs.push_back(truth.modes[i].minibatch_ms);
-      p_obs.push_back(*truth.modes[i].power_mw / 1000.0);
+      truth_values.add(truth.modes[i].mode, truth.modes[i].minibatch_ms, *truth.modes[i].power_mw / 1000.0);
       t_mean.push_back(mean.modes[i].minibatch_ms);
       p_mean.push_back(*mean.modes[i].power_mw / 1000.0);
-      e_obs.push_back(t_obs.back() * p_obs.back());
-      e_mean.push_back(t_mean.back() * p_mean.back());
     }
+    const auto& p_obs = truth_values.power_w;
     const auto budgets = budget_range(std::ceil(*std::min_element(p_obs.begin(), p_obs.end())),
                                       std::floor(*std::max_element(p_obs.begin(), p_obs.end())), 1.0);
     const BudgetOptimizer by_mean(t_mean, p_mean);
     const auto pick = [&](double b) { return by_mean.fastest_within_power(b); };
-    const SweepMetrics m = evaluate_sweep("", budgets, t_obs, p_obs, pick);
+    const AdaptiveFigures f = judge_predictions("the true mean, no profiling (noise floor)", truth_values, t_mean,
+                                                p_mean, std::vector<bool>(t_mean.size(), false), budgets, pick);
     const SweepMetrics vs_mean = evaluate_sweep("", budgets, t_mean, p_mean, pick);
-    AdaptiveFigures f;
-    f.strategy = "the true mean, no profiling (noise floor)";
-    f.time_mape_pct = mape_pct(t_obs, t_mean);
-    f.power_mape_pct = mape_pct(p_obs, p_mean);
-    f.energy_mape_pct = mape_pct(e_obs, e_mean);
-    const auto true_front = pareto_front(t_obs, p_obs), mean_front = pareto_front(t_mean, p_mean);
-    const std::set<size_t> true_set(true_front.begin(), true_front.end());
-    size_t hits = 0;
-    for (size_t i : mean_front) hits += true_set.count(i);
-    f.front_precision = mean_front.empty() ? 0.0 : double(hits) / double(mean_front.size());
-    f.front_recall = true_front.empty() ? 0.0 : double(hits) / double(true_front.size());
-    f.sweep = m;
-    const BudgetOptimizer by_truth(t_obs, p_obs);
-    for (double b : budgets)
-      if (by_truth.fastest_within_power(b) && !pick(b)) ++f.abstained;
     if (vs_mean.budgets > 0 && vs_mean.time_penalty_median_pct != 0.0)  // it is each budget's best mean
       return jetsweep::internal_error(corpus_name + ", " + t + ": the decision on the means is not their optimum");
     AdaptiveRow row;  // one figure: the corpus and its means are the same for every seed (`seeds` 1 in --json)

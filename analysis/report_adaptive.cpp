@@ -19,18 +19,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The ground truth: the target's modes with power, in mode order (the candidates of the replay).
-struct Oracle {
-  std::vector<ModeKey> modes;
-  std::vector<double> time_ms, power_w;
+struct Oracle : ModeValues {
   Observation reveal(size_t i) const { return {modes[i], time_ms[i], power_w[i] * 1000.0}; }
 };
 
-// A strategy's predictions (time ms, power W per oracle mode; profiled modes carry their observations) and its
-// pick per budget, judged against the oracle.
-AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<double>& time_ms,
-                      const std::vector<double>& power_w, const std::vector<bool>& profiled,
-                      const std::vector<double>& budgets_w,
-                      const std::function<std::optional<size_t>(double)>& pick) {
+}  // namespace
+
+AdaptiveFigures judge_predictions(std::string name, const ModeValues& o, const std::vector<double>& time_ms,
+                                  const std::vector<double>& power_w, const std::vector<bool>& profiled,
+                                  const std::vector<double>& budgets_w,
+                                  const std::function<std::optional<size_t>(double)>& pick) {
   AdaptiveFigures f;
   f.strategy = std::move(name);
   std::vector<double> t_obs, t_pred, p_obs, p_pred, e_obs, e_pred;
@@ -71,7 +69,9 @@ AdaptiveFigures judge(std::string name, const Oracle& o, const std::vector<doubl
   return f;
 }
 
-// The strategy's pick for budget `b` among `picks`, as judge() and evaluate_sweep take it (holds `picks` by reference).
+namespace {
+
+// The strategy's pick for budget `b` among `picks`, as judge_predictions() and evaluate_sweep take it (holds `picks` by reference).
 auto pick_for(const std::vector<BudgetPick>& picks) {
   return [&picks](double b) -> std::optional<size_t> {
     for (const auto& p : picks)
@@ -132,7 +132,7 @@ Result<AdaptiveFigures> powertrain_baseline(const Corpus& corpus, const Adaptive
     }
   BudgetOptimizer opt(t_pick, w_pick);
   const double fit_seconds = seconds_since(t0) - (p.reference ? p.reference->seconds : 0.0);
-  AdaptiveFigures f = judge("powertrain " + std::to_string(k) + " random", o, t, w, profiled, budgets_w,
+  AdaptiveFigures f = judge_predictions("powertrain " + std::to_string(k) + " random", o, t, w, profiled, budgets_w,
                             [&](double b) { return opt.fastest_within_power(b); });
   f.seconds = fit_seconds;
   return f;
@@ -216,7 +216,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   for (double p : fit.power_mw) power_w.push_back(p / 1000.0);
   if (power_w.size() != o.modes.size()) return internal_error("adaptive: no power model after the replay");
   AdaptiveFigures adaptive =
-      judge(std::string("adaptive (") + to_string(q.options.strategy) + ")", o, fit.time_ms, power_w, profiled,
+      judge_predictions(std::string("adaptive (") + to_string(q.options.strategy) + ")", o, fit.time_ms, power_w, profiled,
             r.budgets_w, pick_for(r.picks));
   adaptive.seconds = seconds_since(t_replay) - report_fit_seconds;
   attribute_penalty(adaptive, profiler, fit, observed, o, r.budgets_w);

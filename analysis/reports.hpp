@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -142,6 +143,13 @@ struct AdaptiveFigures {
   double seconds = 0;             // choosing and fitting, with the reference network's predictions of every mode
                                   // (its training or loading excluded)
 };
+// A strategy's predictions (time ms, power W per mode of `truth`; profiled modes carry their observations) and its
+// pick per budget (an index into `truth`), judged against `truth`: MAPE over the modes not profiled, the predicted
+// Pareto front against the true one, the sweep's penalties, the budgets with a true optimum and no pick.
+AdaptiveFigures judge_predictions(std::string name, const ModeValues& truth, const std::vector<double>& time_ms,
+                                  const std::vector<double>& power_w, const std::vector<bool>& profiled,
+                                  const std::vector<double>& budgets_w,
+                                  const std::function<std::optional<size_t>(double)>& pick);
 struct AdaptiveRound {
   std::vector<ModeKey> modes;     // picked this round, in order
   double seconds = 0;             // proposing this round (fit included)
