@@ -131,8 +131,9 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
     for (const auto& m : conf.modes) names += (names.empty() ? "" : ", ") + std::to_string(m.id) + "=" + m.name;
     return invalid_argument("no nvpmodel mode '" + base + "' in " + conf.source + " (modes: " + names + ")");
   }
-  const bool explicit_settings = config.cores > 0 || config.cpu_khz > 0 || config.gpu_hz > 0 || config.emc_hz > 0;
-  const std::string base_what = !config.base_mode.empty() && config.power_mode_name.empty()
+  const PowerModeRequest& pm = config.power_mode;
+  const bool explicit_settings = pm.cores > 0 || pm.cpu_khz > 0 || pm.gpu_hz > 0 || pm.emc_hz > 0;
+  const std::string base_what = !config.base_mode.empty() && config.power_mode.name.empty()
                                     ? "base_mode " + named->name
                                     : (config.has_power_mode() ? "nvpmodel mode " : "reference state (nvpmodel mode ") +
                                           named->name + (config.has_power_mode() ? "" : ")");
@@ -148,7 +149,7 @@ Status JetsonBackend::prepare(int64_t run_id, const RunConfig& config, proto::Ru
   for (const auto& note : base_target->notes)
     if (base_gating_differs && note.find("gates the GPU") != std::string::npos)
       JS_LOG_WARN << "run " << run_id << ": reference state: " << note;
-  device::RunModeRequest req{"", config.cores, config.cpu_khz, config.gpu_hz, config.emc_hz, false};
+  device::RunModeRequest req{"", pm.cores, pm.cpu_khz, pm.gpu_hz, pm.emc_hz, false};
   std::optional<Result<device::DeviceTarget>> overlay;
   if (explicit_settings) {
     overlay = device::plan_run_mode(board, req);

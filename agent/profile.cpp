@@ -37,7 +37,8 @@ std::string optional_field(const std::optional<double>& v, int precision) { retu
 
 std::vector<RunConfig> order_for_profiling(std::vector<RunConfig> modes) {
   std::stable_sort(modes.begin(), modes.end(), [](const RunConfig& a, const RunConfig& b) {
-    return std::tie(b.cores, b.cpu_khz, b.gpu_hz, b.emc_hz) < std::tie(a.cores, a.cpu_khz, a.gpu_hz, a.emc_hz);
+    const PowerModeRequest &x = a.power_mode, &y = b.power_mode;
+    return std::tie(y.cores, y.cpu_khz, y.gpu_hz, y.emc_hz) < std::tie(x.cores, x.cpu_khz, x.gpu_hz, x.emc_hz);
   });
   return modes;
 }
@@ -112,21 +113,22 @@ int profile_modes(RunExecutor& executor, const std::string& device_class, std::v
     RunConfig c = modes[i];
     c.epochs = 1;
     c.max_minibatches = options.minibatches;
+    const PowerModeRequest& pm = c.power_mode;
     CollectingSink sink;
     auto fin = executor.execute(static_cast<int64_t>(i + 1), c, sink, cancel);
     Result<ModeProfile> p = fin.status == "done" ? summarise_mode(sink.messages, options)
                                                  : Result<ModeProfile>(internal_error(fin.error));
     if (!p) {
       ++failed;
-      JS_LOG_ERROR << "profile: mode " << i + 1 << " of " << modes.size() << " (cores " << c.cores << ", cpu " << c.cpu_khz
-                   << " kHz, gpu " << c.gpu_hz << " Hz, emc " << c.emc_hz << " Hz) failed: " << p.status().message();
+      JS_LOG_ERROR << "profile: mode " << i + 1 << " of " << modes.size() << " (cores " << pm.cores << ", cpu " << pm.cpu_khz
+                   << " kHz, gpu " << pm.gpu_hz << " Hz, emc " << pm.emc_hz << " Hz) failed: " << p.status().message();
       continue;
     }
     auto mhz = [](int64_t v, double per_mhz) { return v > 0 ? field(static_cast<double>(v) / per_mhz, 3) : std::string(); };
-    csv << device_class << "," << c.model << "/" << c.dataset << "," << (c.cores > 0 ? std::to_string(c.cores) : "")
-        << "," << mhz(c.cpu_khz, 1e3) << "," << mhz(c.gpu_hz, 1e6) << "," << mhz(c.emc_hz, 1e6) << ","
+    csv << device_class << "," << c.model << "/" << c.dataset << "," << (pm.cores > 0 ? std::to_string(pm.cores) : "")
+        << "," << mhz(pm.cpu_khz, 1e3) << "," << mhz(pm.gpu_hz, 1e6) << "," << mhz(pm.emc_hz, 1e6) << ","
         << optional_field(p->minibatch_ms, 4) << "," << optional_field(p->power_mw, 1) << "," << p->counted << ","
-        << optional_field(p->settled_after_s, 3) << "," << c.power_mode_name << "\n";
+        << optional_field(p->settled_after_s, 3) << "," << pm.name << "\n";
     csv.flush();
     JS_LOG_INFO << "profile: mode " << i + 1 << " of " << modes.size() << ": " << p->counted << " minibatches, "
                 << optional_field(p->minibatch_ms, 2) << " ms, " << optional_field(p->power_mw, 0) << " mW";

@@ -12,14 +12,13 @@ bool ModeSettings::operator<(const ModeSettings& o) const {
   return std::tie(cores, cpu_khz, gpu_hz, emc_hz) < std::tie(o.cores, o.cpu_khz, o.gpu_hz, o.emc_hz);
 }
 
-ModeSettings mode_settings_of(const RunConfig& c) { return {c.cores, c.cpu_khz, c.gpu_hz, c.emc_hz}; }
+ModeSettings mode_settings_of(const RunConfig& c) {
+  const PowerModeRequest& pm = c.power_mode;
+  return {pm.cores, pm.cpu_khz, pm.gpu_hz, pm.emc_hz};
+}
 
 RunConfig with_mode(RunConfig base, const ModeSettings& m) {
-  base.power_mode_name.clear();
-  base.cores = m.cores;
-  base.cpu_khz = m.cpu_khz;
-  base.gpu_hz = m.gpu_hz;
-  base.emc_hz = m.emc_hz;
+  base.power_mode = PowerModeRequest{"", m.cores, m.cpu_khz, m.gpu_hz, m.emc_hz};
   return base;
 }
 

@@ -18,11 +18,11 @@ struct TableField {
   const char* key;
   const char* what;
   std::vector<int64_t> BoardTables::*values;
-  int64_t RunConfig::*setting;
+  int64_t PowerModeRequest::*setting;
 };
-constexpr TableField kTableFields[] = {{"cpu_khz", "CPU table (kHz)", &BoardTables::cpu_khz, &RunConfig::cpu_khz},
-                                       {"gpu_hz", "GPU table (Hz)", &BoardTables::gpu_hz, &RunConfig::gpu_hz},
-                                       {"emc_hz", "EMC table (Hz)", &BoardTables::emc_hz, &RunConfig::emc_hz}};
+constexpr TableField kTableFields[] = {{"cpu_khz", "CPU table (kHz)", &BoardTables::cpu_khz, &PowerModeRequest::cpu_khz},
+                                       {"gpu_hz", "GPU table (Hz)", &BoardTables::gpu_hz, &PowerModeRequest::gpu_hz},
+                                       {"emc_hz", "EMC table (Hz)", &BoardTables::emc_hz, &PowerModeRequest::emc_hz}};
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::binary_search(v.begin(), v.end(), x); }
 
@@ -121,7 +121,8 @@ Result<ResolvedTables> FleetTables::resolve(std::string_view device) const {
 }
 
 std::string FleetTables::settings_problem(const RunConfig& run) const {
-  if (run.cores == 0 && run.cpu_khz == 0 && run.gpu_hz == 0 && run.emc_hz == 0) return "";
+  const PowerModeRequest& pm = run.power_mode;
+  if (pm.cores == 0 && pm.cpu_khz == 0 && pm.gpu_hz == 0 && pm.emc_hz == 0) return "";
   // The boards the run may land on: the one it names, or every enrolled board of its class that reported
   // tables. None (offline, a class none reported, `any`): nothing to check against.
   const std::string cls = device_target_class(run.device);
@@ -140,12 +141,12 @@ std::string FleetTables::settings_problem(const RunConfig& run) const {
       if (lacks(b->tables)) out += (out.empty() ? "" : "; ") + describe(*b);
     return out;
   };
-  if (auto few = lacking([&](const BoardTables& b) { return run.cores > b.cores; },
+  if (auto few = lacking([&](const BoardTables& b) { return pm.cores > b.cores; },
                          [](const Board& b) { return b.name + " (" + std::to_string(b.tables.cores) + ")"; });
       !few.empty())
-    return "power_mode.cores " + std::to_string(run.cores) + " exceeds the cores of " + few + " (" + label() + ")";
+    return "power_mode.cores " + std::to_string(pm.cores) + " exceeds the cores of " + few + " (" + label() + ")";
   for (const auto& f : kTableFields) {
-    const int64_t v = run.*f.setting;
+    const int64_t v = pm.*f.setting;
     if (v == 0) continue;
     if (auto without = lacking([&](const BoardTables& b) { return !contains(b.*f.values, v); },
                                [&](const Board& b) { return b.name + "'s: " + values_text(b.tables.*f.values); });

@@ -463,7 +463,7 @@ std::vector<size_t> dispatch_order(const Campaign& c, const std::vector<std::str
   std::map<std::string, std::optional<perf::SimBoard>> boards;
   for (size_t i = 0; i < c.runs.size(); ++i) {
     const RunConfig& r = c.runs[i];
-    keys[i] = {r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz};
+    keys[i] = {r.power_mode.cores, r.power_mode.cpu_khz, r.power_mode.gpu_hz, r.power_mode.emc_hz};
     const std::string cls = i < run_classes.size() && !run_classes[i].empty() ? run_classes[i] : device_target_class(r.device);
     if (cls.empty() || cls == "host") continue;
     auto it = boards.find(cls);

@@ -205,14 +205,14 @@ std::vector<RunConfig> generate_modes(const std::string& file, const ModeGenerat
   out.reserve(picks.size());
   for (uint64_t idx : picks) {
     RunConfig c = base;
-    c.power_mode_name.clear();
-    c.emc_hz = emc[idx % emc.size()];
+    c.power_mode.name.clear();
+    c.power_mode.emc_hz = emc[idx % emc.size()];
     idx /= emc.size();
-    c.gpu_hz = gpu[idx % gpu.size()];
+    c.power_mode.gpu_hz = gpu[idx % gpu.size()];
     idx /= gpu.size();
-    c.cpu_khz = cpu[idx % cpu.size()];
+    c.power_mode.cpu_khz = cpu[idx % cpu.size()];
     idx /= cpu.size();
-    c.cores = cores[idx];
+    c.power_mode.cores = cores[idx];
     out.push_back(std::move(c));
   }
   return out;

@@ -115,17 +115,17 @@ namespace {
 
 // power_mode: a named nvpmodel mode ("MAXN", "15W", or its id) or {cores, cpu_khz, gpu_hz, emc_hz}.
 void set_power_mode(RunConfig& c, const std::string& file, const YAML::Node& n) {
-  c.power_mode_name.clear();
-  c.cores = c.cpu_khz = c.gpu_hz = c.emc_hz = 0;
+  c.power_mode = PowerModeRequest{};
   if (n.IsScalar()) {
-    c.power_mode_name = to_string_value(file, "power_mode", n);
+    c.power_mode.name = to_string_value(file, "power_mode", n);
     return;
   }
   if (!n.IsMap()) fail(file, n, "'power_mode' expects a mode name or a mapping {cores, cpu_khz, gpu_hz, emc_hz}");
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string key = scalar_text(it->first);
-    int64_t* field = key == "cores" ? &c.cores : key == "cpu_khz" ? &c.cpu_khz : key == "gpu_hz" ? &c.gpu_hz
-                   : key == "emc_hz" ? &c.emc_hz : nullptr;
+    PowerModeRequest& pm = c.power_mode;
+    int64_t* field = key == "cores" ? &pm.cores : key == "cpu_khz" ? &pm.cpu_khz : key == "gpu_hz" ? &pm.gpu_hz
+                   : key == "emc_hz" ? &pm.emc_hz : nullptr;
     if (!field) fail(file, it->first, "unknown power_mode key '" + key + "' (known: cores, cpu_khz, gpu_hz, emc_hz)");
     *field = to_int(file, "power_mode." + key, it->second);
     if (*field <= 0) fail(file, it->second, "'power_mode." + key + "' must be positive");
@@ -158,12 +158,12 @@ void check_power_mode(const std::string& file, const YAML::Node& where, const Ru
   if (const std::string problem = fleet.settings_problem(c); !problem.empty()) fail(file, where, problem);
   const std::string cls = device_target_class(c.device);
   if (cls.empty() || cls == "host") return;
-  if (!c.power_mode_name.empty() && !c.base_mode.empty())
-    fail(file, where, "base_mode '" + c.base_mode + "' with power mode '" + c.power_mode_name +
+  if (!c.power_mode.name.empty() && !c.base_mode.empty())
+    fail(file, where, "base_mode '" + c.base_mode + "' with power mode '" + c.power_mode.name +
                           "': base_mode applies to runs without a named power mode (a named mode is its own base)");
   auto cal = perf::class_calibration(cls);
   if (!cal) return;
-  const bool base = c.power_mode_name.empty();
+  const bool base = c.power_mode.name.empty();
   const std::string& name = c.gating_mode();
   if (name.empty()) return;
   std::string names;

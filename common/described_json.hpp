@@ -9,12 +9,11 @@
 //
 // Wire rules (common/wire_rules.hpp, beside the description): the members a decoder requires (absent fails naming the
 // field; so does null, except for a string or a boolean, which FieldReader reads as "" / false) and those the encoder
-// leaves out when empty (an unset optional, "", an empty array, false)
-// instead of writing null or the value. Every other member reads as empty when absent or null (older senders): 0, "",
-// false, an empty array, an unset optional, whatever its default (a nested record absent keeps its default), so a
-// member whose default is anything else is required (Registered::heartbeat_interval_ms); it is always written, an
-// unset optional as null, a number that is not finite as null (JSON has no NaN). An std::optional member is never
-// required.
+// leaves out when empty (an unset optional, "", an empty array, false, an integer 0, a nested record whose `empty()`
+// says so) instead of writing null or the value. Every other member absent or null (older senders) keeps the value the
+// record was constructed with (records are read into default-constructed ones: its default; RunConfig's threads = 1),
+// except an array, a JSON object and an std::optional, which read as empty; it is always written, an unset optional
+// as null, a number that is not finite as null (JSON has no NaN). An std::optional member is never required.
 //
 // A key computed by a member function (JS_WIRE_COMPUTED: FleetBoard's "ready") is written after the member it names and
 // read by no decoder.
@@ -103,10 +102,14 @@ inline constexpr bool kRecord = std::is_class_v<T> && (kDescribed<T> || HasToJso
 
 inline bool is_empty(const std::string& v) { return v.empty(); }
 inline bool is_empty(bool v) { return !v; }
+inline bool is_empty(int64_t v) { return v == 0; }
 template <class T>
 bool is_empty(const std::optional<T>& v) { return !v; }
 template <class T>
 bool is_empty(const std::vector<T>& v) { return v.empty(); }
+// A nested record: empty when its own empty() says so (RunConfig's power mode).
+template <class T, std::enable_if_t<kRecord<T>, int> = 0>
+auto is_empty(const T& v) -> decltype(bool(v.empty())) { return v.empty(); }
 
 // ---- writing ----
 inline boost::json::value value_of(const std::string& v) { return boost::json::value(v); }
@@ -262,23 +265,26 @@ void append_json(std::string& out, const T& record) {
 }
 
 // ---- reading ----
+// A member not required and absent (or null) keeps its value: the record's default.
 inline void read_member(FieldReader& r, const char* key, std::string& v, bool required) {
-  v = required ? r.string(key) : r.opt_string(key).value_or("");
+  if (required) v = r.string(key);
+  else if (auto got = r.opt_string(key)) v = std::move(*got);
 }
 inline void read_member(FieldReader& r, const char* key, int64_t& v, bool required) {
-  v = required ? r.integer(key) : r.opt_integer(key).value_or(0);
+  v = required ? r.integer(key) : r.opt_integer(key).value_or(v);
 }
 // A message id or count: never negative (it would come back as a huge unsigned number).
 inline void read_member(FieldReader& r, const char* key, uint64_t& v, bool required) {
-  const int64_t i = required ? r.integer(key) : r.opt_integer(key).value_or(0);
+  if (!required && !r.has(key)) return;
+  const int64_t i = r.integer(key);
   if (r.ok() && i < 0) r.fail(key, "must be >= 0");
   v = static_cast<uint64_t>(i);
 }
 inline void read_member(FieldReader& r, const char* key, double& v, bool required) {
-  v = required ? r.number(key) : r.opt_number(key).value_or(0.0);
+  v = required ? r.number(key) : r.opt_number(key).value_or(v);
 }
 inline void read_member(FieldReader& r, const char* key, bool& v, bool required) {
-  v = required ? r.boolean(key) : r.opt_boolean(key).value_or(false);
+  v = required ? r.boolean(key) : r.opt_boolean(key).value_or(v);
 }
 inline void read_member(FieldReader& r, const char* key, boost::json::object& v, bool required) {
   v = {};

@@ -12,9 +12,10 @@
 // std::vector<int64_t>, nested described records and std::vector of them; a nested record's validate runs as it
 // ends, the root's too. A record with a codec of its own, with bases, or with any other member type is not readable
 // this way (kDirectReadable is false) and always takes the tree path.
-// What it refuses: an unknown or repeated key, a null where the tree would read an empty value or fail, an integer
-// written in a double's form (1.0, 1E0; the tree reads one that is integral) or beyond int64, a number that is not
-// finite, a required member absent, a failed validate, text that is not UTF-8, anything after the document.
+// What it refuses: an unknown or repeated key, a null where the tree would keep a default, read an empty value or
+// fail, an integer written in a double's form (1.0, 1E0; the tree reads one that is integral) or beyond int64, a
+// number that is not finite, a required member absent, a failed validate, text that is not UTF-8, anything after the
+// document.
 // Pure functions, any thread; the tables are built once per type (function-local statics).
 #pragma once
 
@@ -62,7 +63,9 @@ struct Member {
   void* (*get)(void* record);
   const Kind* kind;
   bool required;
-  void (*reset)(void* slot);   // absent and not required: what the tree path reads (an empty value; a record kept)
+  // Absent and not required: what the tree path reads (a number, string, boolean or record keeps its default; an
+  // array, object or optional is emptied).
+  void (*reset)(void* slot);
 };
 
 // A described record's members in the description's order, and its validate (run as the record ends).
@@ -219,8 +222,10 @@ const RecordTable* record_table() {
       member.get = [](void* r) -> void* { return &(static_cast<T*>(r)->*D::pointer); };
       member.kind = kind_of<V>();
       member.required = !IsOptional<V>::value && dd::required_by(dd::kRules<T>, D::pointer);
-      if constexpr (record_readable<V>()) member.reset = [](void*) {};   // a nested record absent keeps its default
-      else member.reset = [](void* s) { *static_cast<V*>(s) = V{}; };
+      if constexpr (record_readable<V>() || std::is_arithmetic_v<V> || std::is_same_v<V, std::string>)
+        member.reset = [](void*) {};   // keeps its default
+      else
+        member.reset = [](void* s) { *static_cast<V*>(s) = V{}; };
       t.members.push_back(member);
     });
     if constexpr (dd::HasValidate<T>::value)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/described_json.hpp"
 #include "common/json_fields.hpp"
 
 namespace jetsweep {
@@ -72,39 +73,7 @@ std::vector<std::string> classes_without_room(const RunConfig& c, std::string* w
   return {};
 }
 
-boost::json::object to_json(const RunConfig& c) {
-  boost::json::object o;
-  o["device"] = c.device;
-  o["model"] = c.model;
-  o["dataset"] = c.dataset;
-  o["data"] = c.data;
-  o["batch_size"] = c.batch_size;
-  o["workers"] = c.workers;
-  o["prefetch"] = c.prefetch;
-  o["epochs"] = c.epochs;
-  o["threads"] = c.threads;
-  o["seed"] = c.seed;
-  o["repetition"] = c.repetition;
-  o["drop_caches"] = c.drop_caches;
-  o["sample_hz"] = c.sample_hz;
-  o["max_minibatches"] = c.max_minibatches;
-  if (c.has_power_mode()) {
-    boost::json::object pm;
-    if (!c.power_mode_name.empty()) pm["name"] = c.power_mode_name;
-    if (c.cores > 0) pm["cores"] = c.cores;
-    if (c.cpu_khz > 0) pm["cpu_khz"] = c.cpu_khz;
-    if (c.gpu_hz > 0) pm["gpu_hz"] = c.gpu_hz;
-    if (c.emc_hz > 0) pm["emc_hz"] = c.emc_hz;
-    o["power_mode"] = std::move(pm);
-  }
-  if (!c.base_mode.empty()) o["base_mode"] = c.base_mode;
-  o["pin_clocks"] = c.pin_clocks;
-  if (c.fan_max) o["fan_max"] = true;
-  if (!c.accelerator.empty()) o["accelerator"] = c.accelerator;
-  if (!c.timing.empty()) o["timing"] = c.timing;
-  if (c.min_memory_mb > 0) o["min_memory_mb"] = c.min_memory_mb;
-  return o;
-}
+boost::json::object to_json(const RunConfig& c) { return json::described_to_json(c); }
 
 Status from_json(const boost::json::value& v, const std::string& where, RunConfig& out) {
   if (!v.is_object()) return protocol_error(where + ": expected an object, got " + json::kind_name(v));
@@ -115,45 +84,15 @@ Status from_json(const boost::json::value& v, const std::string& where, RunConfi
 Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where) {
   json::FieldReader r(o, where);
   RunConfig c;
-  c.device = r.opt_string("device").value_or(c.device);
-  c.model = r.string("model");
-  c.dataset = r.string("dataset");
-  c.data = r.opt_string("data").value_or("");
-  c.batch_size = r.integer("batch_size");
-  c.workers = r.integer("workers");
-  c.prefetch = r.integer("prefetch");
-  c.epochs = r.integer("epochs");
-  c.threads = r.opt_integer("threads").value_or(c.threads);
-  c.seed = r.opt_integer("seed").value_or(c.seed);
-  c.repetition = r.opt_integer("repetition").value_or(0);
-  c.drop_caches = r.opt_boolean("drop_caches").value_or(false);
-  c.sample_hz = r.opt_number("sample_hz").value_or(c.sample_hz);
-  c.max_minibatches = r.opt_integer("max_minibatches").value_or(0);
-  c.base_mode = r.opt_string("base_mode").value_or("");
-  c.pin_clocks = r.opt_boolean("pin_clocks").value_or(false);
-  c.fan_max = r.opt_boolean("fan_max").value_or(false);
-  c.accelerator = r.opt_string("accelerator").value_or("");
-  c.timing = r.opt_string("timing").value_or("");
-  c.min_memory_mb = r.opt_integer("min_memory_mb").value_or(0);
-  if (auto it = o.find("power_mode"); it != o.end() && !it->value().is_null()) {
-    if (!it->value().is_object()) {
-      r.fail("power_mode", std::string("expected an object, got ") + json::kind_name(it->value()));
-    } else {
-      json::FieldReader pm(it->value().get_object(), where + " field 'power_mode',");
-      c.power_mode_name = pm.opt_string("name").value_or("");
-      c.cores = pm.opt_integer("cores").value_or(0);
-      c.cpu_khz = pm.opt_integer("cpu_khz").value_or(0);
-      c.gpu_hz = pm.opt_integer("gpu_hz").value_or(0);
-      c.emc_hz = pm.opt_integer("emc_hz").value_or(0);
-      if (!pm.ok()) return pm.status();
-    }
-  }
+  json::read_described(r, c);
+  if (r.ok()) validate(r, c);
   if (!r.ok()) return r.status();
-  auto problems = check_ranges(c);
-  if (!problems.empty()) {
-    return protocol_error(where + " field '" + problems.front().key + "': " + problems.front().what);
-  }
   return c;
+}
+
+void validate(json::FieldReader& r, const RunConfig& c) {
+  auto problems = check_ranges(c);
+  if (!problems.empty()) r.fail(problems.front().key.c_str(), problems.front().what);
 }
 
 namespace {
@@ -190,11 +129,12 @@ std::vector<ConfigProblem> check_ranges(const RunConfig& c) {
     p.push_back({"accelerator", "must be auto, cuda or cpu, not '" + c.accelerator + "'"});
   if (!c.timing.empty() && c.timing != "paper" && c.timing != "pipelined")
     p.push_back({"timing", "must be paper or pipelined, not '" + c.timing + "'"});
-  if (c.cores < 0 || c.cores > 256) p.push_back({"power_mode", "cores must be between 1 and 256"});
-  if (c.cpu_khz < 0 || c.gpu_hz < 0 || c.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
-  if (!c.power_mode_name.empty() && (c.cores || c.cpu_khz || c.gpu_hz || c.emc_hz))
+  const PowerModeRequest& pm = c.power_mode;
+  if (pm.cores < 0 || pm.cores > 256) p.push_back({"power_mode", "cores must be between 1 and 256"});
+  if (pm.cpu_khz < 0 || pm.gpu_hz < 0 || pm.emc_hz < 0) p.push_back({"power_mode", "frequencies must be positive"});
+  if (!pm.name.empty() && (pm.cores || pm.cpu_khz || pm.gpu_hz || pm.emc_hz))
     p.push_back({"power_mode", "give either a named mode or explicit settings, not both"});
-  if (!c.power_mode_name.empty() && !c.base_mode.empty())
+  if (!c.power_mode.name.empty() && !c.base_mode.empty())
     p.push_back({"base_mode", "applies to runs without a named power mode (a named mode is its own base)"});
   return p;
 }

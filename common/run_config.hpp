@@ -2,6 +2,7 @@
 // `jetsweep-agent run --spec`. Plain value type; any thread.
 #pragma once
 
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
 #include <boost/pfr/ops_fields.hpp>
 #include <cstdint>
@@ -9,13 +10,36 @@
 #include <vector>
 
 #include "common/status.hpp"
+#include "common/wire_rules.hpp"
 
 namespace jetsweep {
+namespace json {
+class FieldReader;
+}
 
 // Default telemetry rate: the lowest that keeps an epoch's energy within 0.5% on a rail switching every ~0.7 s
 // at <= 1% of one core (docs/PERFORMANCE.md, "Telemetry sampling rate"). Defined in run_config.cpp.
 extern const double kDefaultSampleHz;
 
+// The power mode a run asks for (RunConfig::power_mode; its JSON: the object "power_mode", each key left out when
+// empty): a named nvpmodel mode, or explicit settings, 0 = not given. Plain value type; any thread.
+struct PowerModeRequest {
+  std::string name;
+  int64_t cores = 0;
+  int64_t cpu_khz = 0;
+  int64_t gpu_hz = 0;
+  int64_t emc_hz = 0;
+
+  bool empty() const { return name.empty() && cores == 0 && cpu_khz == 0 && gpu_hz == 0 && emc_hz == 0; }
+  bool operator==(const PowerModeRequest& o) const { return boost::pfr::eq_fields(*this, o); }
+};
+BOOST_DESCRIBE_STRUCT(PowerModeRequest, (), (name, cores, cpu_khz, gpu_hz, emc_hz))
+JS_WIRE_RULES(PowerModeRequest, (),
+              (&PowerModeRequest::name, &PowerModeRequest::cores, &PowerModeRequest::cpu_khz,
+               &PowerModeRequest::gpu_hz, &PowerModeRequest::emc_hz))
+
+// Its JSON is derived from the description below (common/described_json.hpp): a key absent or null keeps the
+// default written here; check_ranges is its validate.
 struct RunConfig {
   std::string device = "any";        // board class the run needs ("any", "host", "agx-xavier", ...)
   std::string model = "lenet5";      // see known_models(), or "torchscript:<sha256>" (a user's exported model)
@@ -34,11 +58,7 @@ struct RunConfig {
   // Power mode to set before the run: a named nvpmodel mode, or explicit settings. Settings not given (0) and
   // runs without a power mode take the board class's reference state (its default nvpmodel mode): a run never
   // inherits anything from the run before it.
-  std::string power_mode_name;
-  int64_t cores = 0;
-  int64_t cpu_khz = 0;
-  int64_t gpu_hz = 0;
-  int64_t emc_hz = 0;
+  PowerModeRequest power_mode;
   // The nvpmodel mode a run without a named mode (explicit settings, a generated sweep, or none) is applied on:
   // its cores and clocks are the base the settings overlay, and its GPU power gating must be in force (a board
   // booted with other masks reboots into it where its agent may; docs/DEPLOY.md). "" = the class's reference
@@ -56,13 +76,25 @@ struct RunConfig {
   std::string timing;
   int64_t min_memory_mb = 0;         // the board must have at least this much RAM; 0 = the model's own need
 
-  bool has_power_mode() const { return !power_mode_name.empty() || cores > 0 || cpu_khz > 0 || gpu_hz > 0 || emc_hz > 0; }
+  bool has_power_mode() const {
+    return !power_mode.name.empty() || power_mode.cores > 0 || power_mode.cpu_khz > 0 || power_mode.gpu_hz > 0 ||
+           power_mode.emc_hz > 0;
+  }
   // The nvpmodel mode whose cores, clocks and GPU masks the run is built on: its named mode, else its base_mode;
   // "" = the reference state on the gating as booted.
-  const std::string& gating_mode() const { return power_mode_name.empty() ? base_mode : power_mode_name; }
+  const std::string& gating_mode() const { return power_mode.name.empty() ? base_mode : power_mode.name; }
 
   bool operator==(const RunConfig& o) const { return boost::pfr::eq_fields(*this, o); }
 };
+BOOST_DESCRIBE_STRUCT(RunConfig, (),
+                      (device, model, dataset, data, batch_size, workers, prefetch, epochs, threads, seed, repetition,
+                       drop_caches, sample_hz, max_minibatches, power_mode, base_mode, pin_clocks, fan_max,
+                       accelerator, timing, min_memory_mb))
+JS_WIRE_RULES(RunConfig,
+              (&RunConfig::model, &RunConfig::dataset, &RunConfig::batch_size, &RunConfig::workers,
+               &RunConfig::prefetch, &RunConfig::epochs),
+              (&RunConfig::power_mode, &RunConfig::base_mode, &RunConfig::fan_max, &RunConfig::accelerator,
+               &RunConfig::timing, &RunConfig::min_memory_mb))
 
 const std::vector<std::string>& known_models();
 // A model exported from Python as TorchScript is named by the SHA-256 of its file: "torchscript:<64 lowercase hex>"
@@ -89,10 +121,12 @@ int64_t required_memory_bytes(const RunConfig& c, std::string* why = nullptr);
 std::vector<std::string> classes_without_room(const RunConfig& c, std::string* why = nullptr);
 
 boost::json::object to_json(const RunConfig& c);
-// `where` names the place for errors, e.g. "message 'assign_run' field 'config'".
+// `where` names the place for errors, e.g. "message 'assign_run' field 'config',".
 Result<RunConfig> run_config_from_json(const boost::json::object& o, const std::string& where);
 // The same as a nested record's codec (common/described_json.hpp): `v` read as the run config named `where`.
 Status from_json(const boost::json::value& v, const std::string& where, RunConfig& out);
+// check_ranges' first problem, as the decoder's error (the derived codec's validate step).
+void validate(json::FieldReader& r, const RunConfig& c);
 
 // Range checks shared by the YAML parser and the protocol decoder; returns the offending key + reason.
 struct ConfigProblem {

@@ -117,8 +117,9 @@ int64_t boards_of(const EstimateInputs& in, const std::string& cls) {
 std::string power_mode_key(const RunConfig& run) {
   auto part = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
   // A base mode is part of the configuration (its cores, clocks and GPU gating under the settings).
-  return run.power_mode_name + "/" + part(run.cores) + "/" + part(run.cpu_khz) + "/" + part(run.gpu_hz) + "/" +
-         part(run.emc_hz) + (run.base_mode.empty() ? "" : "@" + run.base_mode);
+  const PowerModeRequest& pm = run.power_mode;
+  return pm.name + "/" + part(pm.cores) + "/" + part(pm.cpu_khz) + "/" + part(pm.gpu_hz) + "/" + part(pm.emc_hz) +
+         (run.base_mode.empty() ? "" : "@" + run.base_mode);
 }
 
 FleetTables fleet_tables(const std::vector<BoardGatingFacts>& boards) {

@@ -110,31 +110,32 @@ Result<Settings> SimBoard::resolve(const RunConfig& c) const {
     const NamedMode* mode = nullptr;
     JS_ASSIGN_OR_RETURN(s, resolve_named(c.gating_mode(), &mode));
     s.tpcs = class_.tpcs_on(masks_of(*mode).tpc_pg_mask);   // the mode's masks (in force after its reboot)
-    if (!c.power_mode_name.empty()) return s;
+    if (!c.power_mode.name.empty()) return s;
   }
+  const PowerModeRequest& pm = c.power_mode;
   const std::string who = "simulated " + class_.board_class + " (" + tables_.module + ")";
-  if (c.cores > 0) {
-    if (c.cores > tables_.cores)
-      return invalid_argument(who + ": cores " + std::to_string(c.cores) + " outside 1.." + std::to_string(tables_.cores));
-    s.cores = static_cast<int>(c.cores);
+  if (pm.cores > 0) {
+    if (pm.cores > tables_.cores)
+      return invalid_argument(who + ": cores " + std::to_string(pm.cores) + " outside 1.." + std::to_string(tables_.cores));
+    s.cores = static_cast<int>(pm.cores);
   }
-  if (c.cpu_khz > 0) {
-    if (!in_table(tables_.cpu_khz, c.cpu_khz))
-      return invalid_argument(who + ": CPU frequency " + std::to_string(c.cpu_khz) + " kHz is not in the class's table (kHz: " +
+  if (pm.cpu_khz > 0) {
+    if (!in_table(tables_.cpu_khz, pm.cpu_khz))
+      return invalid_argument(who + ": CPU frequency " + std::to_string(pm.cpu_khz) + " kHz is not in the class's table (kHz: " +
                               list(tables_.cpu_khz) + ")");
-    s.cpu_khz = c.cpu_khz;
+    s.cpu_khz = pm.cpu_khz;
   }
-  if (c.gpu_hz > 0) {
-    if (!in_table(tables_.gpu_hz, c.gpu_hz))
-      return invalid_argument(who + ": GPU frequency " + std::to_string(c.gpu_hz) + " Hz is not in the class's table (Hz: " +
+  if (pm.gpu_hz > 0) {
+    if (!in_table(tables_.gpu_hz, pm.gpu_hz))
+      return invalid_argument(who + ": GPU frequency " + std::to_string(pm.gpu_hz) + " Hz is not in the class's table (Hz: " +
                               list(tables_.gpu_hz) + ")");
-    s.gpu_hz = c.gpu_hz;
+    s.gpu_hz = pm.gpu_hz;
   }
-  if (c.emc_hz > 0) {
-    if (!in_table(tables_.emc_hz, c.emc_hz))
-      return invalid_argument(who + ": EMC rate " + std::to_string(c.emc_hz) + " Hz is not in the class's table (Hz: " +
+  if (pm.emc_hz > 0) {
+    if (!in_table(tables_.emc_hz, pm.emc_hz))
+      return invalid_argument(who + ": EMC rate " + std::to_string(pm.emc_hz) + " Hz is not in the class's table (Hz: " +
                               list(tables_.emc_hz) + ")");
-    s.emc_hz = c.emc_hz;
+    s.emc_hz = pm.emc_hz;
   }
   return s;
 }
@@ -151,7 +152,7 @@ Status SimBoard::apply(const RunConfig& config) {
   const NamedMode* named = nullptr;
   JS_ASSIGN_OR_RETURN(Settings s, resolve(config));
   if (!config.gating_mode().empty()) (void)resolve_named(config.gating_mode(), &named);
-  if (!config.power_mode_name.empty() || !config.has_power_mode()) {
+  if (!config.power_mode.name.empty() || !config.has_power_mode()) {
     // The reference mode's clocks on another gating are not that mode (as the jetson backend labels it).
     if (!named && applies_live(masks_of(reference_mode_), booted_)) named = &reference_mode_;
   } else {

@@ -80,10 +80,10 @@ TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the ra
   CHECK_FALSE(ex->board_modified());
 
   RunConfig c = rig.run();
-  c.cores = 4;
-  c.cpu_khz = spec.cpu_khz[spec.cpu_khz.size() / 2];
-  c.gpu_hz = spec.gpu_hz[spec.gpu_hz.size() / 2];
-  c.emc_hz = spec.emc_hz.front();
+  c.power_mode.cores = 4;
+  c.power_mode.cpu_khz = spec.cpu_khz[spec.cpu_khz.size() / 2];
+  c.power_mode.gpu_hz = spec.gpu_hz[spec.gpu_hz.size() / 2];
+  c.power_mode.emc_hz = spec.emc_hz.front();
   c.pin_clocks = true;
   CollectingSink sink;
   std::atomic<bool> cancel{false};
@@ -97,11 +97,11 @@ TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the ra
     CHECK(val(fb.path("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online")) == (cpu < 4 ? "1" : "0"));
   for (const auto& cl : board->tables.clusters) {
     if (cl.cpus.front() >= 4) continue;
-    CHECK(val(cl.cpufreq_dir / "scaling_max_freq") == std::to_string(c.cpu_khz));
-    CHECK(val(cl.cpufreq_dir / "scaling_min_freq") == std::to_string(c.cpu_khz));   // pinned
+    CHECK(val(cl.cpufreq_dir / "scaling_max_freq") == std::to_string(c.power_mode.cpu_khz));
+    CHECK(val(cl.cpufreq_dir / "scaling_min_freq") == std::to_string(c.power_mode.cpu_khz));   // pinned
   }
-  CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == std::to_string(c.gpu_hz));
-  CHECK(val(fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate")) == std::to_string(c.emc_hz));
+  CHECK(val(board->tables.gpu.devfreq_dir / "max_freq") == std::to_string(c.power_mode.gpu_hz));
+  CHECK(val(fb.path("/sys/kernel/debug/bpmp/debug/clk/emc/rate")) == std::to_string(c.power_mode.emc_hz));
 
   auto epochs = sink.epochs();
   REQUIRE(epochs.size() == 1);
@@ -119,14 +119,14 @@ TEST_CASE("jetson backend on a fake AGX Xavier: mode applied, energy from the ra
 TEST_CASE("jetson backend: a refused mode fails the run naming path and value, and changes nothing") {
   JetsonRig rig(FakeKind::kAgxOrinR35, 32);
   RunConfig c = rig.run();
-  c.cores = 2;
-  c.gpu_hz = 123;
+  c.power_mode.cores = 2;
+  c.power_mode.gpu_hz = 123;
   testing::expect_refused(*rig.ex, 12, c, {"GPU frequency 123 Hz is not in", "available_frequencies"});
   CHECK_FALSE(rig.ex->board_modified());
   CHECK(rig.changes() == "");
 
   RunConfig named = rig.run();
-  named.power_mode_name = "NO_SUCH_MODE";
+  named.power_mode.name = "NO_SUCH_MODE";
   testing::expect_refused(*rig.ex, 13, named, {"no nvpmodel mode 'NO_SUCH_MODE' in"});
   CHECK(rig.changes() == "");
 }
@@ -154,7 +154,7 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     const std::string gpu_ref = ref->gpu_min_max_hz ? std::to_string(ref->gpu_min_max_hz->second) : gpu_max_before;
 
     RunConfig c = rig.run();
-    c.cores = 1;   // only the cores: everything else from the reference state, not from what ran before
+    c.power_mode.cores = 1;   // only the cores: everything else from the reference state, not from what ran before
     std::atomic<bool> cancel{false};
     CollectingSink sink;
     auto fin = ex->execute(1, c, sink, cancel);
@@ -172,12 +172,12 @@ TEST_CASE("jetson backend: partial explicit modes and named modes, then restore"
     CHECK(sink.epochs()[0].energy_j.has_value());
 
     RunConfig named = rig.run();
-    named.power_mode_name = spec.mode_names.back();
+    named.power_mode.name = spec.mode_names.back();
     CollectingSink sink2;
     auto fin2 = ex->execute(2, named, sink2, cancel);
     // A mode whose GPU masks are not the board's (AGX Orin's MODE_50W: 0, Orin Nano's 7W: 252; both boards booted
     // with 240) needs nvpmodel and a reboot: refused before it trains. Any other mode runs.
-    auto named_gating = conf->find(named.power_mode_name)->gating(conf->source);
+    auto named_gating = conf->find(named.power_mode.name)->gating(conf->source);
     auto board_gating = device::read_board_gating(fb.root(), &*conf, board->info.l4t_major());
     REQUIRE(named_gating.is_ok());
     REQUIRE(board_gating.is_ok());
@@ -213,7 +213,7 @@ TEST_CASE("jetson backend: every run records the GPU gating; the reference state
   CHECK(booted.applied->tpc_pg_mask == 240);
   CHECK(booted.applied->to_string().find("tpc_pg=240") != std::string::npos);
   RunConfig sweep = rig.run();   // a PowerTrain-style setting on that board: still on 4 TPCs, and recorded so
-  sweep.gpu_hz = 816000000;
+  sweep.power_mode.gpu_hz = 816000000;
   CHECK(started_of(2, sweep).applied->tpc_pg_mask == 240);
   // After `nvpmodel -m 0` and a reboot the masks read 0: the reference state's (MODE_30W's) cores and clocks run
   // on all 8 TPCs, so the run is not labelled MODE_30W; MAXN now applies live.
@@ -224,7 +224,7 @@ TEST_CASE("jetson backend: every run records the GPU gating; the reference state
   CHECK(ungated.applied->mode_name.empty());
   CHECK(ungated.applied->cores_online == 8);
   RunConfig maxn = rig.run();
-  maxn.power_mode_name = "MAXN";
+  maxn.power_mode.name = "MAXN";
   proto::RunStarted full = started_of(4, maxn);
   CHECK(full.applied->mode_name == "MAXN");
   CHECK(full.applied->tpc_pg_mask == 0);
@@ -245,7 +245,7 @@ TEST_CASE("jetson backend: what needs a reboot (named and base modes), the modes
     return r.value();
   };
   RunConfig sweep = rig.run();
-  sweep.gpu_hz = 816000000;
+  sweep.power_mode.gpu_hz = 816000000;
   CHECK_FALSE(reboot_for(sweep).has_value());   // no base named: runs on the gating in force
   sweep.base_mode = "MAXN";
   const auto need = reboot_for(sweep);
@@ -263,7 +263,7 @@ TEST_CASE("jetson backend: what needs a reboot (named and base modes), the modes
   CHECK(fin.error.find("`nvpmodel -m 0` and a reboot") != std::string::npos);
   CHECK(diff_snapshots(before, rig.fb.snapshot()).empty());
   RunConfig fifteen = rig.run();
-  fifteen.power_mode_name = "MODE_15W";
+  fifteen.power_mode.name = "MODE_15W";
   REQUIRE(reboot_for(fifteen).has_value());
   CHECK(reboot_for(fifteen)->tpc_pg_mask_to == std::optional<int64_t>(248));
   // After `nvpmodel -m 0` and a reboot: MAXN and MODE_50W apply live, and the sweep runs on MAXN's 8 TPCs and
@@ -298,8 +298,8 @@ TEST_CASE("jetson backend: an over-current alarm and a measured GPU clock below 
   // Caps at the clocks the fake board's cur_freq files show (they do not follow caps), so only the cause under
   // test can throttle.
   RunConfig at_current = rig.run();
-  at_current.cpu_khz = 2201600;
-  at_current.gpu_hz = 816000000;
+  at_current.power_mode.cpu_khz = 2201600;
+  at_current.power_mode.gpu_hz = 816000000;
   const proto::EpochResult quiet = epoch_of(1, at_current);
   CHECK_MESSAGE(!quiet.throttled, quiet.throttle_reason);
   rig.fb.write(alarm, "1\n");
@@ -349,7 +349,7 @@ TEST_CASE("jetson backend: drop_caches goes through the device layer; host backe
 
   RunExecutor host(fb.root().string());
   RunConfig m = tiny_run(data.str());
-  m.power_mode_name = "MAXN";
+  m.power_mode.name = "MAXN";
   CollectingSink hs;
   auto fin = host.execute(2, m, hs, cancel);
   CHECK(fin.status == "failed");
@@ -388,7 +388,7 @@ TEST_CASE("jetson backend: a run without a power mode runs in the reference stat
   };
 
   RunConfig two = tiny_run(data.str());
-  two.cores = 2;
+  two.power_mode.cores = 2;
   two.pin_clocks = true;
   CollectingSink first;
   REQUIRE(ex->execute(1, two, first, cancel).status == "done");

@@ -32,7 +32,7 @@ TEST_CASE("the pending reboot survives as a file: run, config and announcement; 
   p.config.device = "agx-orin";
   p.config.model = "resnet18";
   p.config.base_mode = "MAXN";
-  p.config.gpu_hz = 816000000;
+  p.config.power_mode.gpu_hz = 816000000;
   p.announced = proto::RebootPending{41, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 600, 1763770000.5};
   REQUIRE(save_pending_reboot(file, p).is_ok());
   auto back = load_pending_reboot(file);

@@ -164,7 +164,7 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   std::atomic<bool> cancel{false};
   RunConfig c = lenet(1);
   c.max_minibatches = 50;
-  c.power_mode_name = "MODE_10W";
+  c.power_mode.name = "MODE_10W";
   auto need = ex->reboot_for(c);   // MODE_10W gates 2 of the 4 TPCs (TPC_PG_MASK 5): nvpmodel and a reboot first
   REQUIRE((need.is_ok() && need->has_value()));
   auto back = ex->reboot_into({}, **need, cancel);
@@ -179,7 +179,7 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   // from the run before.
   RunConfig partial = lenet(1);
   partial.max_minibatches = 50;
-  partial.cores = 8;
+  partial.power_mode.cores = 8;
   CollectingSink p;
   REQUIRE(ex->execute(2, partial, p, cancel).status == "done");
   CHECK(p.samples().back().cpu_freq_mhz.value_or(0) == doctest::Approx(1190.4));
@@ -188,13 +188,13 @@ TEST_CASE("power modes: applied and reported, refused ones fail the run naming t
   CHECK_FALSE(ex->board_modified());
 
   RunConfig bad = lenet(1);
-  bad.cpu_khz = 1000;
+  bad.power_mode.cpu_khz = 1000;
   testing::expect_refused(*ex, 3, bad, {"CPU frequency 1000 kHz is not in the class's table", "agx-xavier"});
   CHECK_FALSE(ex->board_modified());
 
   auto nx = sim_executor("xavier-nx", "p", 0.0);
   RunConfig maxn = lenet(1);
-  maxn.power_mode_name = "MAXN";
+  maxn.power_mode.name = "MAXN";
   testing::expect_refused(*nx, 4, maxn,
                           {"simulated xavier-nx has no power mode 'MAXN' (modes: 0=MODE_15W_2CORE, 2=MODE_15W_6CORE)"});
 }
@@ -203,8 +203,8 @@ TEST_CASE("fewer cores and a slower CPU make a simulated LeNet run slower") {
   auto e2e_total = [](int64_t cores, int64_t cpu_khz) {
     auto ex = sim_executor("agx-orin", "o", 0.0);
     RunConfig c = lenet(2);
-    c.cores = cores;
-    c.cpu_khz = cpu_khz;
+    c.power_mode.cores = cores;
+    c.power_mode.cpu_khz = cpu_khz;
     CollectingSink sink;
     std::atomic<bool> cancel{false};
     auto fin = ex->execute(1, c, sink, cancel);
@@ -275,15 +275,15 @@ TEST_CASE("profiling mode: modes walked with cores only going offline; settle ru
   using namespace jetsweep::agent;
   // Ordering.
   std::vector<RunConfig> modes(3);
-  modes[0].cores = 2;
-  modes[1].cores = 8;
-  modes[1].cpu_khz = 1000;
-  modes[2].cores = 8;
-  modes[2].cpu_khz = 2000;
+  modes[0].power_mode.cores = 2;
+  modes[1].power_mode.cores = 8;
+  modes[1].power_mode.cpu_khz = 1000;
+  modes[2].power_mode.cores = 8;
+  modes[2].power_mode.cpu_khz = 2000;
   auto ordered = order_for_profiling(modes);
-  CHECK(ordered[0].cpu_khz == 2000);
-  CHECK(ordered[1].cpu_khz == 1000);
-  CHECK(ordered[2].cores == 2);
+  CHECK(ordered[0].power_mode.cpu_khz == 2000);
+  CHECK(ordered[1].power_mode.cpu_khz == 1000);
+  CHECK(ordered[2].power_mode.cores == 2);
 
   // Settle rule on hand-made messages: power ramps for 1 s, then holds at 10 W; minibatches of 0.1 s.
   std::vector<proto::Body> msgs;
@@ -351,8 +351,8 @@ TEST_CASE("every run starts from a defined state: a run without a power mode get
   };
   RunConfig two = lenet(1);
   two.max_minibatches = 20;
-  two.cores = 2;
-  two.cpu_khz = 2112000;
+  two.power_mode.cores = 2;
+  two.power_mode.cpu_khz = 2112000;
   two.pin_clocks = true;
   two.fan_max = true;
   CollectingSink first;

@@ -39,7 +39,7 @@ TEST_CASE("a simulated AGX Orin boots as NVIDIA ships it: MODE_30W, TPC_PG_MASK 
   CHECK((has(live, "MODE_30W") && has(live, "2") && live.size() == 2));
 
   RunConfig maxn = orin_run("lenet5", "mnist");
-  maxn.power_mode_name = "MAXN";
+  maxn.power_mode.name = "MAXN";
   auto need = board->reboot_needed(maxn);
   REQUIRE(need.has_value());
   CHECK((need->mode_name == "MAXN" && need->nvpmodel_id == 0));
@@ -52,7 +52,7 @@ TEST_CASE("a simulated AGX Orin boots as NVIDIA ships it: MODE_30W, TPC_PG_MASK 
 
   // A sweep on base_mode MAXN needs the same reboot; explicit settings alone run on the gating as booted.
   RunConfig sweep = orin_run("lenet5", "mnist");
-  sweep.cores = 4;
+  sweep.power_mode.cores = 4;
   CHECK_FALSE(board->reboot_needed(sweep).has_value());
   auto on_booted = board->resolve(sweep);
   REQUIRE(on_booted.is_ok());
@@ -84,7 +84,7 @@ TEST_CASE("the Orin Nano's masks: both R35 modes gate, the 7W mode to 2 of the m
   REQUIRE(board.is_ok());
   CHECK((board->state().tpc_pg_mask == 240 && board->state().fbp_pg_mask == 2));   // 15W
   RunConfig seven = testing::make_run("lenet5", "mnist", 16, 4, 1);
-  seven.power_mode_name = "7W";
+  seven.power_mode.name = "7W";
   auto s = board->resolve(seven);
   REQUIRE(s.is_ok());
   CHECK(s->tpcs == 2);
@@ -133,8 +133,8 @@ TEST_CASE("a default-booted simulated AGX Orin labels every run with its masks; 
   CHECK(facts.live_modes == std::vector<std::string>{"MODE_30W", "2"});
 
   RunConfig sweep = orin_run("resnet18", "cifar10");
-  sweep.cores = 8;
-  sweep.gpu_hz = 726750000;   // a step of the papers' table
+  sweep.power_mode.cores = 8;
+  sweep.power_mode.gpu_hz = 726750000;   // a step of the papers' table
   CollectingSink sink;
   std::atomic<bool> cancel{false};
   const auto fin = ex->execute(1, sweep, sink, cancel);
@@ -145,7 +145,7 @@ TEST_CASE("a default-booted simulated AGX Orin labels every run with its masks; 
   CHECK(started[0].applied->to_string().find("tpc_pg=240") != std::string::npos);
 
   RunConfig maxn = orin_run("resnet18", "cifar10");
-  maxn.power_mode_name = "MAXN";
+  maxn.power_mode.name = "MAXN";
   testing::expect_refused(*ex, 2, maxn, {"nvpmodel mode MAXN (TPC_PG_MASK 0)", "needs `nvpmodel -m 0` and a reboot",
                                           "--allow-reboot"});
   // The modelled reboot (RunExecutor::reboot_into): then MAXN runs, on all 8 TPCs, and the live modes follow.

@@ -65,13 +65,13 @@ TEST_CASE("every class: reference mode and named modes are entries of its freque
     REQUIRE(board.is_ok());
     for (const auto& m : cal->modes) {
       RunConfig c;
-      c.power_mode_name = m.name;
+      c.power_mode.name = m.name;
       auto s = board->resolve(c);
       REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
       CHECK(in(t->cpu_khz, s->cpu_khz));
       CHECK(in(t->gpu_hz, s->gpu_hz));
       CHECK(in(t->emc_hz, s->emc_hz));
-      c.power_mode_name = std::to_string(m.id);
+      c.power_mode.name = std::to_string(m.id);
       CHECK(board->resolve(c).value() == s.value());
     }
   }

@@ -73,7 +73,7 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
   // Booted in MODE_30W (masks 240): its run first although MAXN's and MODE_15W's are older.
   int64_t agent = orin({"MODE_30W", "2"}, false);
   const controller::Assignment first = claim(agent);
-  CHECK(first.config.power_mode_name == "MODE_30W");
+  CHECK(first.config.power_mode.name == "MODE_30W");
   REQUIRE(store.finish_run(agent, proto::RunFinished{first.run_id, "done", "", 1.0}).is_ok());
   check_waiting_for_a_reboot(store, agent, created->campaign_id);
   agent = orin({"MODE_30W", "2"});   // restarted with --allow-reboot
@@ -82,7 +82,7 @@ inline void check_reboot_semantics(controller::Store& store, const std::function
   CHECK(reachable->unrunnable_runs == 0);
   // None left that applies as booted: the oldest, MAXN, which needs a reboot.
   const controller::Assignment maxn = claim(agent);
-  CHECK(maxn.config.power_mode_name == "MAXN");
+  CHECK(maxn.config.power_mode.name == "MAXN");
   const proto::RebootPending reboot{maxn.run_id, "MAXN", 0, 240, 0, std::nullopt, std::nullopt, 3, 1763770000.5};
   REQUIRE(store.record_reboot(agent, reboot).is_ok());
   REQUIRE(store.record_reboot(agent, reboot).is_ok());   // a journal replay: the same reboot

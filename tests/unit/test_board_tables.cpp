@@ -88,7 +88,7 @@ TEST_CASE("offline, grids come from the papers' BSP tables, labelled so, and set
   CHECK(c.mode_tables[0] == "agx-orin: the papers' BSP tables of agx-orin");
   RunConfig r;
   r.device = "agx-orin";
-  r.gpu_hz = 408000000;   // not in the papers' table: a real board's may have it
+  r.power_mode.gpu_hz = 408000000;   // not in the papers' table: a real board's may have it
   CHECK(offline.settings_problem(r).empty());
 }
 
@@ -104,7 +104,7 @@ TEST_CASE("a board's own tables generate its grids and check its runs") {
   CHECK(by_class.mode_tables[0].find("orin-1") != std::string::npos);
   CHECK(by_class.mode_tables[0].find("board") != std::string::npos);
   bool has_408 = false;
-  for (const auto& r : by_class.runs) has_408 = has_408 || r.gpu_hz == 408000000;
+  for (const auto& r : by_class.runs) has_408 = has_408 || r.power_mode.gpu_hz == 408000000;
   CHECK(has_408);
 
   // A run on the board by name: its own tables too (offline that is an error: no class to take tables from).
@@ -154,7 +154,7 @@ TEST_CASE("a class's runs are held to the values all its enrolled boards share")
 
   RunConfig r;
   r.device = "agx-orin";
-  r.cpu_khz = 400;   // only on a: b would take the run and fail
+  r.power_mode.cpu_khz = 400;   // only on a: b would take the run and fail
   const std::string p = fleet.settings_problem(r);
   CHECK(p.find("power_mode.cpu_khz 400") != std::string::npos);
   CHECK(p.find("b's: 100, 200, 300") != std::string::npos);
@@ -162,10 +162,10 @@ TEST_CASE("a class's runs are held to the values all its enrolled boards share")
   r.device = "a";    // on the board that has it
   CHECK(fleet.settings_problem(r).empty());
   r.device = "agx-orin";
-  r.cpu_khz = 300;
-  r.cores = 12;      // b has 8
+  r.power_mode.cpu_khz = 300;
+  r.power_mode.cores = 12;      // b has 8
   CHECK(fleet.settings_problem(r).find("exceeds the cores of b") != std::string::npos);
-  r.cores = 8;
+  r.power_mode.cores = 8;
   CHECK(fleet.settings_problem(r).empty());
 
   const FleetTables disjoint({{"x", "nano", small_tables(4, {1}, {2}, {3})}, {"y", "nano", small_tables(4, {1}, {9}, {3})}});
@@ -174,7 +174,7 @@ TEST_CASE("a class's runs are held to the values all its enrolled boards share")
   CHECK(none.status().message().find("no GPU table (Hz) value in common; x: 2; y: 9") != std::string::npos);
   RunConfig on_nano;   // settings are still checked, board by board
   on_nano.device = "nano";
-  on_nano.gpu_hz = 9;
+  on_nano.power_mode.gpu_hz = 9;
   CHECK(disjoint.settings_problem(on_nano).find("lacking it: x's: 2") != std::string::npos);
   on_nano.device = "y";
   CHECK(disjoint.settings_problem(on_nano).empty());

@@ -110,9 +110,9 @@ TEST_CASE("power modes: named or explicit, as an axis") {
       "pm.yaml");
   REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
   REQUIRE(c->runs.size() == 2);
-  CHECK(c->runs[0].power_mode_name == "MAXN");
-  CHECK(c->runs[1].cores == 4);
-  CHECK(c->runs[1].emc_hz == 1331200000);
+  CHECK(c->runs[0].power_mode.name == "MAXN");
+  CHECK(c->runs[1].power_mode.cores == 4);
+  CHECK(c->runs[1].power_mode.emc_hz == 1331200000);
   CHECK(c->runs[1].pin_clocks);
   auto round = run_config_from_json(to_json(c->runs[1]), "test");
   REQUIRE(round.is_ok());
@@ -137,15 +137,16 @@ TEST_CASE("generated power modes: the full AGX Xavier grid x 3 models is the ~88
                   "  device: agx-xavier\n  model: [lenet5, resnet18, mobilenet_v3]\n  power_mode: {generate: grid}\n");
   CHECK(c.runs.size() == 3u * 29232u);
   std::set<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>> distinct;
-  for (const auto& r : c.runs) distinct.insert({r.model, r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz});
+  for (const auto& r : c.runs)
+    distinct.insert({r.model, r.power_mode.cores, r.power_mode.cpu_khz, r.power_mode.gpu_hz, r.power_mode.emc_hz});
   CHECK(distinct.size() == c.runs.size());
-  CHECK(c.runs.front().cores == 1);
-  CHECK(c.runs.front().cpu_khz == 115200);
-  CHECK(c.runs.front().gpu_hz == 114750000);
-  CHECK(c.runs.front().emc_hz == 204000000);
-  CHECK(c.runs[29231].cores == 8);
-  CHECK(c.runs[29231].cpu_khz == 2265600);
-  CHECK(c.runs[29231].emc_hz == 2133000000);
+  CHECK(c.runs.front().power_mode.cores == 1);
+  CHECK(c.runs.front().power_mode.cpu_khz == 115200);
+  CHECK(c.runs.front().power_mode.gpu_hz == 114750000);
+  CHECK(c.runs.front().power_mode.emc_hz == 204000000);
+  CHECK(c.runs[29231].power_mode.cores == 8);
+  CHECK(c.runs[29231].power_mode.cpu_khz == 2265600);
+  CHECK(c.runs[29231].power_mode.emc_hz == 2133000000);
 }
 
 TEST_CASE("generated power modes: every k-th value, core subsets, seeded uniform samples") {
@@ -158,7 +159,8 @@ TEST_CASE("generated power modes: every k-th value, core subsets, seeded uniform
   auto a = sample(7), b = sample(7), other = sample(8);
   REQUIRE(a.runs.size() == 4368);
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> modes;
-  for (const auto& r : a.runs) modes.insert({r.cores, r.cpu_khz, r.gpu_hz, r.emc_hz});
+  for (const auto& r : a.runs)
+    modes.insert({r.power_mode.cores, r.power_mode.cpu_khz, r.power_mode.gpu_hz, r.power_mode.emc_hz});
   CHECK(modes.size() == 4368);  // distinct: a sample without replacement of the 18,096 Orin modes
   CHECK(a.runs == b.runs);
   CHECK_FALSE(a.runs == other.runs);
@@ -238,13 +240,13 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
   std::set<size_t> seen(order.begin(), order.end());
   CHECK(seen.size() == order.size());
   for (size_t i = 1; i < order.size(); ++i) {
-    const auto& a = c->runs[order[i - 1]];
-    const auto& b = c->runs[order[i]];
+    const auto& a = c->runs[order[i - 1]].power_mode;
+    const auto& b = c->runs[order[i]].power_mode;
     CHECK(a.cores >= b.cores);
     if (a.cores == b.cores) CHECK(std::tuple(a.cpu_khz, a.gpu_hz, a.emc_hz) >= std::tuple(b.cpu_khz, b.gpu_hz, b.emc_hz));
   }
   // Both models of a mode are queued back to back.
-  CHECK(c->runs[order[0]].cpu_khz == c->runs[order[1]].cpu_khz);
+  CHECK(c->runs[order[0]].power_mode.cpu_khz == c->runs[order[1]].power_mode.cpu_khz);
   CHECK(c->runs[order[0]].model != c->runs[order[1]].model);
   // Named modes count with the cores they set (AGX Xavier: MAXN 8, MODE_30W_6CORE 6, MODE_15W 4, MODE_10W 2);
   // explicit settings take what they do not set from the class's reference state (MODE_15W: 4 cores, GPU 624.75
@@ -255,8 +257,8 @@ TEST_CASE("memory fit, 'CLASS/*' and the dispatch order") {
   REQUIRE(named.is_ok());
   std::vector<std::string> queued;
   for (size_t i : dispatch_order(named.value())) {
-    const auto& run = named->runs[i];
-    queued.push_back(!run.power_mode_name.empty() ? run.power_mode_name : run.cores > 0 ? std::to_string(run.cores) + "c" : "gpu");
+    const auto& pm = named->runs[i].power_mode;
+    queued.push_back(!pm.name.empty() ? pm.name : pm.cores > 0 ? std::to_string(pm.cores) + "c" : "gpu");
   }
   CHECK(queued == std::vector<std::string>{"MAXN", "6c", "MODE_15W", "gpu", "MODE_10W"});
   auto file_order = parse_campaign(std::string(kHead) + "  device: agx-xavier\n  model: lenet5\norder: file\n"
@@ -290,7 +292,7 @@ TEST_CASE("the papers' board model estimates a campaign: the 15-hour runs take ~
   auto more = model.run_seconds(r, "nano");
   REQUIRE(more.is_ok());
   CHECK(more.value() > one.value());
-  r.cores = 9;
+  r.power_mode.cores = 9;
   CHECK(model.run_seconds(r, "nano").status().message().find("cores 9 outside 1..4") != std::string::npos);
 }
 
@@ -358,11 +360,11 @@ TEST_CASE("base_mode: a sweep's base names a class's mode, not with a named mode
   auto board = perf::SimBoard::open("agx-orin");
   REQUIRE(board.is_ok());
   RunConfig on_maxn = sweep->runs[0], named;
-  named.power_mode_name = "MAXN";
+  named.power_mode.name = "MAXN";
   auto maxn = board->resolve(named), s = board->resolve(on_maxn);
   REQUIRE((s.is_ok() && maxn.is_ok()));
   CHECK((s->cores == 4 && s->gpu_hz == maxn->gpu_hz));
-  on_maxn.cores = 0;
+  on_maxn.power_mode.cores = 0;
   REQUIRE((board->reboot_into(0).is_ok() && board->apply(on_maxn).is_ok()));   // MAXN's masks after its reboot
   CHECK(board->state().mode_name == "MAXN");
 }
@@ -378,7 +380,7 @@ TEST_CASE("reference state: a run without a power mode, and the settings a run l
   CHECK(s->cores == 4);
   CHECK(s->cpu_khz == 1190400);
   RunConfig two = none;
-  two.cores = 2;
+  two.power_mode.cores = 2;
   REQUIRE(board->apply(two).is_ok());
   CHECK(board->modified());
   auto again = board->resolve(none);   // never what the board is in now
@@ -400,9 +402,9 @@ TEST_CASE("dry-run caps keep a spread of runs, fewer epochs and minibatches") {
   apply_dry_run_caps(c.value(), caps.value());
   REQUIRE(c->runs.size() == 5);
   CHECK(all > 80000);
-  CHECK(c->runs.front().cores == first.cores);
+  CHECK(c->runs.front().power_mode.cores == first.power_mode.cores);
   CHECK(c->runs.back().model == last.model);
-  CHECK(c->runs.back().cpu_khz == last.cpu_khz);
+  CHECK(c->runs.back().power_mode.cpu_khz == last.power_mode.cpu_khz);
   for (const auto& r : c->runs) {
     CHECK(r.epochs == 1);
     CHECK(r.max_minibatches == 10);

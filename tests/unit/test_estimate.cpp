@@ -30,11 +30,11 @@ Campaign campaign(std::vector<RunConfig> runs) {
 TEST_CASE("power_mode_key spells the mode as the store groups it") {
   RunConfig r;
   CHECK(perf::power_mode_key(r) == "////");
-  r.power_mode_name = "MAXN";
+  r.power_mode.name = "MAXN";
   CHECK(perf::power_mode_key(r) == "MAXN////");
-  r.power_mode_name.clear();
-  r.cores = 4;
-  r.gpu_hz = 624750000;
+  r.power_mode.name.clear();
+  r.power_mode.cores = 4;
+  r.power_mode.gpu_hz = 624750000;
   CHECK(perf::power_mode_key(r) == "/4//624750000/");
 }
 
@@ -95,11 +95,11 @@ TEST_CASE("no board of the class: no wall time for it; the papers' model covers 
 
 TEST_CASE("gating_refusals: a mode no enrolled board of its class runs as booted, and none may reboot into") {
   RunConfig maxn = run("agx-orin", "lenet5", 16, 1), thirty = maxn, sweep = maxn, nano = run("nano", "lenet5", 16, 1);
-  maxn.power_mode_name = "MAXN";
-  thirty.power_mode_name = "MODE_30W";
+  maxn.power_mode.name = "MAXN";
+  thirty.power_mode.name = "MODE_30W";
   sweep.base_mode = "MAXN";
-  sweep.cores = 4;
-  nano.power_mode_name = "MAXN";
+  sweep.power_mode.cores = 4;
+  nano.power_mode.name = "MAXN";
   const Campaign c = campaign({maxn, maxn, thirty, sweep, nano});
   perf::EstimateInputs in;
   in.gating = {{"orin-1", "agx-orin", {"MODE_30W", "2"}, false}, {"orin-2", "agx-orin", {"MODE_30W", "2"}, false}};

@@ -130,10 +130,10 @@ void each_member_changed(const std::string& frame, const std::function<void(cons
 namespace direct_test {
 // Records with the member kinds no message read directly has today (a boolean, integer arrays, a nested record that is
 // not optional, optional booleans and strings, a count), each with a bound, to hold the reader's every path to the
-// tree's.
+// tree's. Members not required with defaults other than empty (x, name, count): absent or null, both paths keep them.
 struct Inner {
   int64_t n = 0;
-  double x = 0;
+  double x = 0.25;
   std::optional<bool> flag;
 };
 BOOST_DESCRIBE_STRUCT(Inner, (), (n, x, flag))
@@ -146,8 +146,8 @@ struct Outer {
   std::vector<int64_t> ids;
   Inner inner;
   std::vector<Inner> more;
-  std::string name;
-  uint64_t count = 0;
+  std::string name = "anon";
+  uint64_t count = 3;
   std::optional<std::string> note;
   std::optional<int64_t> maybe;
   std::optional<uint64_t> big;
@@ -211,6 +211,22 @@ TEST_CASE("a record of every member kind the reader takes: every value and key c
                                R"({"on":true})", R"({"inner":{"n":1}})"})
     check_agree_outer(f, tally);
   CHECK(tally.direct == before + 3);   // refused: a negative count, a required member absent
+  // Members not required, absent (or null, which the direct reader leaves to the tree): their defaults, not 0 or "".
+  {
+    using direct_test::Outer;
+    Outer direct;
+    REQUIRE(json::read_direct(R"({"on":true,"inner":{"n":1}})", {{json::direct::record_table<Outer>(), &direct}}));
+    CHECK(direct.name == "anon");
+    CHECK(direct.count == 3);
+    CHECK(direct.inner.x == 0.25);
+    Outer tree;
+    REQUIRE(json::described_from_json(boost::json::parse(R"({"on":true,"inner":{"n":1,"x":null},"name":null,"count":null})"),
+                                      "outer", tree)
+                .is_ok());
+    CHECK(tree.name == "anon");
+    CHECK(tree.count == 3);
+    CHECK(tree.inner.x == 0.25);
+  }
   MESSAGE(tally.direct << " read directly, " << tally.refused << " through the tree");
   CHECK(tally.direct > 100);
   CHECK(tally.refused > 300);
