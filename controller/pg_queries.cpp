@@ -39,23 +39,9 @@ const char* kStatusSql =
 api::CampaignStatus status_row(const pqxx::row& r) {
   const pg::Row row(r);
   api::CampaignStatus o;
-  o.campaign_id = row.integer("campaign_id");
-  o.name = row.text("name");
-  o.description = row.text("description");
-  o.created_at = row.text("created_at");
-  o.runs = row.integer("runs");
-  o.queued = row.integer("queued");
-  o.assigned = row.integer("assigned");
-  o.running = row.integer("running");
-  o.done = row.integer("done");
-  o.failed = row.integer("failed");
-  o.lost = row.integer("lost");
-  o.epochs_total = row.integer("epochs_total");
-  o.epochs_done = row.integer("epochs_done");
-  o.cancelled = row.integer("cancelled");
-  o.state = row.text("state");
-  o.priority = row.integer("priority");
-  o.set_aside_results = row.integer("set_aside_results");
+  // The counts from their columns; what follows, and the unrunnable runs and adaptive plans (their callers), computed.
+  pg::read_columns(row, o, {"finished", "paused", "eta_s", "unrunnable_runs", "unrunnable", "adaptive"},
+                   {"open_epochs", "open_epochs_done", "busy_agents", "wall_per_epoch_s"});
   const int64_t open = o.queued + o.assigned + o.running;
   o.finished = open == 0;
   // ETA in wall time: epochs still to run x wall seconds per epoch measured so far (from the runs' start and
@@ -163,7 +149,7 @@ namespace {
 // The report's runs and epochs: of a campaign (WHERE r.campaign_id = $1), or of one run (r.id = $1).
 const std::string kReportRunsSelect =
     "SELECT r.id AS run_id, r.status, a.name AS agent, r.config::text AS config, r.error, r.attempts, r.wall_s, "
-    "  r.facts::text AS facts, r.applied::text AS applied, r.reference_state, r.storage, r.storage_device, "
+    "  r.facts::text AS facts, r.applied::text AS applied, r.reference_state, r.storage AS storage_medium, r.storage_device, "
     "  r.page_cache_dropped, r.compute_device, (SELECT count(*) FROM board_reboots b WHERE b.run_id = r.id) AS reboots, "
     "  r.workload::text AS workload "
     "FROM runs r LEFT JOIN agents a ON a.id = r.agent_id ";
@@ -235,23 +221,11 @@ api::ReportEpoch report_epoch(const pqxx::row& r) {
 api::ReportRun report_run(const pqxx::row& r) {
   const pg::Row row(r);
   api::ReportRun o;
-  o.run_id = row.integer("run_id");
-  o.status = row.text("status");
-  o.agent = row.opt_text("agent");
+  // Each member from its column (applied: the state the run executed in, as its agent read it back; workload: what
+  // it measured it trained), but the config (the keys a report shows), the mark of a simulated board's results and
+  // the epochs (the caller's).
+  pg::read_columns(row, o, {"config", "simulated", "epochs", "summary"}, {"config"});
   if (auto cfg = row.opt_object("config")) o.config = api::report_config(*cfg);
-  o.error = row.text("error");
-  o.attempts = row.integer("attempts");
-  o.reboots = row.integer("reboots");
-  o.wall_s = row.opt_number("wall_s");
-  o.facts = row.opt_object("facts");
-  // The state the run executed in, as its agent applied and read it back (null until it started).
-  o.applied = row.opt_object("applied");
-  o.reference_state = row.opt_bool("reference_state");
-  o.storage_medium = row.opt_text("storage");
-  o.storage_device = row.opt_text("storage_device");
-  o.page_cache_dropped = row.opt_bool("page_cache_dropped");
-  o.compute_device = row.opt_text("compute_device");   // what it trained on: "cpu", "cuda:0 (NAME)", "simulated"
-  o.workload = row.opt_object("workload");             // what the agent measured it trained (proto::WorkloadFacts)
   o.simulated = api::simulated_backend(o.facts);   // results from simulated boards are marked in every report
   return o;
 }
@@ -381,12 +355,7 @@ Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
     w.commit();
     std::vector<api::RunSample> out;
     out.reserve(rows.size());
-    for (const auto& r : rows) {
-      const pg::Row row(r);
-      out.push_back({row.number("t_s"), row.opt_number("t_unix_s"), row.opt_number("power_w"),
-                     row.number("cpu_util_pct"), row.opt_number("cpu_freq_mhz"), row.integer("mem_used_kb"),
-                     row.integer("disk_read_bytes"), row.opt_number("temp_max_c")});
-    }
+    for (const auto& r : rows) pg::read_columns(pg::Row(r), out.emplace_back());
     return out;
   });
 }

@@ -82,6 +82,12 @@ std::optional<int64_t> Row::opt_integer(const char* column) const { return pg::o
 std::optional<std::string> Row::opt_text(const char* column) const { return pg::opt_text(row_[column]); }
 std::optional<bool> Row::opt_bool(const char* column) const { return pg::opt_bool(row_[column]); }
 std::optional<bj::object> Row::opt_object(const char* column) const { return pg::opt_object(row_[column]); }
+std::vector<std::string_view> Row::columns() const {
+  std::vector<std::string_view> out;
+  out.reserve(row_.size());
+  for (const auto& f : row_) out.emplace_back(f.name());
+  return out;
+}
 
 std::vector<std::string> json_strings(const pqxx::field& f) {
   std::vector<std::string> out;
@@ -298,7 +304,7 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
   return guarded("listing agents", [&]() -> Result<std::vector<api::AgentInfo>> {
     pqxx::work w(*conn_);
     auto r = w.exec(
-        "SELECT a.id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
+        "SELECT a.id AS agent_id, a.name, a.hostname, a.cpus, a.mem_bytes, a.backend, a.device_class, a.kernel, a.torch_version, "
         "a.compiler, a.git_sha, a.connected, a.last_seen::text AS last_seen, "
         "(SELECT min(id) FROM runs WHERE agent_id = a.id AND status IN ('assigned', 'running')) AS current_run, "
         "a.accelerator, array_to_json(a.not_ready)::text AS not_ready, "
@@ -306,28 +312,7 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
         "FROM agents a ORDER BY a.id");
     w.commit();
     std::vector<api::AgentInfo> out;
-    for (const auto& agent : r) {
-      const pg::Row row(agent);
-      api::AgentInfo a;
-      a.agent_id = row.integer("id");
-      a.name = row.text("name");
-      a.hostname = row.text("hostname");
-      a.cpus = row.integer("cpus");
-      a.mem_bytes = row.integer("mem_bytes");
-      a.backend = row.text("backend");
-      a.device_class = row.text("device_class");
-      a.kernel = row.text("kernel");
-      a.torch_version = row.text("torch_version");
-      a.compiler = row.text("compiler");
-      a.git_sha = row.text("git_sha");
-      a.connected = row.boolean("connected");
-      a.last_seen = row.text("last_seen");
-      a.current_run = row.opt_integer("current_run");
-      a.accelerator = row.text("accelerator");
-      a.not_ready = pg::json_strings(row.field("not_ready"));
-      a.rebooting_until = row.opt_text("rebooting_until");
-      out.push_back(std::move(a));
-    }
+    for (const auto& agent : r) pg::read_columns(pg::Row(agent), out.emplace_back());
     return out;
   });
 }

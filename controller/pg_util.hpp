@@ -4,10 +4,17 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
+#include <boost/mp11.hpp>
+#include <initializer_list>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "controller/pg_store.hpp"
@@ -106,6 +113,8 @@ class Row {
   std::optional<std::string> opt_text(const char* column) const;
   std::optional<bool> opt_bool(const char* column) const;
   std::optional<boost::json::object> opt_object(const char* column) const;
+  // The names of its columns, in the SELECT's order.
+  std::vector<std::string_view> columns() const;
 
  private:
   pqxx::row row_;
@@ -113,6 +122,49 @@ class Row {
 
 // A JSON array of strings read as text (array_to_json(col)::text); empty when NULL.
 std::vector<std::string> json_strings(const pqxx::field& f);
+
+namespace detail {
+inline bool named_in(std::initializer_list<std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+template <class V>
+void read_column(const Row& row, const char* column, V& v) {
+  if constexpr (std::is_same_v<V, int64_t>) v = row.integer(column);
+  else if constexpr (std::is_same_v<V, double>) v = row.number(column);
+  else if constexpr (std::is_same_v<V, bool>) v = row.boolean(column);
+  else if constexpr (std::is_same_v<V, std::string>) v = row.text(column);
+  else if constexpr (std::is_same_v<V, std::optional<int64_t>>) v = row.opt_integer(column);
+  else if constexpr (std::is_same_v<V, std::optional<double>>) v = row.opt_number(column);
+  else if constexpr (std::is_same_v<V, std::optional<bool>>) v = row.opt_bool(column);
+  else if constexpr (std::is_same_v<V, std::optional<std::string>>) v = row.opt_text(column);
+  else if constexpr (std::is_same_v<V, std::optional<boost::json::object>>) v = row.opt_object(column);
+  else if constexpr (std::is_same_v<V, std::vector<std::string>>) v = json_strings(row.field(column));
+  else throw std::logic_error(std::string("no column reader for member '") + column + "'");
+}
+}  // namespace detail
+
+// A described record (BOOST_DESCRIBE_STRUCT) read from a row whose columns are named after its members (`AS name` in
+// the SELECT): each member from the column of its name, by its type (int64_t, double, bool, std::string, an
+// std::optional of one of those or of a jsonb object read as text, NULL -> nullopt; a JSON array of strings read as
+// text). The members named in `computed` are left to the caller. A member without its column throws
+// pqxx::argument_error naming it (as Row's getters do); a column that is neither a member read here nor named in
+// `also_read` (read by the caller) throws std::logic_error naming it: a SELECT and its record cannot drift apart.
+// PgStore::guarded reports either as a kDbError naming what it was reading.
+template <class T>
+void read_columns(const Row& row, T& record, std::initializer_list<std::string_view> computed = {},
+                  std::initializer_list<std::string_view> also_read = {}) {
+  using Members = boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
+  boost::mp11::mp_for_each<Members>([&](auto member) {
+    if (!detail::named_in(computed, member.name)) detail::read_column(row, member.name, record.*member.pointer);
+  });
+  for (const std::string_view column : row.columns()) {
+    bool member = false;
+    boost::mp11::mp_for_each<Members>([&](auto m) { member = member || column == m.name; });
+    if (!(member && !detail::named_in(computed, column)) && !detail::named_in(also_read, column))
+      throw std::logic_error("column '" + std::string(column) + "' is read by nothing (a member of the record, or " +
+                             "a column its reader names)");
+  }
+}
 
 // Every agent's name -> its board class.
 std::map<std::string, std::string> agent_classes(pqxx::work& w);

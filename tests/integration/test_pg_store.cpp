@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "controller/pg_util.hpp"
 #include "integration/one_claimed_run.hpp"
 #include "support/small_tablespace.hpp"
 
@@ -67,6 +68,36 @@ TEST_CASE("an epoch with a NULL loss (a diverged model) is reported as null, not
   REQUIRE(inputs->measured.size() == 1);
   CHECK(inputs->measured[0].epochs == 2);
   CHECK(inputs->measured[0].power_mode == perf::power_mode_key(f.campaign.runs[0]));
+}
+
+TEST_CASE("a record read from the columns named after its members: each one read, none missing, none left over") {
+  pqxx::connection c(admin_dsn());
+  pqxx::nontransaction n(c);
+  const std::string columns =
+      "1.5::float8 AS t_s, NULL::float8 AS t_unix_s, 7.25::float8 AS power_w, 50::float8 AS cpu_util_pct, "
+      "NULL::float8 AS cpu_freq_mhz, 1024::bigint AS mem_used_kb, 0::bigint AS disk_read_bytes";
+  auto row = [&](const std::string& sql) { return controller::pg::Row(n.exec1("SELECT " + sql)); };
+  api::RunSample s;
+  controller::pg::read_columns(row(columns + ", 41.5::float8 AS temp_max_c"), s);
+  CHECK(s.t_s == 1.5);
+  CHECK_FALSE(s.t_unix_s.has_value());
+  CHECK(s.power_w == std::optional<double>(7.25));
+  CHECK(s.cpu_util_pct == 50.0);
+  CHECK(s.mem_used_kb == 1024);
+  CHECK(s.temp_max_c == std::optional<double>(41.5));
+  // A member without its column: pqxx names the column (PgStore::guarded reports it as a kDbError).
+  CHECK_THROWS_AS(controller::pg::read_columns(row(columns), s), pqxx::argument_error);
+  // A member the caller computes is left as it was; a column nothing reads is refused, unless its reader names it.
+  api::RunSample computed;
+  computed.temp_max_c = 3.0;
+  controller::pg::read_columns(row(columns), computed, {"temp_max_c"});
+  CHECK(computed.temp_max_c == std::optional<double>(3.0));
+  CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns + ", NULL::float8 AS temp_max_c, 1 AS extra"), s),
+                       doctest::Contains("column 'extra' is read by nothing"), std::logic_error);
+  controller::pg::read_columns(row(columns + ", NULL::float8 AS temp_max_c, 1 AS extra"), s, {}, {"extra"});
+  CHECK_FALSE(s.temp_max_c.has_value());
+  CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns + ", 1.0::float8 AS temp_max_c"), s, {"temp_max_c"}),
+                       doctest::Contains("column 'temp_max_c' is read by nothing"), std::logic_error);
 }
 
 TEST_CASE("a database migrated by a newer controller is refused, naming the migration; an up-to-date one is not") {
