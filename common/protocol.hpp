@@ -2,9 +2,9 @@
 // frames inside a versioned envelope {"type":..., "version":1, "id":N, ...fields}. Pure; any thread.
 // Each record is described once (BOOST_DESCRIBE_STRUCT: its members' wire names and order) with its wire rules
 // (JS_WIRE_RULES: the members a decoder requires, those the encoder leaves out when empty) and one validate step
-// (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp); a member of a type
-// with a codec of its own (the run config, base64 bytes) travels by it; a record whose base's keys sit among its own
-// says where (JS_WIRE_BASES_AFTER). tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
+// (its bounds, run once it is read): the codecs derive from these (common/described_json.hpp), the run config's
+// too (common/run_config.hpp); a member of a type with a codec of its own (base64 bytes) travels by it; a record
+// whose base's keys sit among its own says where (JS_WIRE_BASES_AFTER). tests/unit/test_wire_frames.cpp pins every message's frame byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -149,7 +149,7 @@ struct AssignRun {
   RunConfig config;
   bool operator==(const AssignRun& o) const { return boost::pfr::eq_fields(*this, o); }
 };
-BOOST_DESCRIBE_STRUCT(AssignRun, (), (run_id, config))   // the run config travels by its own codec (run_config.hpp)
+BOOST_DESCRIBE_STRUCT(AssignRun, (), (run_id, config))   // the run config by its to_json/from_json (run_config.hpp)
 JS_WIRE_RULES(AssignRun, (&AssignRun::run_id, &AssignRun::config), ())
 
 // The board state a run executes in, read back from the board after it was applied (sim: the modelled

@@ -148,16 +148,26 @@ void read_column(const Row& row, const char* column, V& v) {
 // std::optional of one of those or of a jsonb object read as text, NULL -> nullopt; a JSON array of strings read as
 // text). The members named in `computed` are left to the caller. A member without its column throws
 // pqxx::argument_error naming it (as Row's getters do); a column that is neither a member read here nor named in
-// `also_read` (read by the caller) throws std::logic_error naming it: a SELECT and its record cannot drift apart.
+// `also_read` (read by the caller) throws std::logic_error naming it, as does a name in `computed` that is no member or
+// one in `also_read` that is no column: a SELECT and its record cannot drift apart.
 // PgStore::guarded reports either as a kDbError naming what it was reading.
 template <class T>
 void read_columns(const Row& row, T& record, std::initializer_list<std::string_view> computed = {},
                   std::initializer_list<std::string_view> also_read = {}) {
   using Members = boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
+  for (const std::string_view name : computed) {   // a misspelt name would leave a member unread
+    bool member = false;
+    boost::mp11::mp_for_each<Members>([&](auto m) { member = member || name == m.name; });
+    if (!member) throw std::logic_error("'" + std::string(name) + "' is left to the caller but is no member");
+  }
+  const std::vector<std::string_view> columns = row.columns();
+  for (const std::string_view name : also_read)
+    if (std::find(columns.begin(), columns.end(), name) == columns.end())
+      throw std::logic_error("column '" + std::string(name) + "' is said to be read by the caller but is not selected");
   boost::mp11::mp_for_each<Members>([&](auto member) {
     if (!detail::named_in(computed, member.name)) detail::read_column(row, member.name, record.*member.pointer);
   });
-  for (const std::string_view column : row.columns()) {
+  for (const std::string_view column : columns) {
     bool member = false;
     boost::mp11::mp_for_each<Members>([&](auto m) { member = member || column == m.name; });
     if (!(member && !detail::named_in(computed, column)) && !detail::named_in(also_read, column))

@@ -98,6 +98,12 @@ TEST_CASE("a record read from the columns named after its members: each one read
   CHECK_FALSE(s.temp_max_c.has_value());
   CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns + ", 1.0::float8 AS temp_max_c"), s, {"temp_max_c"}),
                        doctest::Contains("column 'temp_max_c' is read by nothing"), std::logic_error);
+  // Names the caller gives that match nothing (a misspelling) are refused too.
+  CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns), s, {"temp_max"}),
+                       doctest::Contains("'temp_max' is left to the caller but is no member"), std::logic_error);
+  CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns + ", 1.0::float8 AS temp_max_c"), s, {}, {"extra"}),
+                       doctest::Contains("column 'extra' is said to be read by the caller but is not selected"),
+                       std::logic_error);
 }
 
 TEST_CASE("a database migrated by a newer controller is refused, naming the migration; an up-to-date one is not") {

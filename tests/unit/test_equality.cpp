@@ -54,7 +54,7 @@ TEST_CASE_TEMPLATE("operator== compares every field", T, proto::DeviceFacts, pro
                    proto::Heartbeat, proto::AssignRun, proto::BoardState, proto::RunStarted, proto::ClockReading,
                    proto::MinibatchChunk, proto::Sample, proto::SampleChunk, proto::RunFinished,
                    proto::TimeSync, proto::TimeSyncReply, proto::CancelRun, proto::Ack, proto::Error, proto::Envelope,
-                   RunConfig, perf::Settings) {
+                   RunConfig, PowerModeRequest, perf::Settings) {
   every_field_compared<T>();
 }
 

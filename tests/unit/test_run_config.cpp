@@ -3,7 +3,10 @@
 // the defaults, and errors that name the field, the nested power mode's too.
 #include <doctest/doctest.h>
 
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
+#include <boost/mp11.hpp>
+#include <boost/pfr.hpp>
 #include <string>
 
 #include "common/json_parse.hpp"
@@ -70,6 +73,13 @@ TEST_CASE("a run config's JSON is what the hand-written codec wrote, and reads b
     REQUIRE_MESSAGE(decoded.is_ok(), decoded.status().to_string());
     CHECK(*decoded == assign);
   }
+}
+
+TEST_CASE("every member of the run config and of its power mode is described: none left off the wire") {
+  CHECK(boost::pfr::tuple_size_v<RunConfig> ==
+        boost::mp11::mp_size<boost::describe::describe_members<RunConfig, boost::describe::mod_public>>::value);
+  CHECK(boost::pfr::tuple_size_v<PowerModeRequest> ==
+        boost::mp11::mp_size<boost::describe::describe_members<PowerModeRequest, boost::describe::mod_public>>::value);
 }
 
 TEST_CASE("a run config's keys absent or null keep their defaults, not zero") {
