@@ -353,10 +353,7 @@ Result<std::vector<api::RunSample>> PgStore::run_samples(int64_t run_id) {
         "WHERE s.campaign_id = $2 AND s.run_id = $1 ORDER BY s.t_s",   // campaign_id: its partition only
         run_id, run[0]["campaign_id"].as<int64_t>());
     w.commit();
-    std::vector<api::RunSample> out;
-    out.reserve(rows.size());
-    for (const auto& r : rows) pg::read_columns(pg::Row(r), out.emplace_back());
-    return out;
+    return pg::read_rows<api::RunSample>(rows);
   });
 }
 

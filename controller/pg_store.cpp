@@ -311,9 +311,7 @@ Result<std::vector<api::AgentInfo>> PgStore::list_agents() {
         "CASE WHEN NOT a.connected AND a.away_until > now() THEN a.away_until::text END AS rebooting_until "
         "FROM agents a ORDER BY a.id");
     w.commit();
-    std::vector<api::AgentInfo> out;
-    for (const auto& agent : r) pg::read_columns(pg::Row(agent), out.emplace_back());
-    return out;
+    return pg::read_rows<api::AgentInfo>(r);
   });
 }
 

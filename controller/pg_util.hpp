@@ -141,6 +141,37 @@ void read_column(const Row& row, const char* column, V& v) {
   else if constexpr (std::is_same_v<V, std::vector<std::string>>) v = json_strings(row.field(column));
   else throw std::logic_error(std::string("no column reader for member '") + column + "'");
 }
+
+template <class T>
+using ColumnMembers =
+    boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
+template <class T>
+bool is_member(std::string_view name) {
+  bool member = false;
+  boost::mp11::mp_for_each<ColumnMembers<T>>([&](auto m) { member = member || name == m.name; });
+  return member;
+}
+// read_columns' checks that depend on the SELECT's columns only (the same in every row of a result).
+template <class T>
+void check_columns(const std::vector<std::string_view>& columns, std::initializer_list<std::string_view> computed,
+                   std::initializer_list<std::string_view> also_read) {
+  for (const std::string_view name : computed)   // a misspelt name would leave a member unread
+    if (!is_member<T>(name))
+      throw std::logic_error("'" + std::string(name) + "' is left to the caller but is no member");
+  for (const std::string_view name : also_read)
+    if (std::find(columns.begin(), columns.end(), name) == columns.end())
+      throw std::logic_error("column '" + std::string(name) + "' is said to be read by the caller but is not selected");
+  for (const std::string_view column : columns)
+    if (!(is_member<T>(column) && !named_in(computed, column)) && !named_in(also_read, column))
+      throw std::logic_error("column '" + std::string(column) + "' is read by nothing (a member of the record, or " +
+                             "a column its reader names)");
+}
+template <class T>
+void read_members(const Row& row, T& record, std::initializer_list<std::string_view> computed) {
+  boost::mp11::mp_for_each<ColumnMembers<T>>([&](auto member) {
+    if (!named_in(computed, member.name)) read_column(row, member.name, record.*member.pointer);
+  });
+}
 }  // namespace detail
 
 // A described record (BOOST_DESCRIBE_STRUCT) read from a row whose columns are named after its members (`AS name` in
@@ -154,26 +185,20 @@ void read_column(const Row& row, const char* column, V& v) {
 template <class T>
 void read_columns(const Row& row, T& record, std::initializer_list<std::string_view> computed = {},
                   std::initializer_list<std::string_view> also_read = {}) {
-  using Members = boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
-  for (const std::string_view name : computed) {   // a misspelt name would leave a member unread
-    bool member = false;
-    boost::mp11::mp_for_each<Members>([&](auto m) { member = member || name == m.name; });
-    if (!member) throw std::logic_error("'" + std::string(name) + "' is left to the caller but is no member");
-  }
-  const std::vector<std::string_view> columns = row.columns();
-  for (const std::string_view name : also_read)
-    if (std::find(columns.begin(), columns.end(), name) == columns.end())
-      throw std::logic_error("column '" + std::string(name) + "' is said to be read by the caller but is not selected");
-  boost::mp11::mp_for_each<Members>([&](auto member) {
-    if (!detail::named_in(computed, member.name)) detail::read_column(row, member.name, record.*member.pointer);
-  });
-  for (const std::string_view column : columns) {
-    bool member = false;
-    boost::mp11::mp_for_each<Members>([&](auto m) { member = member || column == m.name; });
-    if (!(member && !detail::named_in(computed, column)) && !detail::named_in(also_read, column))
-      throw std::logic_error("column '" + std::string(column) + "' is read by nothing (a member of the record, or " +
-                             "a column its reader names)");
-  }
+  detail::check_columns<T>(row.columns(), computed, also_read);
+  detail::read_members(row, record, computed);
+}
+
+// Every row of `result` read as read_columns reads one, its columns checked once (a run's samples: thousands of rows).
+template <class T>
+std::vector<T> read_rows(const pqxx::result& result, std::initializer_list<std::string_view> computed = {},
+                         std::initializer_list<std::string_view> also_read = {}) {
+  std::vector<T> out;
+  if (result.empty()) return out;
+  detail::check_columns<T>(Row(result[0]).columns(), computed, also_read);
+  out.reserve(result.size());
+  for (const auto& r : result) detail::read_members(Row(r), out.emplace_back(), computed);
+  return out;
 }
 
 // Every agent's name -> its board class.

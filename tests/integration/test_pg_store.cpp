@@ -98,6 +98,17 @@ TEST_CASE("a record read from the columns named after its members: each one read
   CHECK_FALSE(s.temp_max_c.has_value());
   CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns + ", 1.0::float8 AS temp_max_c"), s, {"temp_max_c"}),
                        doctest::Contains("column 'temp_max_c' is read by nothing"), std::logic_error);
+  // A whole result: every row read, the columns checked once; an empty one reads nothing.
+  const auto two = controller::pg::read_rows<api::RunSample>(
+      n.exec("SELECT " + columns + ", v AS temp_max_c FROM (VALUES (40.5::float8), (NULL)) t(v)"));
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].temp_max_c == std::optional<double>(40.5));
+  CHECK_FALSE(two[1].temp_max_c.has_value());
+  const std::string none = "SELECT " + columns + ", 1.0::float8 AS temp_max_c WHERE false";
+  CHECK(controller::pg::read_rows<api::RunSample>(n.exec(none)).empty());
+  const std::string extra = "SELECT " + columns + ", 1.0::float8 AS temp_max_c, 1 AS x";
+  CHECK_THROWS_WITH_AS(controller::pg::read_rows<api::RunSample>(n.exec(extra)),
+                       doctest::Contains("column 'x' is read by nothing"), std::logic_error);
   // Names the caller gives that match nothing (a misspelling) are refused too.
   CHECK_THROWS_WITH_AS(controller::pg::read_columns(row(columns), s, {"temp_max"}),
                        doctest::Contains("'temp_max' is left to the caller but is no member"), std::logic_error);
