@@ -40,13 +40,14 @@ struct Agent::Connection {
 
 // Forwards results from the training thread to the io thread, in order. Sample chunks and run_started the
 // executor left without a clock anchor (the sim backend, whose sample times are modelled and must stay
-// deterministic) get the wall clock at which the run was started.
+// deterministic) get the wall clock at which the run was started (and run_started that instant on the boot clock).
 class Agent::PostingSink final : public ResultSink {
  public:
-  PostingSink(std::shared_ptr<Agent> agent, double run_t0_unix_s) : agent_(std::move(agent)), run_t0_unix_s_(run_t0_unix_s) {}
+  PostingSink(std::shared_ptr<Agent> agent, Instant run_t0) : agent_(std::move(agent)), run_t0_(run_t0) {}
   void emit(proto::Body body) override {
-    if (auto* c = std::get_if<proto::SampleChunk>(&body); c && !c->t0_unix_s) c->t0_unix_s = run_t0_unix_s_;
-    if (auto* s = std::get_if<proto::RunStarted>(&body); s && s->t0_unix_s == 0) s->t0_unix_s = run_t0_unix_s_;
+    if (auto* c = std::get_if<proto::SampleChunk>(&body); c && !c->t0_unix_s) c->t0_unix_s = run_t0_.unix_s;
+    if (auto* s = std::get_if<proto::RunStarted>(&body); s && s->t0_unix_s == 0)
+      s->t0_unix_s = run_t0_.unix_s, s->boot_id = agent_->boot_id_, s->t0_boot_s = agent_->boot_stamp(run_t0_.boot_s);
     // The run may wait for room in the outbox between epochs (after an epoch's result, before the first), never in one.
     const bool between_epochs = std::holds_alternative<proto::EpochResult>(body) ||
                                 std::holds_alternative<proto::RunStarted>(body);
@@ -59,7 +60,7 @@ class Agent::PostingSink final : public ResultSink {
 
  private:
   std::shared_ptr<Agent> agent_;
-  double run_t0_unix_s_;
+  Instant run_t0_;
   double paused_s_ = 0;   // waited since the last epoch's result (or run_started): the next epoch's paused_before_s
 };
 
@@ -201,26 +202,26 @@ void Agent::read_next(std::shared_ptr<Connection> c) {
   c->ws.async_read(c->buffer, [self, c](beast::error_code ec, std::size_t) {
     if (self->conn_ != c) return;
     if (ec) return self->drop_connection("read: " + ec.message());
-    const double rx_unix_s = proto::unix_now_s();   // before decoding: TimeSyncReply.t1
+    const Instant rx{proto::unix_now_s(), proto::boot_now_s()};   // before decoding: TimeSyncReply.t1, t1_boot
     std::string frame = beast::buffers_to_string(c->buffer.data());
     c->buffer.consume(c->buffer.size());
     self->last_rx_ = std::chrono::steady_clock::now();
-    self->on_frame(c, frame, rx_unix_s);
+    self->on_frame(c, frame, rx);
     if (self->conn_ == c && c->open) self->read_next(c);
   });
 }
 
-void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame, double rx_unix_s) {
+void Agent::on_frame(std::shared_ptr<Connection> c, const std::string& frame, Instant rx) {
   auto env = proto::decode(frame);
   if (!env) {
     JS_LOG_WARN << "agent " << options_.name << ": rejected frame from controller: " << env.status().message();
     send_now(proto::Error{"protocol_error", env.status().message(), std::nullopt});
     return;
   }
-  handle(c, env.value(), rx_unix_s);
+  handle(c, env.value(), rx);
 }
 
-void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s) {
+void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, Instant rx) {
   if (const auto* m = std::get_if<proto::Registered>(&env.body)) {
     if (m->credential) keep_credential(*m->credential);
     agent_id_ = m->agent_id;
@@ -268,8 +269,9 @@ void Agent::handle(std::shared_ptr<Connection> c, const proto::Envelope& env, do
     if (!writing_) write_next();   // the window moved
     maybe_finish_drain();
   } else if (const auto* m = std::get_if<proto::TimeSync>(&env.body)) {
-    // Control path, not journaled: a stale clock probe is worthless after a reconnect.
-    send_now(proto::TimeSyncReply{m->t0, rx_unix_s, proto::unix_now_s()});
+    // Control path, not journaled: a stale clock probe is worthless after a reconnect. The boot clock too, if known.
+    send_now(proto::TimeSyncReply{m->t0, rx.unix_s, proto::unix_now_s(), boot_id_, boot_stamp(rx.boot_s),
+                                  boot_stamp(proto::boot_now_s())});
   } else if (const auto* m = std::get_if<proto::ModelChunk>(&env.body)) {
     model_fetcher_->deliver(*m);   // to the training thread, which asked for it
   } else if (std::holds_alternative<proto::Heartbeat>(env.body)) {
@@ -396,7 +398,7 @@ void Agent::start_run(const proto::AssignRun& assign) {
   auto self = shared_from_this();
   // Whether the run's masks are checked first: the agent may reboot, or it rebooted for this run.
   const bool check_masks = options_.reboot.allowed || (pending_reboot_ && pending_reboot_->run_id == assign.run_id);
-  training_thread_ = std::thread([self, assign, check_masks, t0 = proto::unix_now_s()] {
+  training_thread_ = std::thread([self, assign, check_masks, t0 = Instant{proto::unix_now_s(), proto::boot_now_s()}] {
     PostingSink sink(self, t0);
     if (check_masks) {
       // A mode whose GPU masks are not the booted ones: the reboot flow (an error here is left for execute()

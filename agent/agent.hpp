@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/host_facts.hpp"
 #include "agent/journal.hpp"
 #include "agent/model_fetch.hpp"
 #include "agent/outbox.hpp"
@@ -97,9 +98,14 @@ class Agent : public std::enable_shared_from_this<Agent> {
   void ws_handshake(std::shared_ptr<Connection> c);
   void on_connected(std::shared_ptr<Connection> c);
   void read_next(std::shared_ptr<Connection> c);
-  // rx_unix_s: the wall clock when the frame was read (TimeSyncReply.t1).
-  void on_frame(std::shared_ptr<Connection> c, const std::string& frame, double rx_unix_s);
-  void handle(std::shared_ptr<Connection> c, const proto::Envelope& env, double rx_unix_s);
+  // An instant on the wall clock and on the boot clock: when a frame was read (TimeSyncReply.t1 and t1_boot), when a
+  // run started (RunStarted::t0_unix_s and t0_boot_s).
+  struct Instant {
+    double unix_s = 0;
+    double boot_s = 0;
+  };
+  void on_frame(std::shared_ptr<Connection> c, const std::string& frame, Instant rx);
+  void handle(std::shared_ptr<Connection> c, const proto::Envelope& env, Instant rx);
   void drop_connection(const std::string& why);
   void schedule_reconnect();
   void send_now(proto::Body body);                 // control messages: not kept across reconnects, sent first
@@ -134,6 +140,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   boost::asio::steady_timer reboot_timer_;   // the reboot that should have taken the agent down by now
   std::chrono::milliseconds backoff_;
   std::mt19937_64 rng_;
+  std::string boot_id_ = read_boot_id(options_.root);   // the boot the boot clock counts from; "" when unknown
+  // A reading of the boot clock, or none when the boot it counts from is unknown (RunStarted, TimeSyncReply).
+  std::optional<double> boot_stamp(double boot_s) const { return boot_id_.empty() ? std::nullopt : std::optional(boot_s); }
   std::chrono::milliseconds heartbeat_interval_{1000};
   std::chrono::steady_clock::time_point last_rx_;
   int64_t agent_id_ = 0;

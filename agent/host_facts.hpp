@@ -11,4 +11,9 @@ namespace jetsweep::agent {
 proto::DeviceFacts collect_host_facts(const std::string& root, const std::string& backend,
                                       const std::string& device_class);
 
+// The boot the boot clock (proto::boot_now_s) counts from: <root>/proc/sys/kernel/random/boot_id, a UUID the kernel
+// draws at boot; "" when it cannot be read or is malformed (a fake tree without it: runs and clock probes then carry
+// no boot clock readings, and the controller places them by the wall clock alone).
+std::string read_boot_id(const std::string& root);
+
 }  // namespace jetsweep::agent

@@ -9,6 +9,7 @@
 
 #include "agent/device/board_state.hpp"
 #include "agent/host_backend.hpp"
+#include "agent/host_facts.hpp"
 #include "agent/model_cache.hpp"
 #include "agent/storage/disk_stats.hpp"
 #include "agent/storage/page_cache.hpp"
@@ -340,11 +341,14 @@ proto::RunFinished RunExecutor::train_run(int64_t run_id, const RunConfig& confi
   Sampler sampler(probe, config.sample_hz);
   sampler.start();
   const double t0_unix_s = proto::unix_now_s();
+  const double t0_boot_s = proto::boot_now_s();   // the same instant on the boot clock, which steps do not move
   storage::IoMeter io(data_path, options_.root);
   if (!io.device())
     JS_LOG_WARN << "run " << run_id << ": read IO of the dataset's device not measured: " << io.unavailable_reason();
   started.storage_device = io.device() ? io.device()->disk : "";
   started.t0_unix_s = t0_unix_s;
+  started.boot_id = read_boot_id(options_.root);
+  if (!started.boot_id.empty()) started.t0_boot_s = t0_boot_s;
   sink.emit(started);
   ClockContext clocks{options_.root, backend_->board(), started.applied.value_or(proto::BoardState{})};
   EmittingObserver observer(run_id, sink, sampler, probe.power_reading(), *data.value(), io, t0_unix_s, std::move(clocks));

@@ -161,7 +161,7 @@ class LoadAgent : public std::enable_shared_from_this<LoadAgent> {
       if (++st_.errors <= 10) std::cerr << name_ << ": controller error " << e->code << ": " << e->message << "\n";
     } else if (const auto* t = std::get_if<proto::TimeSync>(&env.body)) {
       const double now = proto::unix_now_s();
-      send(proto::Envelope{0, proto::TimeSyncReply{t->t0, now, now}});
+      send(proto::Envelope{0, proto::TimeSyncReply{t->t0, now, now, {}, {}, {}}});
     }
   }
   void on_assign(int64_t run) {

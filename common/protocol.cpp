@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 
 #include "common/described_json.hpp"
@@ -172,7 +173,22 @@ void validate(FieldReader& r, const BoardState& b) {
     r.fail(b.tpc_pg_mask && *b.tpc_pg_mask < 0 ? "tpc_pg_mask" : "fbp_pg_mask", "GPU masks must be >= 0");
 }
 void validate(FieldReader& r, const WorkloadFacts& m) { check_workload_facts(m, r); }
-void validate(FieldReader& r, const RunStarted& m) { within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds); }
+// A boot clock reading needs the boot it counts from; a boot_id has the form of the kernel's.
+static void check_boot_stamps(FieldReader& r, const std::string& boot_id,
+                              std::initializer_list<std::pair<const char*, const std::optional<double>*>> stamps) {
+  if (r.ok() && !boot_id.empty() &&
+      (boot_id.size() > kMaxBootIdChars ||
+       boot_id.find_first_not_of("0123456789abcdef-") != std::string::npos))
+    r.fail("boot_id", "must be 1.." + std::to_string(kMaxBootIdChars) + " characters of [0-9a-f-]");
+  for (const auto& [key, stamp] : stamps) {
+    within(r, key, *stamp, 0, kMaxBootSeconds);
+    if (r.ok() && *stamp && boot_id.empty()) r.fail(key, "needs boot_id (the boot its clock counts from)");
+  }
+}
+void validate(FieldReader& r, const RunStarted& m) {
+  within(r, "t0_unix_s", m.t0_unix_s, 0, kMaxUnixSeconds);
+  check_boot_stamps(r, m.boot_id, {{"t0_boot_s", &m.t0_boot_s}});
+}
 void validate(FieldReader& r, const RunFinished& m) {
   within(r, "wall_s", m.wall_s, 0, kMaxRunSeconds);
   if (r.ok() && m.status != "done" && m.status != "failed" && m.status != "cancelled")
@@ -191,6 +207,8 @@ void validate(FieldReader& r, const TimeSyncReply& m) {
   within(r, "t0", m.t0, 0, kMaxUnixSeconds);
   within(r, "t1", m.t1, 0, kMaxUnixSeconds);
   within(r, "t2", m.t2, 0, kMaxUnixSeconds);
+  check_boot_stamps(r, m.boot_id, {{"t1_boot", &m.t1_boot}, {"t2_boot", &m.t2_boot}});
+  if (r.ok() && m.t1_boot.has_value() != m.t2_boot.has_value()) r.fail("t2_boot", "t1_boot and t2_boot come together");
 }
 
 namespace {
@@ -385,6 +403,12 @@ Result<Envelope> decode_through_tree(std::string_view frame) {
 }
 
 double unix_now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+double boot_now_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 bool needs_ack(const Body& body) {
   return std::holds_alternative<MinibatchChunk>(body) || std::holds_alternative<EpochResult>(body) ||

@@ -207,12 +207,19 @@ struct RunStarted {
   std::string compute_device;           // what trains: "cpu", "cuda:0 (NAME)", or "simulated" on a sim board
   double t0_unix_s = 0;                 // the agent's wall clock at t_s = 0 of the run's samples and epochs
   std::optional<WorkloadFacts> workload;   // absent from agents older than the field
+  // The same instant on the agent's boot clock (CLOCK_BOOTTIME, which steps of the wall clock do not move) and the
+  // boot it counts from (procfs boot_id): the controller places the run with the boot clock's offset when it has one
+  // for that boot, so a step between its last clock probe and this start moves nothing. Both absent from agents older
+  // than the fields and where the boot is unknown (a fake tree without boot_id).
+  std::string boot_id;
+  std::optional<double> t0_boot_s;
   bool operator==(const RunStarted& o) const { return boost::pfr::eq_fields(*this, o); }
 };
 BOOST_DESCRIBE_STRUCT(RunStarted, (),
                       (run_id, reference_state, applied, storage_medium, storage_device, page_cache_dropped,
-                       compute_device, t0_unix_s, workload))
-JS_WIRE_RULES(RunStarted, (&RunStarted::run_id, &RunStarted::t0_unix_s), (&RunStarted::workload))
+                       compute_device, t0_unix_s, workload, boot_id, t0_boot_s))
+JS_WIRE_RULES(RunStarted, (&RunStarted::run_id, &RunStarted::t0_unix_s),
+              (&RunStarted::workload, &RunStarted::boot_id, &RunStarted::t0_boot_s))
 void validate(json::FieldReader& r, const RunStarted& m);
 
 // Clocks read back at an epoch boundary (current frequencies, not caps).
@@ -399,14 +406,21 @@ void validate(json::FieldReader& r, const TimeSync& m);
 // agent -> controller, answer to TimeSync: t1 = agent clock at receipt, t2 = agent clock when replying.
 // The controller, receiving at t3, computes offset = ((t1 - t0) + (t2 - t3)) / 2 (agent minus controller)
 // and round trip = (t3 - t0) - (t2 - t1), and keeps the estimate with the smallest round trip.
+// t1_boot, t2_boot: the same two instants on the agent's boot clock, and boot_id the boot it counts from (as in
+// RunStarted): the boot clock's offset, taken by the same formula, places runs of that boot whatever steps the wall
+// clock takes. Absent from agents older than the fields and where the boot is unknown.
 struct TimeSyncReply {
   double t0 = 0;
   double t1 = 0;
   double t2 = 0;
+  std::string boot_id;
+  std::optional<double> t1_boot;
+  std::optional<double> t2_boot;
   bool operator==(const TimeSyncReply& o) const { return boost::pfr::eq_fields(*this, o); }
 };
-BOOST_DESCRIBE_STRUCT(TimeSyncReply, (), (t0, t1, t2))
-JS_WIRE_RULES(TimeSyncReply, (&TimeSyncReply::t0, &TimeSyncReply::t1, &TimeSyncReply::t2), ())
+BOOST_DESCRIBE_STRUCT(TimeSyncReply, (), (t0, t1, t2, boot_id, t1_boot, t2_boot))
+JS_WIRE_RULES(TimeSyncReply, (&TimeSyncReply::t0, &TimeSyncReply::t1, &TimeSyncReply::t2),
+              (&TimeSyncReply::boot_id, &TimeSyncReply::t1_boot, &TimeSyncReply::t2_boot))
 void validate(json::FieldReader& r, const TimeSyncReply& m);
 
 // controller -> agent: stop run `run_id` now (its campaign or the run itself was cancelled). The agent stops
@@ -487,6 +501,13 @@ boost::json::object to_json(const BoardState& state);
 
 // Wall clock in Unix seconds (for TimeSync and SampleChunk::t0_unix_s).
 double unix_now_s();
+// The boot clock (CLOCK_BOOTTIME: seconds since boot, suspend included, never stepped) in seconds
+// (RunStarted::t0_boot_s, TimeSyncReply::t1_boot and t2_boot).
+double boot_now_s();
+// A boot clock reading is in [0, kMaxBootSeconds] (about 317 years); a boot_id is 1..kMaxBootIdChars of
+// [0-9a-f-] (the kernel's is a 36-character UUID).
+inline constexpr double kMaxBootSeconds = 1e10;
+inline constexpr size_t kMaxBootIdChars = 64;
 
 struct Envelope {
   uint64_t id = 0;   // sender's sequence number; data messages are acked by it

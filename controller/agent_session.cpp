@@ -245,6 +245,12 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   probe_t0_.reset();
   const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
   const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;
+  // The boot clock's offset by the same formula (it counts from boot, so no bound on it but finite).
+  std::optional<BootClockOffset> boot;
+  if (!m.boot_id.empty() && m.t1_boot && m.t2_boot) {
+    const double boot_offset = ((*m.t1_boot - m.t0) + (*m.t2_boot - t3)) / 2.0;
+    if (std::isfinite(boot_offset)) boot = BootClockOffset{m.boot_id, boot_offset};
+  }
   if (!(rtt >= 0 && rtt <= proto::kMaxClockRttSeconds)) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): implausible clock probe (round trip " << rtt << " s)";
     return;
@@ -281,13 +287,15 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   }
   best_rtt_s_ = rtt;
   clock_offset_s_ = offset;
-  for (auto& [run, run_offset] : run_clock_offsets_)   // as the store does: runs started before any offset take it
-    if (!run_offset) run_offset = offset;
+  boot_offset_ = boot;
+  for (auto& [run, clock] : run_clock_offsets_)   // as the store does: runs started before any offset take it
+    if (!clock.offset_s)
+      clock.offset_s = run_start_offset(offset, boot, clock.t0_unix_s, clock.boot_id, clock.t0_boot_s);
   JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
   // Through the agent's ingest worker, in order with its results: a run_started read after this reply is stored with
   // this offset (runs.clock_offset_s), whichever worker is busier.
   controller_->ingest_db(agent_id_).post<Status>(
-      controller_->executor(), [a = agent_id_, offset, rtt](Store& s) { return s.record_clock(a, offset, rtt); },
+      controller_->executor(), [a = agent_id_, offset, rtt, boot](Store& s) { return s.record_clock(a, offset, rtt, boot); },
       [a = agent_id_](Status st) {
         if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its clock offset failed: " << st.to_string();
       });
@@ -295,7 +303,7 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
 
 std::optional<double> AgentSession::run_clock_offset_s(int64_t run_id) const {
   auto it = run_clock_offsets_.find(run_id);
-  return it != run_clock_offsets_.end() && it->second ? it->second : clock_offset_s_;
+  return it != run_clock_offsets_.end() && it->second.offset_s ? it->second.offset_s : clock_offset_s_;
 }
 
 void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
@@ -309,7 +317,9 @@ void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
   if (const auto* started = std::get_if<proto::RunStarted>(&body)) {
     if (run_clock_offsets_.size() >= kMaxRunOffsets && !run_clock_offsets_.count(started->run_id))
       run_clock_offsets_.erase(run_clock_offsets_.begin());
-    run_clock_offsets_[started->run_id] = clock_offset_s_;
+    run_clock_offsets_[started->run_id] =
+        RunClock{run_start_offset(clock_offset_s_, boot_offset_, started->t0_unix_s, started->boot_id, started->t0_boot_s),
+                 started->t0_unix_s, started->boot_id, started->t0_boot_s};
   }
   if (const auto* c = std::get_if<proto::SampleChunk>(&body)) {
     rows = c->samples.size();

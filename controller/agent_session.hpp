@@ -121,11 +121,18 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   int64_t probes_discarded_ = 0;
   std::optional<double> best_rtt_s_;
   std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_
-  // The offset each run started under (as runs.clock_offset_s stores it: the one kept when its run_started was read;
-  // unset until a probe is kept), for its live telemetry: a step of the board's clock mid-run does not shift the
-  // run's samples, stamped from its t0_unix_s on the clock before the step. Runs started on this connection; at
-  // most kMaxRunOffsets (the oldest forgotten).
-  std::map<int64_t, std::optional<double>> run_clock_offsets_;
+  std::optional<BootClockOffset> boot_offset_;   // the agent's boot clock minus controller, from the same probe
+  // The offset each run started under (as runs.clock_offset_s stores it: by the boot clock for a run stamped in the
+  // kept probe's boot, else the one kept when its run_started was read; unset until a probe is kept), for its live
+  // telemetry: a step of the board's clock mid-run does not shift the run's samples, stamped from its t0_unix_s on
+  // the clock before the step. Runs started on this connection; at most kMaxRunOffsets (the oldest forgotten).
+  struct RunClock {
+    std::optional<double> offset_s;
+    double t0_unix_s = 0;   // its run_started's stamps, for an offset kept after it started
+    std::string boot_id;
+    std::optional<double> t0_boot_s;
+  };
+  std::map<int64_t, RunClock> run_clock_offsets_;
   static constexpr size_t kMaxRunOffsets = 64;
   int64_t agent_id_ = 0;
   std::string name_;

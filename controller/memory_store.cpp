@@ -33,7 +33,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 }
 
 // The agent row as claim_run records it in runs.facts (to_jsonb(a) less id, connected, first_seen, last_seen,
-// away_until):
+// away_until, tables, boot_id, boot_offset_s):
 // the facts as the wire carries them (the columns share their names), with every column present.
 bj::object facts_json(const MemoryStore::Agent& a) {
   proto::Register reg;
@@ -89,6 +89,12 @@ MemoryStore::Agent* MemoryStore::find_agent(int64_t agent_id) {
 std::optional<double> MemoryStore::agent_clock_offset(int64_t agent_id) const {
   auto it = agents_.find(agent_id);
   return it == agents_.end() ? std::nullopt : it->second.clock_offset_s;
+}
+
+std::optional<double> MemoryStore::run_start_offset(const Agent& agent, const Run& run) {
+  if (!run.agent_t0_unix_s) return agent.clock_offset_s;
+  return controller::run_start_offset(agent.clock_offset_s, agent.boot, *run.agent_t0_unix_s, run.agent_boot_id,
+                                      run.agent_t0_boot_s);
 }
 
 double MemoryStore::run_clock_offset(const Run& run) const {
@@ -229,7 +235,8 @@ Result<int64_t> MemoryStore::requeue_orphaned_runs(double lease_s) {
   return n;
 }
 
-Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
+Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s,
+                                 const std::optional<BootClockOffset>& boot) {
   std::lock_guard lock(mu_);
   Agent* a = find_agent(agent_id);
   if (!a) return Status::ok();
@@ -238,8 +245,12 @@ Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s
     a->clock_offset_s = offset_s;
     a->clock_rtt_s = rtt_s;
     a->clock_measured_at = now();
+    a->boot = boot;
     for (auto& [id, run] : runs_)   // started before any estimate: this one is theirs (as PgStore)
-      if (run.agent_id == agent_id && run.agent_t0_unix_s && !run.clock_offset_s) run.clock_offset_s = offset_s;
+      if (run.agent_id == agent_id && run.agent_t0_unix_s && !run.clock_offset_s)
+        run.clock_offset_s = run_start_offset(*a, run);
+  } else if (boot && (!a->boot || a->boot->boot_id != boot->boot_id)) {
+    a->boot = boot;   // the board rebooted
   }
   return Status::ok();
 }
@@ -343,6 +354,8 @@ Result<std::optional<Assignment>> MemoryStore::claim_run(int64_t agent_id, const
   run.assigned_at = now();
   ++run.attempts;
   run.started_at = run.finished_at = run.wall_s = run.agent_t0_unix_s = run.clock_offset_s = std::nullopt;
+  run.agent_boot_id.clear();
+  run.agent_t0_boot_s.reset();
   run.applied.reset();
   run.reference_state = run.page_cache_dropped = std::nullopt;
   run.storage_device = run.compute_device = std::nullopt;

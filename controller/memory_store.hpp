@@ -29,6 +29,7 @@ class MemoryStore final : public Store {
     bool connected = false;
     double first_seen = 0, last_seen = 0;
     std::optional<double> clock_offset_s, clock_rtt_s, clock_measured_at;
+    std::optional<BootClockOffset> boot;   // agents.boot_id, boot_offset_s
     std::optional<std::string> credential_sha256;   // agent_credentials
     std::optional<double> away_until;   // rebooting its board (record_reboot) until then; cleared at registration
   };
@@ -56,6 +57,8 @@ class MemoryStore final : public Store {
     double queued_at = 0;
     std::optional<double> assigned_at, started_at, finished_at, wall_s, agent_t0_unix_s;
     std::optional<double> clock_offset_s;   // its agent's, when agent_t0_unix_s was stored (runs.clock_offset_s)
+    std::string agent_boot_id;              // runs.agent_boot_id ("" for NULL), agent_t0_boot_s
+    std::optional<double> agent_t0_boot_s;
     bool cancel_requested = false;
     int64_t min_mem_bytes = 0;
     std::optional<std::string> storage;
@@ -101,7 +104,8 @@ class MemoryStore final : public Store {
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                      const std::string& why) override;
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
-  Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override;
+  Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
+                      const std::optional<BootClockOffset>& boot) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
   Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class,
                                               const std::string& claim_key) override;
@@ -156,6 +160,9 @@ class MemoryStore final : public Store {
   // controller's clock: the run's own, else its agent's, else 0 (as sql/views.sql).
   std::optional<double> agent_clock_offset(int64_t agent_id) const;
   double run_clock_offset(const Run& run) const;
+  // The offset a run takes when its start is stored (or its agent's first estimate): by the boot clock when the run
+  // was stamped in the boot of the agent's kept estimate, else the agent's wall clock estimate (Store::record_clock).
+  static std::optional<double> run_start_offset(const Agent& agent, const Run& run);
   // register_agent and requeue_agent_runs with mu_ held (admit_agent does both under one lock).
   Result<AgentRegistration> register_locked(const proto::Register& reg, const AgentProof& proof);
   int64_t requeue_agent_runs_locked(int64_t agent_id, const std::vector<int64_t>& keep_runs, const std::string& why);

@@ -54,7 +54,7 @@ Result<IngestOutcome> MemoryStore::start_run(int64_t agent_id, const proto::RunS
   const bool same = run->applied == m.applied && run->reference_state == m.reference_state &&
                     run->storage_device == m.storage_device && run->page_cache_dropped == m.page_cache_dropped &&
                     run->agent_t0_unix_s == m.t0_unix_s && run->compute_device == m.compute_device &&
-                    run->workload == m.workload;
+                    run->workload == m.workload && run->agent_boot_id == m.boot_id && run->agent_t0_boot_s == m.t0_boot_s;
   run->applied = m.applied;
   run->reference_state = m.reference_state;
   run->storage_device = m.storage_device;
@@ -62,7 +62,12 @@ Result<IngestOutcome> MemoryStore::start_run(int64_t agent_id, const proto::RunS
   run->agent_t0_unix_s = m.t0_unix_s;
   run->compute_device = m.compute_device;
   run->workload = m.workload;
-  if (!same) run->clock_offset_s = agent_clock_offset(agent_id);
+  run->agent_boot_id = m.boot_id;
+  run->agent_t0_boot_s = m.t0_boot_s;
+  if (!same) {
+    const Agent* a = find_agent(agent_id);
+    run->clock_offset_s = a ? run_start_offset(*a, *run) : std::nullopt;
+  }
   mark_running(m.run_id, agent_id);
   return same ? IngestOutcome::kDuplicate : IngestOutcome::kStored;
 }

@@ -189,8 +189,9 @@ Result<std::optional<Assignment>> PgStore::claim_run(int64_t agent_id, const std
           "  claim_key = nullif($3, ''), "
           "  started_at = NULL, finished_at = NULL, wall_s = NULL, agent_t0_unix_s = NULL, clock_offset_s = NULL, applied = NULL, "
           "  reference_state = NULL, storage_device = NULL, page_cache_dropped = NULL, compute_device = NULL, "
-          "  workload = NULL, facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' - 'tables' "
-          "           FROM agents a WHERE a.id = $1) "
+          "  workload = NULL, agent_boot_id = NULL, agent_t0_boot_s = NULL, "
+          "  facts = (SELECT to_jsonb(a) - 'id' - 'connected' - 'first_seen' - 'last_seen' - 'away_until' - 'tables' "
+          "           - 'boot_id' - 'boot_offset_s' FROM agents a WHERE a.id = $1) "
           "WHERE id = $2 AND status = 'queued' RETURNING id, config::text AS config, campaign_id",
           agent_id, p[0]["id"].as<int64_t>(), claim_key);
     }

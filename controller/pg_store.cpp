@@ -283,18 +283,32 @@ Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
 }
 
 
-Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s) {
+Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s, const std::optional<BootClockOffset>& boot) {
   return guarded("recording the clock offset", [&]() -> Status {
     pqxx::work w(*conn_);
-    // Store::record_clock's rule (clock_stepped in store.hpp), in SQL; a kept estimate is also the offset of the
-    // agent's started runs that have none yet (started before any estimate).
-    w.exec_params("WITH kept AS (UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now() "
-                  "  WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR clock_offset_s IS NULL "
-                  "    OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
-                  "    OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4) RETURNING id) "
-                  "UPDATE runs SET clock_offset_s = $2 FROM kept "
-                  "WHERE runs.agent_id = kept.id AND runs.agent_t0_unix_s IS NOT NULL AND runs.clock_offset_s IS NULL",
-                  agent_id, offset_s, rtt_s, controller::kClockStepMarginS);
+    const std::optional<std::string> boot_id = boot ? std::optional<std::string>(boot->boot_id) : std::nullopt;
+    const std::optional<double> boot_offset = boot ? std::optional<double>(boot->offset_s) : std::nullopt;
+    // Store::record_clock's rule (clock_stepped in store.hpp), in SQL.
+    const auto kept = w.exec_params(
+        "UPDATE agents SET clock_offset_s = $2, clock_rtt_s = $3, clock_measured_at = now(), boot_id = $5, "
+        "  boot_offset_s = $6 "
+        "WHERE id = $1 AND (clock_rtt_s IS NULL OR clock_measured_at IS NULL OR clock_offset_s IS NULL "
+        "  OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
+        "  OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4) RETURNING id",
+        agent_id, offset_s, rtt_s, controller::kClockStepMarginS, boot_id, boot_offset);
+    if (kept.empty()) {
+      // The board rebooted: the new boot's offset is kept with the wall clock's kept estimate.
+      if (boot_id)
+        w.exec_params("UPDATE agents SET boot_id = $2, boot_offset_s = $3 WHERE id = $1 AND boot_id IS DISTINCT FROM $2",
+                      agent_id, boot_id, boot_offset);
+    } else {
+      // The offset of the agent's started runs that have none yet (started before any estimate): by the boot clock
+      // for a run of this boot, else the wall clock's.
+      w.exec_params("UPDATE runs SET clock_offset_s = CASE WHEN agent_boot_id = $4::text AND agent_t0_boot_s IS NOT NULL "
+                    "  THEN agent_t0_unix_s - (agent_t0_boot_s - $3::double precision) ELSE $2 END "
+                    "WHERE agent_id = $1 AND agent_t0_unix_s IS NOT NULL AND clock_offset_s IS NULL",
+                    agent_id, offset_s, boot_offset, boot_id);
+    }
     w.commit();
     return Status::ok();
   });

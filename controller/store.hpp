@@ -27,6 +27,24 @@ inline bool clock_stepped(double kept_offset_s, double kept_rtt_s, double offset
   return std::abs(offset_s - kept_offset_s) > (rtt_s + kept_rtt_s) / 2 + kClockStepMarginS;
 }
 
+// An agent's boot clock offset (its boot clock minus the controller's wall clock, taken by the same probe as the
+// wall clock's offset) and the boot it belongs to (proto::TimeSyncReply's boot fields; Store::record_clock).
+struct BootClockOffset {
+  std::string boot_id;
+  double offset_s = 0;
+};
+
+// The clock offset a run started at t0_unix_s (and t0_boot_s on the boot clock of boot run_boot_id) takes: by the
+// boot clock when the run was stamped in the boot of the agent's kept `boot` offset, else the wall clock's kept
+// estimate (none yet: none). PgStore states the same rule in SQL.
+inline std::optional<double> run_start_offset(std::optional<double> wall_offset_s, const std::optional<BootClockOffset>& boot,
+                                              double t0_unix_s, const std::string& run_boot_id,
+                                              std::optional<double> t0_boot_s) {
+  if (boot && t0_boot_s && !run_boot_id.empty() && run_boot_id == boot->boot_id)
+    return t0_unix_s - (*t0_boot_s - boot->offset_s);
+  return wall_offset_s;
+}
+
 struct Assignment {
   int64_t run_id = 0;
   RunConfig config;
@@ -179,7 +197,12 @@ class Store {
   // new one contradicts it: offsets more than kClockStepMarginS apart beyond half their round trips together mean the
   // board's clock was stepped (NTP setting it), and the new one is kept whatever its round trip. A kept estimate is
   // also the offset of the agent's started runs that have none (they started before any estimate).
-  virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s) = 0;
+  // `boot`, from the same probe (none from agents that do not send it), is kept with a kept estimate, and also when it
+  // is of another boot than the kept one (the board rebooted). A run started with a boot clock reading of the kept
+  // boot (RunStarted::t0_boot_s) is placed by it: its offset is t0_unix_s - (t0_boot_s - boot offset), the wall clock's
+  // offset at its start whatever steps the wall clock took since the probe; any other run takes the wall clock's.
+  virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
+                              const std::optional<BootClockOffset>& boot) = 0;
   // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
   // executing runs to be stopped (cancel_requested; see runs_to_stop).
   virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;

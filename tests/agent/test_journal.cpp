@@ -316,6 +316,7 @@ TEST_CASE("agent CLI: journal and enrollment flags") {
 #include <thread>
 
 #include "agent/agent.hpp"
+#include "agent/host_facts.hpp"
 
 namespace {
 namespace asio = boost::asio;
@@ -434,6 +435,7 @@ TEST_CASE("agent: TimeSync is answered at once; journaled results are announced 
   CHECK_FALSE(std::get<proto::Register>(reg.body).current_run.has_value());
   write_envelope(ws, proto::Registered{5, 60000});
   const double t0 = proto::unix_now_s();
+  const double boot_t0 = proto::boot_now_s();
   write_envelope(ws, proto::TimeSync{t0});
 
   std::vector<proto::Envelope> results;
@@ -448,18 +450,48 @@ TEST_CASE("agent: TimeSync is answered at once; journaled results are announced 
     }
   }
   const double t3 = proto::unix_now_s();
+  const double boot_t3 = proto::boot_now_s();
   // Boost.JSON 1.81 does not always parse doubles correctly rounded: a Unix time may come back one ulp
   // (~2e-7 s) off, far below what a clock offset estimate can resolve.
   CHECK(std::fabs(reply->t0 - t0) < 1e-6);
   CHECK(reply->t1 >= t0 - 1e-3);
   CHECK(reply->t1 <= reply->t2);
   CHECK(reply->t2 <= t3 + 1e-3);
+  // The same two instants on the boot clock, with this machine's boot (the agent's root is "/"); none where the
+  // kernel's boot_id cannot be read.
+  const std::string boot_id = agent::read_boot_id("/");
+  CHECK(reply->boot_id == boot_id);
+  if (!boot_id.empty()) {
+    REQUIRE(reply->t1_boot);
+    REQUIRE(reply->t2_boot);
+    CHECK(*reply->t1_boot >= boot_t0 - 1e-3);
+    CHECK(*reply->t1_boot <= *reply->t2_boot);
+    CHECK(*reply->t2_boot <= boot_t3 + 1e-3);
+  } else {
+    CHECK_FALSE(reply->t1_boot);
+  }
   // Replayed in id order, the synthetic cancelled run_finished last.
   REQUIRE(results.size() == 5);
   for (size_t i = 0; i < results.size(); ++i) CHECK(results[i].id == i + 1);
   CHECK(results[4].body == proto::Body(proto::RunFinished{22, "cancelled", "agent restarted mid-run", 0}));
   write_envelope(ws, proto::Ack{5});
   // After the ack the journal is empty: the agent shuts down cleanly (drained) when the runner ends.
+}
+
+TEST_CASE("read_boot_id: the kernel's boot_id under the root, \"\" when absent or malformed") {
+  testing::TempDir dir;
+  const std::string root = dir.path().string();
+  CHECK(agent::read_boot_id(root) == "");   // a fake tree without it
+  std::filesystem::create_directories(dir.path() / "proc/sys/kernel/random");
+  const auto write = [&](const std::string& text) { std::ofstream(dir.path() / "proc/sys/kernel/random/boot_id") << text; };
+  write("0f6e6d3c-8a1b-4c2d-9e0f-123456789abc\n");
+  CHECK(agent::read_boot_id(root) == "0f6e6d3c-8a1b-4c2d-9e0f-123456789abc");
+  write("NOT-A-UUID\n");
+  CHECK(agent::read_boot_id(root) == "");
+  write(std::string(65, 'a'));
+  CHECK(agent::read_boot_id(root) == "");
+  write("");
+  CHECK(agent::read_boot_id(root) == "");
 }
 
 TEST_CASE("agent: while its journal's disk stalls, clock probes and heartbeats are answered; results follow after") {

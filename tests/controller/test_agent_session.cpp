@@ -228,7 +228,7 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
   const auto probe = [&] { return send_clock_probe(f, agent); };
   // The agent's stamps 0.1 ms after t0 and none apart (t2 = t1): a round trip of any length is plausible (with t2
   // after t1, a loopback reply faster than their gap measured a negative round trip and was refused).
-  const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001}); };
+  const auto reply = [&](double t0) { client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001, {}, {}, {}}); };
 
   // A reply the controller reads at once: kept. A reply to no outstanding probe (stale) is ignored.
   reply(probe());
@@ -260,14 +260,14 @@ TEST_CASE("a clock step on the board: a slower probe that cannot agree with the 
   const auto probe = [&] { return send_clock_probe(f, agent); };
   // Agreeing clocks, a prompt reply: kept.
   double t0 = probe();
-  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001});
+  client->send(proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001, {}, {}, {}});
   REQUIRE(f.round_trip(*client));
   REQUIRE(session->clock_offset_s());
   CHECK(std::abs(*session->clock_offset_s()) < 0.5);
   // The board's clock now 300 s ahead, and this reply 1 s slower than any before (the agent's clock stepped back
   // between its receive and send stamps by 1 s): a slower probe, which alone would be ignored, but it cannot agree.
   t0 = probe();
-  client->send(proto::TimeSyncReply{t0, t0 + 300.5, t0 + 299.5});
+  client->send(proto::TimeSyncReply{t0, t0 + 300.5, t0 + 299.5, {}, {}, {}});
   REQUIRE(f.round_trip(*client));
   REQUIRE(session->clock_offset_s());
   CHECK(std::abs(*session->clock_offset_s() - 300) < 0.5);
@@ -278,7 +278,7 @@ TEST_CASE("a clock step on the board: a slower probe that cannot agree with the 
   }));
   // A slower probe that agrees with the kept one is still ignored.
   t0 = probe();
-  client->send(proto::TimeSyncReply{t0, t0 + 301.5, t0 + 299.5});   // offset ~300.5, 2 s slower
+  client->send(proto::TimeSyncReply{t0, t0 + 301.5, t0 + 299.5, {}, {}, {}});   // offset ~300.5, 2 s slower
   REQUIRE(f.round_trip(*client));
   CHECK(std::abs(*session->clock_offset_s() - 300) < 0.25);
 }
@@ -291,7 +291,7 @@ TEST_CASE("a clock step mid-run does not move the run's live telemetry: it keeps
   auto& [client, session] = agent;
   const auto answer_probe = [&](double ahead_s) {
     const double t0 = send_clock_probe(f, agent);
-    client->send(proto::TimeSyncReply{t0, t0 + ahead_s, t0 + ahead_s});
+    client->send(proto::TimeSyncReply{t0, t0 + ahead_s, t0 + ahead_s, {}, {}, {}});
     REQUIRE(f.round_trip(*client));
   };
   answer_probe(0.0);   // the board's clock agrees with the controller's
@@ -322,6 +322,45 @@ TEST_CASE("a clock step mid-run does not move the run's live telemetry: it keeps
   REQUIRE(board->latest);
   CHECK(board->latest->run_id == 42);
   CHECK(std::abs(board->latest->t_unix_s - (t0_unix_s + 3.0)) < 0.5);
+}
+
+TEST_CASE("a clock step between the probe and a run's start: a run stamped on the boot clock takes the boot clock's "
+          "offset") {
+  auto options = options_with(64, 1024);
+  options.max_clock_probe_rtt_s = 60;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  // The board's wall clock agrees with the controller's; its boot clock (boot "b1") reads 900 s less.
+  const double t0 = send_clock_probe(f, agent);
+  client->send(proto::TimeSyncReply{t0, t0, t0, "b1", t0 - 900.0, t0 - 900.0});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(session->clock_offset_s());
+  const int64_t id = session->agent_id();
+  REQUIRE(f.drain_until([&] {
+    const auto a = f.store->agent(id);
+    return a && a->boot && a->boot->boot_id == "b1" && std::abs(a->boot->offset_s + 900.0) < 0.5;
+  }));
+  // NTP steps the wall clock 300 s ahead; run 51 starts before any other probe.
+  const double now = proto::unix_now_s();
+  proto::RunStarted started;
+  started.run_id = 51, started.t0_unix_s = now + 300.0, started.boot_id = "b1", started.t0_boot_s = now - 900.0;
+  client->send(started);
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(session->run_clock_offset_s(51));
+  CHECK(std::abs(*session->run_clock_offset_s(51) - 300.0) < 0.5);
+  client->send(proto::SampleChunk{51, now + 300.0, {proto::Sample{2.0, 50.0, {}, std::nullopt, 1, 0, 5.0, std::nullopt}}});
+  REQUIRE(f.round_trip(*client));
+  const auto* board = f.controller->fleet_telemetry().board(id);
+  REQUIRE(board);
+  REQUIRE(board->latest);
+  CHECK(std::abs(board->latest->t_unix_s - (now + 2.0)) < 0.5);   // not 300 s late
+  // A run of another boot (a journal replayed after a reboot) takes the wall clock's offset.
+  proto::RunStarted other = started;
+  other.run_id = 52, other.boot_id = "b0";
+  client->send(other);
+  REQUIRE(f.round_trip(*client));
+  CHECK(std::abs(*session->run_clock_offset_s(52)) < 0.5);
 }
 
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {

@@ -30,6 +30,7 @@ using CsvRows = std::vector<std::map<std::string, std::string>>;
 
 constexpr double kT0 = 1.7e9;          // the agent's clock at t_s = 0 of the run
 constexpr double kClockOffset = 0.25;  // agent minus controller
+constexpr double kBootAtT0 = 5000.0;   // the agent's boot clock (boot "b1") at kT0 on its wall clock
 
 const char* const kCampaignYaml =
     "campaign: nullable\nmatrix:\n  device: agx-orin\n  model: lenet5\n  dataset: mnist\n  epochs: 2\n"
@@ -87,7 +88,10 @@ struct Populated {
     auto registered = store.register_agent(reg, controller::AgentProof{std::nullopt, std::string(64, 'a')});
     REQUIRE_MESSAGE(registered.is_ok(), registered.status().to_string());
     agent_id = registered->agent_id;
-    REQUIRE(store.record_clock(agent_id, kClockOffset, 0.01).is_ok());
+    // The boot clock's offset from the same probe (agent boot clock minus controller), but from a sparse agent's.
+    const std::optional<controller::BootClockOffset> boot =
+        sparse_ ? std::nullopt : std::optional(controller::BootClockOffset{"b1", kBootAtT0 - (kT0 - kClockOffset)});
+    REQUIRE(store.record_clock(agent_id, kClockOffset, 0.01, boot).is_ok());
     auto parsed = parse_campaign(kCampaignYaml, "nullable.yaml");
     REQUIRE_MESSAGE(parsed.is_ok(), parsed.status().to_string());
     auto created = store.create_campaign(parsed.value(), "nullable.yaml", kCampaignYaml, "");
@@ -108,6 +112,8 @@ struct Populated {
     started.compute_device = "cuda:0 (Orin)";
     started.t0_unix_s = kT0;
     if (!sparse_) {
+      started.boot_id = "b1";
+      started.t0_boot_s = kBootAtT0;
       started.workload = proto::WorkloadFacts{};
       started.workload->parameters = 61706;
       started.workload->dataset_fingerprint = std::string(64, 'd');

@@ -123,8 +123,8 @@ NullableColumn board_reboot_masks(const char* name) {
           }};
 }
 
-// The agents columns and the runs columns of dispatch and timing.
-std::vector<NullableColumn> run_columns() {
+// The clock offset columns of agents and runs: the wall clock's (sql/005, 028) and the boot clock's (sql/030).
+std::vector<NullableColumn> clock_columns() {
   return {
       {"agents.clock_offset_s", "UPDATE agents SET clock_offset_s = NULL",
        [](const Reads& r, Populated&) {   // the agent's estimate gone: the run keeps the offset of its start
@@ -144,14 +144,43 @@ std::vector<NullableColumn> run_columns() {
        }},
       {"agents.clock_rtt_s", "UPDATE agents SET clock_rtt_s = NULL",
        [](const Reads&, Populated& f) {   // an estimate without a round trip is replaced by the next one
-         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 1.0).is_ok());
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 1.0, std::nullopt).is_ok());
          CHECK(f.db.count("SELECT count(*) FROM agents WHERE clock_offset_s = 0.5 AND clock_rtt_s = 1") == 1);
        }},
       {"agents.clock_measured_at", "UPDATE agents SET clock_measured_at = NULL",
        [](const Reads&, Populated& f) {
-         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001).is_ok());
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001, std::nullopt).is_ok());
          CHECK(f.db.count("SELECT count(*) FROM agents WHERE clock_offset_s = 0.5 AND clock_measured_at IS NOT NULL") == 1);
        }},
+      // The boot clock (sql/030): without it a run is placed by the wall clock's offset, as an older agent's.
+      {"agents.boot_id", "UPDATE agents SET boot_id = NULL",
+       [](const Reads& r, Populated& f) {   // the runs keep their offsets; a new boot's offset is kept at once
+         CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+         REQUIRE(f.store.record_clock(f.agent_id, kClockOffset, 1.0, controller::BootClockOffset{"b2", 7.5}).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM agents WHERE boot_id = 'b2' AND boot_offset_s = 7.5") == 1);
+       }},
+      {"agents.boot_offset_s", "UPDATE agents SET boot_offset_s = NULL",
+       [](const Reads& r, Populated& f) {   // a kept estimate sets it again
+         CHECK(first_epoch(r).start_unix_s == std::optional<double>(kT0 - kClockOffset));
+         REQUIRE(f.store.record_clock(f.agent_id, kClockOffset, 0.001, controller::BootClockOffset{"b1", 7.5}).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM agents WHERE boot_id = 'b1' AND boot_offset_s = 7.5") == 1);
+       }},
+      {"runs.agent_boot_id", "UPDATE runs SET agent_boot_id = NULL, clock_offset_s = NULL",
+       [](const Reads&, Populated& f) {   // its boot unknown: the first estimate kept gives it the wall clock's offset
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001, controller::BootClockOffset{"b1", 7.5}).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM runs WHERE clock_offset_s = 0.5") == 1);
+       }},
+      {"runs.agent_t0_boot_s", "UPDATE runs SET agent_t0_boot_s = NULL, clock_offset_s = NULL",
+       [](const Reads&, Populated& f) {
+         REQUIRE(f.store.record_clock(f.agent_id, 0.5, 0.001, controller::BootClockOffset{"b1", 7.5}).is_ok());
+         CHECK(f.db.count("SELECT count(*) FROM runs WHERE clock_offset_s = 0.5") == 1);
+       }},
+  };
+}
+
+// The agents columns and the runs columns of dispatch and timing.
+std::vector<NullableColumn> run_columns() {
+  return {
       {"agents.away_until", "UPDATE agents SET away_until = NULL",
        [](const Reads& r, Populated& f) {   // not rebooting: nothing held past the lease
          CHECK_FALSE(r.agents.at(0).rebooting_until.has_value());
@@ -450,6 +479,7 @@ std::vector<NullableColumn> adaptive_columns() {
 
 std::vector<NullableColumn> all_columns() {
   auto out = run_columns();
+  for (auto& c : clock_columns()) out.push_back(std::move(c));
   for (auto& c : adaptive_columns()) out.push_back(std::move(c));
   for (auto& c : model_file_columns()) out.push_back(std::move(c));
   for (auto& c : state_columns()) out.push_back(std::move(c));

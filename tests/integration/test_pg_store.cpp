@@ -315,11 +315,11 @@ TEST_CASE("a failed statement is retried when the server may recover (disk full,
   // Any other call fails with a resource error instead of holding the controller's database thread until it passes.
   f.db.exec("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected' USING "
             "ERRCODE = 'disk_full'; END $$; CREATE TRIGGER fail BEFORE UPDATE ON agents EXECUTE FUNCTION fail()");
-  const Status clock = f.store.record_clock(f.agent_id, 0.5, 0.01);
+  const Status clock = f.store.record_clock(f.agent_id, 0.5, 0.01, std::nullopt);
   CHECK_MESSAGE(clock.code() == Code::kDbError, clock.to_string());
   CHECK(clock.message().find("[sqlstate 53100]") != std::string::npos);
   f.db.exec("DROP TRIGGER fail ON agents; DROP FUNCTION fail()");
-  CHECK(f.store.record_clock(f.agent_id, 0.5, 0.01).is_ok());
+  CHECK(f.store.record_clock(f.agent_id, 0.5, 0.01, std::nullopt).is_ok());
 }
 
 TEST_CASE("PostgreSQL out of disk: the epoch's insert is kUnavailable (retried, not acknowledged), and lands once there "

@@ -50,7 +50,7 @@ TEST_CASE("PgStore: run_detail is the run as its campaign's report has it; run_s
   started.compute_device = "simulated";
   started.t0_unix_s = 2000;
   REQUIRE(store.start_run(agent->agent_id, started).is_ok());
-  REQUIRE(store.record_clock(agent->agent_id, 0.25, 0.001).is_ok());   // the agent's clock is 0.25 s ahead
+  REQUIRE(store.record_clock(agent->agent_id, 0.25, 0.001, std::nullopt).is_ok());   // the agent's clock is 0.25 s ahead
   for (int64_t epoch : {0, 1}) {
     proto::EpochResult e;
     e.run_id = run_id;

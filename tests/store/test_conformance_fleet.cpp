@@ -179,9 +179,9 @@ TEST_CASE_TEMPLATE("clock estimates: the one with the smallest round trip is kep
   StoreCase<B> f;
   f.c = f.campaign(kOneRun);
   f.host = f.agent("host-1");
-  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
-  REQUIRE(f.s().record_clock(f.host, 0.9, 0.200).is_ok());   // a slower probe that agrees with it: ignored
-  REQUIRE(f.s().record_clock(9999, 1.0, 0.001).is_ok());     // an unknown agent: nothing to keep
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, std::nullopt).is_ok());
+  REQUIRE(f.s().record_clock(f.host, 0.9, 0.200, std::nullopt).is_ok());   // a slower probe that agrees with it: ignored
+  REQUIRE(f.s().record_clock(9999, 1.0, 0.001, std::nullopt).is_ok());     // an unknown agent: nothing to keep
   const auto run = f.claim(f.host);
   REQUIRE(run);
   const auto facts = f.run(*run).facts;
@@ -221,6 +221,33 @@ TEST_CASE_TEMPLATE("clock estimates: the one with the smallest round trip is kep
   CHECK(f.s().run_samples(9999).status().code() == Code::kNotFound);
 }
 
+// `run`'s start stored, at t0_unix_s on its agent's wall clock (and t0_boot_s on boot `boot_id`'s boot clock when
+// given), and its epoch 0 over t_s 0-2.
+template <class F>
+void start_with_epoch(F& f, int64_t run, double t0_unix_s, const std::string& boot_id = "",
+                      std::optional<double> t0_boot_s = std::nullopt) {
+  proto::RunStarted started;
+  started.run_id = run;
+  started.compute_device = "cpu";
+  started.t0_unix_s = t0_unix_s;
+  started.boot_id = boot_id;
+  started.t0_boot_s = t0_boot_s;
+  REQUIRE(f.s().start_run(f.host, started).is_ok());
+  CHECK(f.s().start_run(f.host, started).value() == controller::IngestOutcome::kDuplicate);   // a resend
+  proto::EpochResult e = conformance_epoch(run, 0);
+  e.t_start_s = 0.0;
+  e.t_end_s = 2.0;
+  REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
+}
+
+// The start of `run`'s one epoch on the controller's clock, as the report gives it.
+template <class F>
+std::optional<double> epoch_start_unix_s(F& f, int64_t run) {
+  const auto epochs = f.run(run).epochs;
+  REQUIRE(epochs.size() == 1);
+  return epochs[0].start_unix_s;
+}
+
 // A board's clock stepped (NTP setting a Jetson's clock long after boot): the estimate after the step is kept at once
 // although its round trip is slower, and each run stays on the offset its agent had when its run_started was stored.
 TEST_CASE_TEMPLATE("clock estimates: a clock step on the board moves the runs after it, not those before", B,
@@ -228,47 +255,31 @@ TEST_CASE_TEMPLATE("clock estimates: a clock step on the board moves the runs af
   StoreCase<B> f;
   f.c = f.campaign(kTwoRuns);
   f.host = f.agent("host-1");
-  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
-  auto start = [&](int64_t run, double t0_unix_s) {
-    proto::RunStarted started;
-    started.run_id = run;
-    started.compute_device = "cpu";
-    started.t0_unix_s = t0_unix_s;
-    REQUIRE(f.s().start_run(f.host, started).is_ok());
-    proto::EpochResult e = conformance_epoch(run, 0);
-    e.t_start_s = 0.0;
-    e.t_end_s = 2.0;
-    REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
-  };
-  auto start_unix_s = [&](int64_t run) {
-    const auto epochs = f.run(run).epochs;
-    REQUIRE(epochs.size() == 1);
-    return epochs[0].start_unix_s;
-  };
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, std::nullopt).is_ok());
   const auto first = f.claim(f.host);
   REQUIRE(first);
-  start(*first, 1000.0);
+  start_with_epoch(f, *first, 1000.0);
   REQUIRE(f.s().finish_run(f.host, {*first, "done", "", 2.0}).is_ok());
-  CHECK(start_unix_s(*first) == std::optional<double>(999.5));
+  CHECK(epoch_start_unix_s(f, *first) == std::optional<double>(999.5));
   // The board's clock jumps 300 s ahead; the next probe is slower than the kept one but cannot agree with it.
-  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050).is_ok());
-  CHECK(start_unix_s(*first) == std::optional<double>(999.5));   // the run before the step has not moved
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050, std::nullopt).is_ok());
+  CHECK(epoch_start_unix_s(f, *first) == std::optional<double>(999.5));   // the run before the step has not moved
   const auto second = f.claim(f.host);
   REQUIRE(second);
   const auto facts = f.run(*second).facts;   // the agent's row as the claim found it
   REQUIRE(facts);
   CHECK(facts->at("clock_offset_s").as_double() == 300.5);
-  start(*second, 1310.0);
-  CHECK(start_unix_s(*second) == std::optional<double>(1009.5));   // 1310 - 300.5: ten seconds after the first
+  start_with_epoch(f, *second, 1310.0);
+  CHECK(epoch_start_unix_s(f, *second) == std::optional<double>(1009.5));   // 1310 - 300.5: ten seconds after the first
   // A resent run_started changes nothing, even after another estimate.
-  REQUIRE(f.s().record_clock(f.host, 300.4, 0.005).is_ok());
+  REQUIRE(f.s().record_clock(f.host, 300.4, 0.005, std::nullopt).is_ok());
   proto::RunStarted again;
   again.run_id = *second;
   again.compute_device = "cpu";
   again.t0_unix_s = 1310.0;
   CHECK(f.s().start_run(f.host, again).value() == controller::IngestOutcome::kDuplicate);
-  CHECK(start_unix_s(*second) == std::optional<double>(1009.5));
-  CHECK(start_unix_s(*first) == std::optional<double>(999.5));
+  CHECK(epoch_start_unix_s(f, *second) == std::optional<double>(1009.5));
+  CHECK(epoch_start_unix_s(f, *first) == std::optional<double>(999.5));
 }
 
 TEST_CASE_TEMPLATE("clock estimates: a run started before any estimate takes the first one kept, then stays", B,
@@ -278,27 +289,74 @@ TEST_CASE_TEMPLATE("clock estimates: a run started before any estimate takes the
   f.host = f.agent("host-1");
   const auto run = f.claim(f.host);
   REQUIRE(run);
-  proto::RunStarted started;
-  started.run_id = *run;
-  started.compute_device = "cpu";
-  started.t0_unix_s = 1000.0;
-  REQUIRE(f.s().start_run(f.host, started).is_ok());
-  proto::EpochResult e = conformance_epoch(*run, 0);
-  e.t_start_s = 0.0;
-  e.t_end_s = 2.0;
-  REQUIRE(f.s().ingest_epoch(f.host, e).is_ok());
-  auto start_unix_s = [&] {
-    const auto epochs = f.run(*run).epochs;
-    REQUIRE(epochs.size() == 1);
-    return epochs[0].start_unix_s;
-  };
-  CHECK(start_unix_s() == std::optional<double>(1000.0));   // no estimate yet: the agent's clock as it is
-  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010).is_ok());
-  CHECK(start_unix_s() == std::optional<double>(999.5));
-  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050).is_ok());   // a step after the run started
-  CHECK(start_unix_s() == std::optional<double>(999.5));
-  REQUIRE(f.s().record_clock(f.host, 300.5, 0.001).is_ok());   // a better estimate of the new offset
-  CHECK(start_unix_s() == std::optional<double>(999.5));
+  start_with_epoch(f, *run, 1000.0);
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1000.0));   // no estimate yet: the agent's clock as it is
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, std::nullopt).is_ok());
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(999.5));
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050, std::nullopt).is_ok());   // a step after the run started
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(999.5));
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.001, std::nullopt).is_ok());   // a better estimate of the new offset
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(999.5));
+}
+
+// The boot clock (CLOCK_BOOTTIME) beside the wall clock: the agent's kept probe gives both offsets, and a run
+// stamped on the boot clock of that boot is placed by it, so a step of the wall clock between the probe and the
+// run's start moves nothing. Times below: the controller's clock T; the agent's wall clock T + 0.5 until it steps;
+// its boot clock (boot "b1") T - 900.
+TEST_CASE_TEMPLATE("clock estimates: a run stamped on the boot clock is placed by it, whatever step the wall clock "
+                   "took since the probe", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kTwoRuns);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, controller::BootClockOffset{"b1", -900.0}).is_ok());
+  const auto first = f.claim(f.host);
+  REQUIRE(first);
+  const auto facts = f.run(*first).facts;   // the boot is no fact of the board
+  REQUIRE(facts);
+  CHECK_FALSE(facts->contains("boot_id"));
+  CHECK_FALSE(facts->contains("boot_offset_s"));
+  // The wall clock stepped 300 s ahead after the probe; the run starts at T = 1010 (wall 1310.5, boot 110).
+  start_with_epoch(f, *first, 1310.5, "b1", 110.0);
+  CHECK(epoch_start_unix_s(f, *first) == std::optional<double>(1010.0));   // by the wall clock's offset: 1310
+  REQUIRE(f.s().finish_run(f.host, {*first, "done", "", 2.0}).is_ok());
+  // A run of another boot (a journal replayed after a reboot the controller has no probe of): the wall clock's offset.
+  const auto second = f.claim(f.host);
+  REQUIRE(second);
+  start_with_epoch(f, *second, 1320.5, "b0", 50.0);
+  CHECK(epoch_start_unix_s(f, *second) == std::optional<double>(1320.0));
+  // Later estimates move neither.
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.050, controller::BootClockOffset{"b1", -900.0}).is_ok());
+  CHECK(epoch_start_unix_s(f, *first) == std::optional<double>(1010.0));
+  CHECK(epoch_start_unix_s(f, *second) == std::optional<double>(1320.0));
+}
+
+TEST_CASE_TEMPLATE("clock estimates: a run stamped on the boot clock before any estimate takes the boot offset of the "
+                   "first one kept", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kOneRun);
+  f.host = f.agent("host-1");
+  const auto run = f.claim(f.host);
+  REQUIRE(run);
+  start_with_epoch(f, *run, 1310.5, "b1", 110.0);   // T = 1010 with the wall clock 300.5 s ahead
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1310.5));   // no estimate yet: the agent's clock as it is
+  // The first probe comes after another step of 100 s: the wall clock's offset would put the run at 910.
+  REQUIRE(f.s().record_clock(f.host, 400.5, 0.010, controller::BootClockOffset{"b1", -900.0}).is_ok());
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
+}
+
+TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slower probe", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kOneRun);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, controller::BootClockOffset{"b1", -900.0}).is_ok());
+  // The board rebooted (boot "b2", its boot clock T + 500); the first probe of the new boot is slower and agrees with
+  // the kept wall clock estimate, which stays.
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.200, controller::BootClockOffset{"b2", 500.0}).is_ok());
+  const auto run = f.claim(f.host);
+  REQUIRE(run);
+  CHECK(f.run(*run).facts->at("clock_rtt_s").as_double() == 0.010);
+  start_with_epoch(f, *run, 1310.5, "b2", 1510.0);   // T = 1010 after a step of 300 s since the probe
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
 }
 
 TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,

@@ -92,8 +92,9 @@ class FlakyStore : public controller::Store {
   Result<int64_t> requeue_orphaned_runs(double lease_s) override {
     return call("requeue_orphaned_runs", [&] { return inner_->requeue_orphaned_runs(lease_s); });
   }
-  Status record_clock(int64_t agent_id, double offset_s, double rtt_s) override {
-    return call("record_clock", [&] { return inner_->record_clock(agent_id, offset_s, rtt_s); });
+  Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
+                      const std::optional<controller::BootClockOffset>& boot) override {
+    return call("record_clock", [&] { return inner_->record_clock(agent_id, offset_s, rtt_s, boot); });
   }
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override {
     return call("set_campaign_state", [&] { return inner_->set_campaign_state(campaign_id, state); });

@@ -64,7 +64,17 @@ TEST_CASE("every message type round-trips through the envelope") {
   round_trip(RunFinished{9, "cancelled", "agent shutting down", 1.0});
   round_trip(Ack{77});
   round_trip(TimeSync{1763770000.25});
-  round_trip(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75});
+  round_trip(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75, {}, {}, {}});
+  round_trip(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75, "0f6e6d3c-8a1b-4c2d-9e0f-123456789abc", 3600.5,
+                           3600.625});
+  {
+    RunStarted booted;
+    booted.run_id = 9;
+    booted.t0_unix_s = 1763770000.125;
+    booted.boot_id = "0f6e6d3c-8a1b-4c2d-9e0f-123456789abc";
+    booted.t0_boot_s = 3601.25;
+    round_trip(booted);
+  }
   SampleChunk with_t0{9, 1763770000.125, {Sample{0.1, 50.0, {}, std::nullopt, 0, 0, std::nullopt}}};
   round_trip(with_t0);
   round_trip(Error{"protocol_error", "bad", 4});
@@ -321,12 +331,38 @@ TEST_CASE("times outside physical bounds are refused by name; values at the boun
   CHECK(refusal(started) == "");
 
   // Clock probes: Unix seconds in [0, 1e10] (the offset they imply is bounded by the controller).
-  CHECK(refusal(TimeSyncReply{1763770000.25, 1e300, 1e300}) ==
+  CHECK(refusal(TimeSyncReply{1763770000.25, 1e300, 1e300, {}, {}, {}}) ==
         "message 'time_sync_reply' field 't1': 1e+300 is out of bounds: must be between 0 and 1e+10");
-  CHECK(refusal(TimeSyncReply{1763770000.25, 0, -1}) ==
+  CHECK(refusal(TimeSyncReply{1763770000.25, 0, -1, {}, {}, {}}) ==
         "message 'time_sync_reply' field 't2': -1 is out of bounds: must be between 0 and 1e+10");
-  CHECK(refusal(TimeSyncReply{1763770000.25, 0, kMaxUnixSeconds}) == "");
+  CHECK(refusal(TimeSyncReply{1763770000.25, 0, kMaxUnixSeconds, {}, {}, {}}) == "");
   CHECK(refusal(TimeSync{-1}) == "message 'time_sync' field 't0': -1 is out of bounds: must be between 0 and 1e+10");
+}
+
+TEST_CASE("boot clock readings: in [0, 1e10] s, with the boot they count from; a probe's two together") {
+  CHECK(refusal(TimeSyncReply{1, 2, 3, "", 10.0, 11.0}) ==
+        "message 'time_sync_reply' field 't1_boot': needs boot_id (the boot its clock counts from)");
+  CHECK(refusal(TimeSyncReply{1, 2, 3, "abc-1", 10.0, std::nullopt}) ==
+        "message 'time_sync_reply' field 't2_boot': t1_boot and t2_boot come together");
+  CHECK(refusal(TimeSyncReply{1, 2, 3, "abc-1", 10.0, -1.0}) ==
+        "message 'time_sync_reply' field 't2_boot': -1 is out of bounds: must be between 0 and 1e+10");
+  CHECK(refusal(TimeSyncReply{1, 2, 3, "ABC\n", 10.0, 11.0}) ==
+        "message 'time_sync_reply' field 'boot_id': must be 1..64 characters of [0-9a-f-]");
+  CHECK(refusal(TimeSyncReply{1, 2, 3, std::string(65, 'a'), 10.0, 11.0}) ==
+        "message 'time_sync_reply' field 'boot_id': must be 1..64 characters of [0-9a-f-]");
+  CHECK(refusal(TimeSyncReply{1, 2, 3, "abc-1", 10.0, 11.0}) == "");
+  {
+    RunStarted booted;
+    booted.run_id = 9;
+    booted.t0_unix_s = 1;
+    booted.t0_boot_s = 5.0;
+    CHECK(refusal(booted) == "message 'run_started' field 't0_boot_s': needs boot_id (the boot its clock counts from)");
+    booted.boot_id = "abc";
+    CHECK(refusal(booted) == "");
+    booted.t0_boot_s = 1e300;
+    CHECK(refusal(booted) ==
+          "message 'run_started' field 't0_boot_s': 1e+300 is out of bounds: must be between 0 and 1e+10");
+  }
 }
 
 TEST_CASE("run_started: the workload facts round-trip, absent stays absent, and their bounds are checked by name") {

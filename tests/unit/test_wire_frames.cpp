@@ -74,7 +74,7 @@ std::vector<Envelope> messages() {
   add(Error{"protocol", "message 'x' field 'y': missing", 40});
   add(Error{"internal", "oops", std::nullopt});
   add(TimeSync{1764600000.5});
-  add(TimeSyncReply{1764600000.5, 1764600001.25, 1764600001.375});
+  add(TimeSyncReply{1764600000.5, 1764600001.25, 1764600001.375, {}, {}, {}});
   add(CancelRun{5, "campaign cancelled"});
   add(CancelRun{5, ""});
 
