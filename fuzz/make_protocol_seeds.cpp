@@ -58,11 +58,18 @@ std::vector<Body> examples() {
   out.push_back(RunFinished{9, "failed", "out of memory", 1.0});
   out.push_back(Ack{77});
   out.push_back(TimeSync{1763770000.25});
-  out.push_back(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75});
+  out.push_back(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75, "", std::nullopt, std::nullopt});
   out.push_back(Error{"protocol_error", "bad", 4});
   BoardState s{"MAXN", 0, 8, 2201600, 1300500000, 3199000000, true, "max"};
   out.push_back(RunStarted{9, false, s, "ssd", "nvme0n1", true, "cuda:0 (Orin)", 1763770000.0});
   out.push_back(RunStarted{9, true, std::nullopt, "", "", false, "cpu", 0});
+  // The boot clock beside the wall clock (appended: the seeds above keep their names).
+  out.push_back(TimeSyncReply{1763770000.25, 1763770000.5, 1763770000.75, "0f6e6d3c-8a1b-4c2d-9e0f-123456789abc", 3600.5,
+                              3600.625});
+  RunStarted booted{9, false, s, "ssd", "nvme0n1", true, "cuda:0 (Orin)", 1763770000.0};
+  booted.boot_id = "0f6e6d3c-8a1b-4c2d-9e0f-123456789abc";
+  booted.t0_boot_s = 3601.25;
+  out.push_back(booted);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // jetsweep-controller and jetsweep-agent processes on loopback, the real CLI, real LibTorch training
 // on small data generated in the real IDX format.
 #include <cmath>
+#include <fstream>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -361,6 +362,24 @@ void check_every_instance(TestDatabase& db, Fleet& fleet) {
 
 }
 
+// Every run was stamped on the boot clock beside the wall clock (by the host backend's executor and by the sim agents'
+// sink), with this machine's boot, and placed by it: on one machine its offset is about 0. Where the kernel's boot_id
+// cannot be read the agents send no boot clock, and no run has one.
+void check_boot_clock_stamps(TestDatabase& db) {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  const int64_t started = db.count("SELECT count(*) FROM runs WHERE agent_t0_unix_s IS NOT NULL");
+  CHECK(started > 0);
+  if (boot_id.empty()) {
+    CHECK(db.count("SELECT count(*) FROM runs WHERE agent_boot_id IS NOT NULL") == 0);
+    return;
+  }
+  CHECK(db.count("SELECT count(*) FROM runs WHERE agent_boot_id = '" + boot_id + "' AND agent_t0_boot_s > 0 "
+                 "AND abs(clock_offset_s) < 1") == started);
+  CHECK(db.count("SELECT count(*) FROM agents WHERE boot_id = '" + boot_id + "' AND boot_offset_s IS NOT NULL") ==
+        db.count("SELECT count(*) FROM agents"));
+}
+
 // Power modes are queued so that cores only go offline.
 void check_power_mode_order(TestDatabase& db, Fleet& fleet) {
   // Power modes on one board: queued by descending cores, then frequencies, whatever the file order.
@@ -481,6 +500,7 @@ TEST_CASE("scheduling: storage media and memory pick the board; 'CLASS/*' places
   check_power_mode_order(db, fleet);
   check_one_run_per_board(db, fleet);
   check_estimate_from_measurements(db, fleet);
+  check_boot_clock_stamps(db);
 }
 
 TEST_CASE("the controller measures each agent's clock offset") {

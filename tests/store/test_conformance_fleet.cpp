@@ -344,9 +344,10 @@ TEST_CASE_TEMPLATE("clock estimates: a run stamped on the boot clock before any 
   CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
 }
 
-TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slower probe", B, JETSWEEP_STORES) {
+TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slower probe; a kept probe without one "
+                   "forgets it", B, JETSWEEP_STORES) {
   StoreCase<B> f;
-  f.c = f.campaign(kOneRun);
+  f.c = f.campaign(kTwoRuns);
   f.host = f.agent("host-1");
   REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, controller::BootClockOffset{"b1", -900.0}).is_ok());
   // The board rebooted (boot "b2", its boot clock T + 500); the first probe of the new boot is slower and agrees with
@@ -357,6 +358,13 @@ TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slo
   CHECK(f.run(*run).facts->at("clock_rtt_s").as_double() == 0.010);
   start_with_epoch(f, *run, 1310.5, "b2", 1510.0);   // T = 1010 after a step of 300 s since the probe
   CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
+  REQUIRE(f.s().finish_run(f.host, {*run, "done", "", 2.0}).is_ok());
+  // A faster probe from an agent that sends no boot clock (replaced by an older binary): kept, and the boot with it.
+  REQUIRE(f.s().record_clock(f.host, 300.5, 0.001, std::nullopt).is_ok());
+  const auto next = f.claim(f.host);
+  REQUIRE(next);
+  start_with_epoch(f, *next, 1400.5, "b2", 1700.0);   // by the forgotten boot offset it would be 1200
+  CHECK(epoch_start_unix_s(f, *next) == std::optional<double>(1100.0));   // 1400.5 - 300.5
 }
 
 TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,
