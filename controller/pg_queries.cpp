@@ -188,33 +188,32 @@ constexpr std::pair<const char*, double api::MinibatchStats::*> kMinibatchStatCo
     {"stall_p95_s", &api::MinibatchStats::stall_p95_s},       {"compute_mean_s", &api::MinibatchStats::compute_mean_s},
     {"compute_p50_s", &api::MinibatchStats::compute_p50_s},   {"compute_p95_s", &api::MinibatchStats::compute_p95_s}};
 
-// A row of kReportEpochsSql. Every nullable column is read as optional (loss is NULL when the model diverged).
-api::ReportEpoch report_epoch(const pqxx::row& r) {
-  const pg::Row e(r);
-  api::ReportEpoch o;
-  o.epoch = e.integer("epoch");
-  o.e2e_s = e.number("e2e_s");
-  o.stall_s = e.number("stall_s");
-  o.compute_s = e.number("compute_s");
-  o.minibatches = e.integer("minibatches");
-  json::for_each_described(static_cast<proto::EpochMeasures&>(o),
-                           [&](const char* column, std::optional<double>& v) { v = e.opt_number(column); });
-  o.start_unix_s = e.opt_number("start_unix_s");   // the epoch's window on the controller's clock
-  o.end_unix_s = e.opt_number("end_unix_s");
-  o.clocks_start = epoch_clocks(e, "start");
-  o.clocks_end = epoch_clocks(e, "end");
-  o.throttled = e.boolean("throttled");
-  if (auto reason = e.opt_text("throttle_reason"); reason && !reason->empty()) o.throttle_reason = *reason;
-  // None when no minibatch was stored (then the statistics are NULL).
-  bool stats = e.integer("mb_recorded") > 0;
-  for (const auto& [column, field] : kMinibatchStatColumns) stats = stats && !e.is_null(column);
-  if (stats) {
-    api::MinibatchStats m;
-    m.recorded = e.integer("mb_recorded");
-    for (const auto& [column, field] : kMinibatchStatColumns) m.*field = e.number(column);
-    o.minibatch_stats = m;
+// The rows of kReportEpochsSql (or kReportEpochsSelect), in order. Each member from the column of its name (every
+// nullable column read as optional: loss is NULL when the model diverged), but the clocks, the throttle reason ("" is
+// none) and the minibatch statistics, assembled from their columns; run_id is the caller's.
+std::vector<api::ReportEpoch> report_epochs(const pqxx::result& rows) {
+  auto out = pg::read_rows<api::ReportEpoch>(
+      rows, {"clocks_start", "clocks_end", "throttle_reason", "minibatch_stats"},
+      {"run_id", "throttle_reason", "cores_start", "cores_end", "cpu_khz_start", "cpu_khz_end", "gpu_hz_start",
+       "gpu_hz_end", "emc_hz_start", "emc_hz_end", "mb_recorded", "stall_mean_s", "stall_p50_s", "stall_p95_s",
+       "compute_mean_s", "compute_p50_s", "compute_p95_s"});
+  for (size_t i = 0; i < out.size(); ++i) {
+    const pg::Row e(rows[static_cast<pqxx::result::size_type>(i)]);
+    api::ReportEpoch& o = out[i];
+    o.clocks_start = epoch_clocks(e, "start");
+    o.clocks_end = epoch_clocks(e, "end");
+    if (auto reason = e.opt_text("throttle_reason"); reason && !reason->empty()) o.throttle_reason = *reason;
+    // None when no minibatch was stored (then the statistics are NULL).
+    bool stats = e.integer("mb_recorded") > 0;
+    for (const auto& [column, field] : kMinibatchStatColumns) stats = stats && !e.is_null(column);
+    if (stats) {
+      api::MinibatchStats m;
+      m.recorded = e.integer("mb_recorded");
+      for (const auto& [column, field] : kMinibatchStatColumns) m.*field = e.number(column);
+      o.minibatch_stats = m;
+    }
   }
-  return o;
+  return out;
 }
 
 // A row of kReportRunsSql (its epochs are added by the caller).
@@ -253,17 +252,14 @@ const char* const kReportSummariesSql =
     "  bool_or(e.energy_j IS NOT NULL) AS any_energy "
     "FROM epochs e JOIN runs r ON r.id = e.run_id WHERE r.campaign_id = $1 GROUP BY e.run_id";
 
-// A row of kReportSummariesSql.
+// A row of kReportSummariesSql: each member from the column of its name, but the means over epochs 1 and later
+// (from their sums); run_id and any_energy are the caller's.
 api::RunEpochSummary report_summary(const pqxx::row& r) {
   const pg::Row row(r);
   api::RunEpochSummary s;
-  s.epochs = row.integer("epochs");
-  s.minibatches = row.integer("minibatches");
-  s.e0_e2e_s = row.opt_number("e0_e2e_s");
-  s.e0_stall_s = row.opt_number("e0_stall_s");
-  s.e0_compute_s = row.opt_number("e0_compute_s");
-  s.e0_energy_j = row.opt_number("e0_energy_j");
-  s.later_epochs = row.integer("later_epochs");
+  pg::read_columns(row, s, {"later_e2e_s", "later_stall_s", "later_compute_s", "later_energy_j"},
+                   {"run_id", "any_energy", "later_e2e_sum", "later_stall_sum", "later_compute_sum", "later_energy_sum",
+                    "later_all_energy"});
   if (s.later_epochs > 0) {
     // + 0.0: the C++ loop starts its sums from +0, so a sum of -0 values is +0 there (SQL's starts from the first).
     const auto n = static_cast<double>(s.later_epochs);
@@ -272,8 +268,6 @@ api::RunEpochSummary report_summary(const pqxx::row& r) {
     s.later_compute_s = (row.number("later_compute_sum") + 0.0) / n;
     if (row.boolean("later_all_energy")) s.later_energy_j = (row.number("later_energy_sum") + 0.0) / n;
   }
-  s.throttled_epochs = row.integer("throttled_epochs");
-  s.first_throttle = row.opt_text("first_throttle");
   return s;
 }
 
@@ -295,9 +289,11 @@ Result<api::CampaignReport> PgStore::campaign_report(int64_t campaign_id, Report
     std::map<int64_t, std::vector<api::ReportEpoch>> rows_by_run;
     std::map<int64_t, api::RunEpochSummary> summary_by_run;
     if (report.epochs_included) {
-      for (const auto& e : w.exec_params(kReportEpochsSql, campaign_id)) {
-        report.power_sensor |= !e["energy_j"].is_null();
-        rows_by_run[e["run_id"].as<int64_t>()].push_back(report_epoch(e));
+      const auto rows = w.exec_params(kReportEpochsSql, campaign_id);
+      auto read = report_epochs(rows);
+      for (size_t i = 0; i < read.size(); ++i) {
+        report.power_sensor |= read[i].energy_j.has_value();
+        rows_by_run[rows[static_cast<pqxx::result::size_type>(i)]["run_id"].as<int64_t>()].push_back(std::move(read[i]));
       }
     } else {
       for (const auto& row : w.exec_params(kReportSummariesSql, campaign_id)) {
@@ -330,7 +326,7 @@ Result<api::RunDetail> PgStore::run_detail(int64_t run_id) {
     w.commit();
     api::RunDetail out;
     static_cast<api::ReportRun&>(out) = report_run(runs[0]);
-    for (const auto& e : epochs) out.epochs.push_back(report_epoch(e));
+    out.epochs = report_epochs(epochs);
     out.summary = api::summarize_epochs(out.epochs);
     if (!c.empty()) {
       out.campaign_id = c[0]["id"].as<int64_t>();
