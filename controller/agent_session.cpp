@@ -285,6 +285,10 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
   } else if (best_rtt_s_ && rtt >= *best_rtt_s_) {
     return;
   }
+  // The boot clock does not step: a probe kept only because the wall clock stepped, slower than the kept one, keeps
+  // the kept probe's boot clock offset of the same boot (the closer estimate).
+  if (stepped && best_rtt_s_ && rtt > *best_rtt_s_ && boot && boot_offset_ && boot_offset_->boot_id == boot->boot_id)
+    boot = boot_offset_;
   best_rtt_s_ = rtt;
   clock_offset_s_ = offset;
   boot_offset_ = boot;

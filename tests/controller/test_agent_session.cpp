@@ -363,6 +363,33 @@ TEST_CASE("a clock step between the probe and a run's start: a run stamped on th
   CHECK(std::abs(*session->run_clock_offset_s(52)) < 0.5);
 }
 
+TEST_CASE("a probe kept because the wall clock stepped keeps the faster probe's boot clock offset") {
+  auto options = options_with(64, 1024);
+  options.max_clock_probe_rtt_s = 60;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  // A prompt probe: wall clocks agree, the boot clock (boot "b1") reads 900 s less.
+  double t0 = send_clock_probe(f, agent);
+  client->send(proto::TimeSyncReply{t0, t0, t0, "b1", t0 - 900.0, t0 - 900.0});
+  REQUIRE(f.round_trip(*client));
+  // The wall clock stepped 300 s ahead; this reply is 2 s slower (its stamps 2 s apart), so its boot clock offset is
+  // off by up to 1 s: the step's probe is kept for the wall clock, the earlier one's boot offset stays.
+  t0 = send_clock_probe(f, agent);
+  client->send(proto::TimeSyncReply{t0, t0 + 302.0, t0 + 300.0, "b1", t0 - 898.0, t0 - 900.0});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(session->clock_offset_s());
+  CHECK(std::abs(*session->clock_offset_s() - 301.0) < 0.5);
+  const int64_t id = session->agent_id();
+  REQUIRE(f.drain_until([&] {
+    const auto a = f.store->agent(id);
+    return a && a->clock_offset_s && std::abs(*a->clock_offset_s - 301.0) < 0.5;
+  }));
+  const auto a = f.store->agent(id);
+  REQUIRE(a->boot);
+  CHECK(std::abs(a->boot->offset_s + 900.0) < 0.05);   // not -899, the slow probe's
+}
+
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
   ControllerFixture f(options_with(8, 4));
   RegisteredSession agent(f);
