@@ -19,9 +19,7 @@ std::string read_boot_id(const std::string& root) {
   std::ifstream in((root == "/" ? std::string() : root) + "/proc/sys/kernel/random/boot_id");
   std::string id;
   if (!(in >> id)) return "";
-  const bool well_formed = !id.empty() && id.size() <= proto::kMaxBootIdChars &&
-                           id.find_first_not_of("0123456789abcdef-") == std::string::npos;
-  return well_formed ? id : "";
+  return proto::is_boot_id(id) ? id : "";
 }
 
 proto::DeviceFacts collect_host_facts(const std::string& root, const std::string& backend,

@@ -176,9 +176,7 @@ void validate(FieldReader& r, const WorkloadFacts& m) { check_workload_facts(m, 
 // A boot clock reading needs the boot it counts from; a boot_id has the form of the kernel's.
 static void check_boot_stamps(FieldReader& r, const std::string& boot_id,
                               std::initializer_list<std::pair<const char*, const std::optional<double>*>> stamps) {
-  if (r.ok() && !boot_id.empty() &&
-      (boot_id.size() > kMaxBootIdChars ||
-       boot_id.find_first_not_of("0123456789abcdef-") != std::string::npos))
+  if (r.ok() && !boot_id.empty() && !is_boot_id(boot_id))
     r.fail("boot_id", "must be 1.." + std::to_string(kMaxBootIdChars) + " characters of [0-9a-f-]");
   for (const auto& [key, stamp] : stamps) {
     within(r, key, *stamp, 0, kMaxBootSeconds);
@@ -403,6 +401,10 @@ Result<Envelope> decode_through_tree(std::string_view frame) {
 }
 
 double unix_now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+bool is_boot_id(std::string_view id) {
+  return !id.empty() && id.size() <= kMaxBootIdChars && id.find_first_not_of("0123456789abcdef-") == std::string_view::npos;
+}
 
 double boot_now_s() {
   timespec ts{};

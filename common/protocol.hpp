@@ -508,6 +508,8 @@ double boot_now_s();
 // [0-9a-f-] (the kernel's is a 36-character UUID).
 inline constexpr double kMaxBootSeconds = 1e10;
 inline constexpr size_t kMaxBootIdChars = 64;
+// Whether `id` has the form of a boot_id (RunStarted, TimeSyncReply; the agent's read_boot_id).
+bool is_boot_id(std::string_view id);
 
 struct Envelope {
   uint64_t id = 0;   // sender's sequence number; data messages are acked by it
