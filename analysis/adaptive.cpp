@@ -36,6 +36,14 @@ Result<AdaptiveStrategy> parse_adaptive_strategy(const std::string& text) {
 
 const char* to_string(AdaptiveStrategy s) { return s == AdaptiveStrategy::kRandom ? "random" : "front"; }
 
+Result<AdaptiveAnchor> parse_adaptive_anchor(const std::string& text, const std::string& where) {
+  if (text == "powertrain") return AdaptiveAnchor::kPowerTrain;
+  if (text == "measured") return AdaptiveAnchor::kMeasured;
+  return invalid_argument(where + ": unknown anchor '" + text + "' (known: powertrain, measured)");
+}
+
+const char* to_string(AdaptiveAnchor a) { return a == AdaptiveAnchor::kMeasured ? "measured" : "powertrain"; }
+
 Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidates, std::vector<double> ref_time_ms,
                                                   std::vector<double> ref_power_mw, AdaptiveOptions options) {
   if (candidates.empty()) return invalid_argument("adaptive: no candidate modes");

@@ -29,6 +29,14 @@ enum class AdaptiveStrategy { kFrontImprovement, kRandom };
 Result<AdaptiveStrategy> parse_adaptive_strategy(const std::string& text);
 const char* to_string(AdaptiveStrategy s);
 
+// What the target's predictor is corrected from (its anchor): the reference's PowerTrain networks, trained on every
+// reference mode (the default: a smooth function of the knobs), or the reference's own measured values where it
+// measured every candidate (each carries its measurement's noise; measured worse in the replay, docs/ANALYSIS.md).
+enum class AdaptiveAnchor { kPowerTrain, kMeasured };
+// "powertrain" | "measured"; `where` names the flag or YAML key in the error.
+Result<AdaptiveAnchor> parse_adaptive_anchor(const std::string& text, const std::string& where);
+const char* to_string(AdaptiveAnchor a);
+
 // The fewest modes a plan may profile: the first round must fit the correction's knob terms.
 inline constexpr size_t kAdaptiveMinBudget = 6;
 

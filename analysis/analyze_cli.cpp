@@ -71,6 +71,9 @@ const std::vector<FlagDecl>& adaptive_flags() {
       {"--strategy", "front|random", "front: expected improvement of the optimum per budget; random: for comparison",
        "front"},
       {"--power-budgets-w", "W,W..", "budgets to aim at and judge (default: 1 W steps across the target's power)"},
+      {"--anchor", "powertrain|measured",
+       "what the target is corrected from: the reference's networks, or its measured values (every target mode)",
+       "powertrain"},
       {"--round-size", "N", "modes per round after the first", "2"},
       {"--first-round", "N", "space-filling modes first (0 = half the budget)", "0"},
       {"--cross-board", "", "allow a reference measured on another board class"},
@@ -324,6 +327,7 @@ Result<AdaptiveQuery> adaptive_query(const Flags& a, const Corpus& corpus) {
                std::to_string(kAdaptiveMinBudget) + " modes");
   q.options.budget = size_t(budget);
   JS_ASSIGN_OR_RETURN(q.options.strategy, parse_adaptive_strategy(a.get("--strategy")));
+  JS_ASSIGN_OR_RETURN(q.anchor, parse_adaptive_anchor(a.get("--anchor"), "--anchor"));
   for (const auto& item : split_list(a.get("--power-budgets-w"))) {
     const auto w = parse_double(item);
     if (!w || !std::isfinite(*w) || *w <= 0)

@@ -9,7 +9,7 @@
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
 //                                [--accuracy [--targets A,B] [--train-modes 15,30,50] [--seeds N]]
-//                                [--adaptive [--targets A,B] [--seeds N] [--no-baselines]]
+//                                [--adaptive [--targets A,B] [--seeds N] [--no-baselines] [--anchor measured]]
 #include <CLI/CLI.hpp>
 
 #include <boost/json.hpp>
@@ -55,6 +55,7 @@ struct BenchOptions {
   bool baselines = true;   // --adaptive: the PowerTrain baselines beside the strategies
   double noise_pct = 2.0;  // the transfer corpus's noise per mode, time and power (uniform +-)
   std::string reference = "resnet";  // --accuracy, --adaptive: the synthetic corpus's reference workload
+  std::string anchor = "powertrain"; // --adaptive: what the strategies correct (analysis/adaptive.hpp AdaptiveAnchor)
 };
 
 // One (target, K, method) cell of the accuracy table, over seeds 1..N.
@@ -327,6 +328,7 @@ Status adaptive_rows(const Corpus& corpus, const Corpus& clean, const std::strin
         q.target = {t, reference.device};
         q.options.strategy = s;
         q.options.seed = static_cast<uint64_t>(seed);
+        q.anchor = opt.anchor == "measured" ? AdaptiveAnchor::kMeasured : AdaptiveAnchor::kPowerTrain;
         q.baselines = opt.baselines && s == AdaptiveStrategy::kFrontImprovement;
         q.predict.nn.epochs = opt.epochs;
         q.predict.model_dir = tmpl;
@@ -450,7 +452,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     return;
   }
   std::cout << "Adaptive profiling replays (budget 15 unless the strategy says otherwise; " << opt.seeds
-            << " seeds, medians; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
+            << " seeds, medians; the adaptive strategies correct the reference's "
+            << (opt.anchor == "measured" ? "measured values" : "network predictions")
+            << "; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
                "target's power of the pick's time against the true optimum; >B+1W: share of picks over budget by "
                "more than 1 W; no pick: budgets with an optimum where it chose nothing, left out of penalty and >B+1W; "
                "s: choosing and fitting per replay, the reference network's training excluded; pen true P / true t: "
@@ -499,6 +503,9 @@ int main(int argc, char** argv) {
   app.add_option("--reference", opt.reference, "--accuracy, --adaptive: the synthetic corpus's reference workload")
       ->capture_default_str();
   app.add_flag("!--no-baselines", opt.baselines, "--adaptive: skip the PowerTrain baselines (the strategies only)");
+  app.add_option("--anchor", opt.anchor, "--adaptive: powertrain | measured, what the strategies correct")
+      ->check(CLI::IsMember({"powertrain", "measured"}))
+      ->capture_default_str();
   app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
   app.add_option("--seeds", opt.seeds, "--accuracy, --adaptive: seeds 1..N")->check(CLI::PositiveNumber)->capture_default_str();

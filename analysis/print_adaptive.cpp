@@ -65,6 +65,7 @@ bj::object report_json(const AdaptiveReport& r) {
   o["reference_modes"] = r.reference.modes;
   o["reference_loaded"] = r.reference.loaded;
   o["reference_seconds"] = jnum(r.reference.seconds, 4);
+  o["anchor"] = to_string(r.anchor);
   o["strategy"] = to_string(r.query.options.strategy);
   o["budget"] = r.query.options.budget;
   o["seed"] = r.query.options.seed;
@@ -114,7 +115,8 @@ void print_text(std::ostream& out, const AdaptiveReport& r) {
       << r.query.options.budget << " of " << r.oracle.modes.size() << " modes, seed " << r.query.options.seed << "\n";
   print_selection(out, r.context);
   out << "reference network: " << r.reference.modes << " modes, " << (r.reference.loaded ? "loaded" : "trained")
-      << " in " << fixed(r.reference.seconds, 1) << " s\n";
+      << " in " << fixed(r.reference.seconds, 1) << " s; the adaptive predictor corrects "
+      << (r.anchor == AdaptiveAnchor::kMeasured ? "the reference's measured values" : "its predictions") << "\n";
   for (size_t i = 0; i < r.rounds.size(); ++i) {
     const auto& rd = r.rounds[i];
     out << "round " << i + 1 << ": " << modes_text(rd.modes) << "  (leave-one-out MAPE time "

@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "analysis/pareto.hpp"
 #include "analysis/reports.hpp"
@@ -80,6 +82,19 @@ auto pick_for(const std::vector<BudgetPick>& picks) {
   };
 }
 void pick_for(std::vector<BudgetPick>&&) = delete;  // the lambda would outlive a temporary
+
+// The reference's measured time (ms) and power (mW) of each of `modes`; none unless it measured every one with power.
+std::optional<std::pair<std::vector<double>, std::vector<double>>> measured_anchor(const WorkloadData& ref,
+                                                                                   const std::vector<ModeKey>& modes) {
+  std::vector<double> time_ms, power_mw;
+  for (const auto& m : modes) {
+    const ModeRecord* r = ref.find(m);
+    if (!r || !r->power_mw || !(*r->power_mw > 0) || !(r->minibatch_ms > 0)) return std::nullopt;
+    time_ms.push_back(r->minibatch_ms);
+    power_mw.push_back(*r->power_mw);
+  }
+  return std::make_pair(std::move(time_ms), std::move(power_mw));
+}
 
 // Where the adaptive penalty comes from: the same decision with one side of the fit replaced by the truth. A median
 // over the budgets that decision picked for; none (null) when it picked for none.
@@ -177,9 +192,17 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   r.notes.insert(r.notes.end(), models.notes.begin(), models.notes.end());
   for (size_t i = 0; i < o.modes.size(); ++i) r.oracle.add(o.modes[i], o.time_ms[i], o.power_w[i]);
   const auto t_replay = std::chrono::steady_clock::now();
-  JS_ASSIGN_OR_RETURN(AdaptiveProfiler profiler,
-                      AdaptiveProfiler::create(o.modes, models.time->predict(o.modes), models.power->predict(o.modes),
-                                               q.options));
+  std::vector<double> anchor_ms = models.time->predict(o.modes), anchor_mw = models.power->predict(o.modes);
+  if (q.anchor == AdaptiveAnchor::kMeasured) {
+    if (auto measured = measured_anchor(ref, o.modes)) {
+      std::tie(anchor_ms, anchor_mw) = std::move(*measured);
+      r.anchor = AdaptiveAnchor::kMeasured;
+    } else {
+      r.notes.push_back("--anchor measured: the reference did not measure every target mode with power; its networks "
+                        "anchor the replay");
+    }
+  }
+  JS_ASSIGN_OR_RETURN(AdaptiveProfiler profiler, AdaptiveProfiler::create(o.modes, anchor_ms, anchor_mw, q.options));
   if (q.options.power_budgets_w.empty()) {
     r.budgets_w = budget_range(std::ceil(*std::min_element(o.power_w.begin(), o.power_w.end())),
                                std::floor(*std::max_element(o.power_w.begin(), o.power_w.end())), 1.0);

@@ -122,6 +122,7 @@ Result<OptimizeReport> optimize_report(const Corpus& corpus, const OptimizeQuery
 struct AdaptiveQuery {
   WorkloadRef reference, target;
   AdaptiveOptions options;        // budget, strategy, power budgets, seed
+  AdaptiveAnchor anchor = AdaptiveAnchor::kPowerTrain;  // measured: the reference's values where it has every mode
   size_t round_size = 2;          // modes per round after the first
   bool cross_board = false;       // allow a reference measured on another board class
   bool baselines = true;          // also PowerTrain with `budget` and 50 random modes
@@ -161,6 +162,7 @@ struct AdaptiveReport {
   WorkloadData target;
   AdaptiveQuery query;
   ReferenceModelInfo reference;
+  AdaptiveAnchor anchor = AdaptiveAnchor::kPowerTrain;  // what the adaptive predictor was corrected from
   ModeValues oracle;              // the target's modes with power: the candidates and the ground truth
   std::vector<double> budgets_w;  // the budgets judged (the query's, else 1 W steps across the target's power)
   std::vector<AdaptiveRound> rounds;

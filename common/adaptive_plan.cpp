@@ -32,6 +32,7 @@ bj::object to_json(const AdaptivePlanSpec& s) {
           {"reference", s.reference},
           {"reference_workload", s.reference_workload},
           {"strategy", s.strategy},
+          {"anchor", s.anchor},
           {"power_budgets_w", bj::array(s.power_budgets_w.begin(), s.power_budgets_w.end())},
           {"seed", s.seed},
           {"cross_board", s.cross_board},
@@ -48,11 +49,14 @@ Result<AdaptivePlanSpec> adaptive_plan_from_json(const bj::value& v, const std::
   s.reference = r.string("reference");
   s.reference_workload = r.string("reference_workload");
   s.strategy = r.string("strategy");
+  s.anchor = r.opt_string("anchor").value_or("measured");   // a plan stored before the key: as it was planned
   s.power_budgets_w = r.number_array("power_budgets_w");
   s.seed = r.integer("seed");
   s.cross_board = r.boolean("cross_board");
   s.where = r.string("where");
   if (!r.ok()) return r.status();
+  if (s.anchor != "powertrain" && s.anchor != "measured")
+    return invalid_argument(where + " field 'anchor': '" + s.anchor + "' is not powertrain or measured");
   JS_ASSIGN_OR_RETURN(s.base, run_config_from_json(*base, where + " field 'base'"));
   for (size_t i = 0; i < candidates->size(); ++i) {
     const bj::value& c = (*candidates)[i];

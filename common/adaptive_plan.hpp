@@ -39,6 +39,10 @@ struct AdaptivePlanSpec {
   std::string reference;                 // a CSV corpus on the controller's machine, or a campaign id or name
   std::string reference_workload;        // the reference's workload; "" = its only one on the board class
   std::string strategy = "front";        // front | random (analysis/adaptive.hpp)
+  // What the predictor corrects (analysis/adaptive.hpp AdaptiveAnchor): "powertrain", the reference's networks, or
+  // "measured", its own values where it measured every candidate (else its networks). A plan stored before this
+  // key existed reads "measured", as it was planned.
+  std::string anchor = "powertrain";
   std::vector<double> power_budgets_w;   // empty = twelve across the predicted power range
   int64_t seed = 1;
   bool cross_board = false;              // the reference may come from another board class

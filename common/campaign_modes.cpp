@@ -14,11 +14,12 @@ bool is_generator(const YAML::Node& n) { return n.IsMap() && n["generate"]; }
 
 namespace {
 
-const char* const kAdaptiveKeys = "budget, reference, reference_workload, strategy, power_budgets_w, cross_board";
+const char* const kAdaptiveKeys =
+    "budget, reference, reference_workload, strategy, anchor, power_budgets_w, cross_board";
 
 bool is_adaptive_key(const std::string& key) {
   return key == "budget" || key == "reference" || key == "reference_workload" || key == "strategy" ||
-         key == "power_budgets_w" || key == "cross_board";
+         key == "anchor" || key == "power_budgets_w" || key == "cross_board";
 }
 
 // The plan's own keys of `generate: adaptive` (the grid's every/cores/seed are read with the other generators').
@@ -45,6 +46,10 @@ void read_adaptive(const std::string& file, const YAML::Node& n, const std::vect
       s.strategy = to_string_value(file, "power_mode.strategy", v);
       if (s.strategy != "front" && s.strategy != "random")
         fail(file, v, "'power_mode.strategy' must be 'front' or 'random', not '" + s.strategy + "'");
+    } else if (key == "anchor") {
+      s.anchor = to_string_value(file, "power_mode.anchor", v);
+      if (s.anchor != "powertrain" && s.anchor != "measured")
+        fail(file, v, "'power_mode.anchor' must be 'powertrain' or 'measured', not '" + s.anchor + "'");
     } else if (key == "power_budgets_w") {
       if (!v.IsSequence() || v.size() == 0)
         fail(file, v, "'power_mode.power_budgets_w' expects a list of watts, e.g. [20, 30, 40]");

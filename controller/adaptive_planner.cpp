@@ -41,6 +41,9 @@ struct AdaptivePlanner::Reference {
   an::Corpus corpus;
   an::WorkloadData workload;
   std::map<ModeId, std::pair<double, double>> measured;   // mode -> (time ms, power mW)
+  // Its PowerTrain networks once a decision trained (or loaded) them: kept for the plan's later rounds, so a
+  // reference is trained once per controller (and once in all with --model-dir). Guarded by the planner's mu_.
+  mutable std::shared_ptr<const an::ReferenceModels> networks;
 };
 
 AdaptivePlanner::AdaptivePlanner(Options options) : options_(std::move(options)), worker_(64) {}
@@ -129,44 +132,60 @@ Status AdaptivePlanner::check(const AdaptivePlanSpec& spec) { return reference(s
 
 namespace {
 
-// The anchor of the plan's candidates: the reference's own values where it measured every candidate, else its
-// PowerTrain networks' predictions (trained on all its modes; kept in model_dir).
-struct Anchor {
-  std::vector<double> time_ms, power_mw;
-  std::string kind;
-};
-
-Result<Anchor> anchor_of(const an::Corpus& corpus, const an::WorkloadData& ref,
-                         const std::map<ModeId, std::pair<double, double>>& measured,
-                         const std::vector<an::ModeKey>& modes, const AdaptivePlanSpec& spec,
-                         const std::string& model_dir, const std::atomic<bool>* cancel) {
-  Anchor a;
-  a.kind = "measured";
+// The reference's measured time (ms) and power (mW) of each of `modes`; false unless it measured every one.
+bool measured_values(const std::map<ModeId, std::pair<double, double>>& measured, const std::vector<an::ModeKey>& modes,
+                     std::vector<double>& time_ms, std::vector<double>& power_mw) {
   for (const auto& m : modes) {
     auto it = measured.find(id_of(m));
-    if (it == measured.end()) {
-      a.kind.clear();
-      break;
-    }
-    a.time_ms.push_back(it->second.first);
-    a.power_mw.push_back(it->second.second);
+    if (it == measured.end()) return false;
+    time_ms.push_back(it->second.first);
+    power_mw.push_back(it->second.second);
   }
-  if (!a.kind.empty()) return a;
-  an::PredictRequest req;
-  req.method = an::Method::kPowerTrain;
-  req.target = {spec.workload(), spec.base.device};
-  req.references = {{ref.workload, ref.device}};
-  req.seed = static_cast<uint64_t>(spec.seed);
-  req.model_dir = model_dir;
-  req.nn.cancel = cancel;
-  an::WorkloadData target;
-  target.device = spec.base.device;
-  target.workload = spec.workload();
-  JS_ASSIGN_OR_RETURN(an::ReferenceModels models, an::powertrain_reference(corpus, req, target));
-  return Anchor{models.time->predict(modes), models.power->predict(modes), "powertrain"};
+  return true;
 }
 
 }  // namespace
+
+// The anchor of the plan's candidates (AdaptivePlanSpec::anchor): the reference's PowerTrain networks' predictions
+// (trained on all its modes), or, with anchor "measured", its own values where it measured every candidate.
+struct AdaptivePlanner::Anchor {
+  std::vector<double> time_ms, power_mw;
+  std::string kind;      // "measured" | "powertrain"
+  std::string network;   // powertrain: "trained" | "loaded" (from --model-dir) | "kept" (by an earlier decision)
+};
+
+Result<AdaptivePlanner::Anchor> AdaptivePlanner::anchor_of(const Reference& ref, const std::vector<an::ModeKey>& modes,
+                                                         const AdaptivePlanSpec& spec) {
+  if (spec.anchor == "measured") {
+    Anchor a;
+    a.kind = "measured";
+    if (measured_values(ref.measured, modes, a.time_ms, a.power_mw)) return a;
+  }
+  std::shared_ptr<const an::ReferenceModels> networks;
+  {
+    std::lock_guard lock(mu_);
+    networks = ref.networks;
+  }
+  std::string how = "kept";
+  if (!networks) {   // trained outside the lock: check() may run meanwhile (decisions are one at a time)
+    an::PredictRequest req;
+    req.method = an::Method::kPowerTrain;
+    req.target = {spec.workload(), spec.base.device};
+    req.references = {{ref.workload.workload, ref.workload.device}};
+    req.seed = static_cast<uint64_t>(spec.seed);
+    req.model_dir = options_.model_dir;
+    req.nn.cancel = &stopping_;
+    an::WorkloadData target;
+    target.device = spec.base.device;
+    target.workload = spec.workload();
+    JS_ASSIGN_OR_RETURN(an::ReferenceModels models, an::powertrain_reference(ref.corpus, req, target));
+    how = models.info.loaded ? "loaded" : "trained";
+    networks = std::make_shared<const an::ReferenceModels>(std::move(models));
+    std::lock_guard lock(mu_);
+    ref.networks = networks;
+  }
+  return Anchor{networks->time->predict(modes), networks->power->predict(modes), "powertrain", how};
+}
 
 namespace {
 
@@ -303,8 +322,7 @@ AdaptiveDecision AdaptivePlanner::decide_timed(const DuePlan& due, size_t boards
         candidates.push_back(m);
         keys.push_back(key_of(m));
       }
-    auto anchor =
-        anchor_of((*ref)->corpus, (*ref)->workload, (*ref)->measured, keys, spec, options_.model_dir, &stopping_);
+    auto anchor = anchor_of(**ref, keys, spec);
     if (!anchor && (anchor.status().code() == Code::kCancelled || stopping_)) {
       d.kind = AdaptiveDecision::Kind::kCancelled;
       return d;
@@ -329,6 +347,7 @@ AdaptiveDecision AdaptivePlanner::decide_timed(const DuePlan& due, size_t boards
                                     {"workload", (*ref)->workload.workload},
                                     {"device", (*ref)->workload.device},
                                     {"anchor", anchor->kind}};
+    if (!anchor->network.empty()) d.fit["reference"].as_object()["network"] = anchor->network;
     if (measured.size() >= 2) {
       auto fit = profiler->fit(measured);
       if (!fit) return fail(spec.where + ": " + fit.status().message());

@@ -6,7 +6,8 @@
 //
 // A plan's fit, as stored with each round and with the plan (adaptive_plans.fit, adaptive_rounds.fit; JSON):
 //   {"summary": {"observations", "time_loo_pct", "power_loo_pct", "front_size", "front_changed"},
-//    "reference": {"source", "workload", "device", "anchor": "measured"|"powertrain"},
+//    "reference": {"source", "workload", "device", "anchor": "measured"|"powertrain",
+//                  "network": "trained"|"loaded"|"kept" (powertrain: by this decision, from --model-dir, earlier)},
 //    "candidates": [[cores, cpu_khz, gpu_hz, emc_hz], ...],              (the plan's, in its order)
 //    "time_ms": [...], "power_w": [...],                                  (per candidate: measured or predicted;
 //    "measured": [bool, ...],                                              null for a mode whose run failed)
@@ -28,6 +29,10 @@
 #include "common/adaptive_plan.hpp"
 #include "controller/campaign_worker.hpp"
 #include "controller/store.hpp"
+
+namespace jetsweep::analysis {
+struct ModeKey;
+}
 
 namespace jetsweep::controller {
 
@@ -70,12 +75,17 @@ class AdaptivePlanner {
  private:
   struct Reference;   // a loaded reference workload (adaptive_planner.cpp)
   Result<std::shared_ptr<const Reference>> reference(const AdaptivePlanSpec& spec);
+  struct Anchor;      // what a plan's predictor corrects, per candidate (adaptive_planner.cpp)
+  // The spec's anchor over `modes`: the reference's networks (trained once, then kept with the reference) or its
+  // measured values. kCancelled when stop() cuts a training short.
+  Result<Anchor> anchor_of(const Reference& ref, const std::vector<analysis::ModeKey>& modes,
+                           const AdaptivePlanSpec& spec);
   AdaptiveDecision decide_timed(const DuePlan& due, size_t boards);   // decide() without its clock
 
   const Options options_;
   CampaignWorker worker_;
   std::atomic<bool> stopping_{false};   // set by stop(); read by the worker's trainings (NnOptions::cancel)
-  std::mutex mu_;   // guards references_
+  std::mutex mu_;   // guards references_ and each Reference's networks
   std::map<std::string, std::shared_ptr<const Reference>> references_;
 };
 

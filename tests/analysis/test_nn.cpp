@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -339,5 +340,54 @@ TEST_CASE("adaptive: `analyze adaptive` replays through the reference network be
     CAPTURE(k);
     CHECK(none[0].as_object().at(k).is_null());
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("adaptive: `analyze adaptive --anchor measured` corrects the reference's measured values where it has every "
+          "target mode, else its network (with a note)") {
+  const fs::path dir = fs::temp_directory_path() / ("jetsweep-anchor-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string csv = (dir / "corpus.csv").string(), partial = (dir / "partial.csv").string();
+  Corpus c = synthetic_corpus("agx-orin", {"resnet", "mobilenet"}, {.noise_pct = 2, .seed = 3, .max_modes = 300});
+  {
+    std::ofstream f(csv);
+    write_corpus_csv(f, c);
+  }
+  const auto first_resnet =
+      std::find_if(c.rows.begin(), c.rows.end(), [](const ModeRecord& r) { return r.workload == "resnet"; });
+  REQUIRE(first_resnet != c.rows.end());
+  c.rows.erase(first_resnet);   // the reference lacks one of the target's modes
+  {
+    std::ofstream f(partial);
+    write_corpus_csv(f, c);
+  }
+  const std::vector<std::string> args = {"adaptive", "--csv", csv, "--target", "mobilenet", "--reference", "resnet",
+                                         "--nn-epochs", "30", "--model-dir", (dir / "models").string(),
+                                         "--no-baselines", "--json"};
+  const Run d = analyze(args);   // the default: the reference network's predictions
+  REQUIRE_MESSAGE(d.rc == 0, d.err);
+  const boost::json::value network_doc = boost::json::parse(d.out);
+  CHECK(network_doc.at("anchor").as_string() == "powertrain");
+  std::vector<std::string> measured_args = args;
+  for (const char* a : {"--anchor", "measured"}) measured_args.push_back(a);
+  const Run m = analyze(measured_args);
+  REQUIRE_MESSAGE(m.rc == 0, m.err);
+  const boost::json::value measured_doc = boost::json::parse(m.out);
+  CHECK(measured_doc.at("anchor").as_string() == "measured");
+  CHECK(measured_doc.at("notes").as_array().empty());
+  CHECK(measured_doc.at("figures").at(0).at("time_mape_pct") != network_doc.at("figures").at(0).at("time_mape_pct"));
+  measured_args[2] = partial;
+  const Run p = analyze(measured_args);
+  REQUIRE_MESSAGE(p.rc == 0, p.err);
+  const boost::json::value partial_doc = boost::json::parse(p.out);
+  CHECK(partial_doc.at("anchor").as_string() == "powertrain");
+  CHECK(boost::json::serialize(partial_doc.at("notes")).find("--anchor measured: the reference did not measure every "
+                                                             "target mode") != std::string::npos);
+  std::vector<std::string> unknown_args = args;
+  for (const char* a : {"--anchor", "nearest"}) unknown_args.push_back(a);
+  const Run u = analyze(unknown_args);
+  CHECK(u.rc == 2);
+  CHECK_MESSAGE(u.err.find("--anchor: unknown anchor 'nearest' (known: powertrain, measured)") != std::string::npos,
+                u.err);
   fs::remove_all(dir);
 }

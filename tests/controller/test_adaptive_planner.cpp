@@ -3,6 +3,7 @@
 // the board simulator's model (analysis/simulator_corpus.hpp), revealed one round at a time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -64,7 +65,7 @@ TEST_CASE("adaptive planner: rounds until the budget, each mode once, determinis
   testing::TempDir dir;
   const std::string ref = write_corpus(dir, "ref.csv", "agx-orin", {"resnet18/cifar10"});
   AdaptivePlanner planner({});
-  const AdaptivePlanSpec spec = plan_spec(ref, "agx-orin");
+  const AdaptivePlanSpec spec = plan_spec(ref, "agx-orin", ", anchor: measured");
   REQUIRE(planner.check(spec).is_ok());
   const auto figures = truth("agx-orin");
   const std::set<ModeSettings> candidates(spec.candidates.begin(), spec.candidates.end());
@@ -161,6 +162,50 @@ TEST_CASE("adaptive planner: across board classes with cross_board, the referenc
   CHECK(first.modes.size() == 6);
   CHECK(first.fit.at("reference").at("anchor").as_string() == "powertrain");
   CHECK(first.fit.at("reference").at("device").as_string() == "agx-orin");
+}
+
+TEST_CASE("adaptive planner: the reference's networks anchor a plan by default, trained once for all its rounds; "
+          "'anchor: measured' takes the reference's values") {
+  testing::TempDir dir;
+  // The reference measured exactly the plan's candidates (every third AGX Orin mode): both anchors are possible.
+  const AdaptivePlanSpec probe = plan_spec("unused.csv", "agx-orin");
+  const std::set<ModeSettings> wanted(probe.candidates.begin(), probe.candidates.end());
+  analysis::SimulatorCorpusOptions o;
+  o.board_class = "agx-orin";
+  o.workloads = {"resnet18/cifar10"};
+  auto corpus = analysis::simulator_corpus(o);
+  REQUIRE(corpus.is_ok());
+  std::erase_if(corpus->rows, [&](const analysis::ModeRecord& r) {
+    return !wanted.count({r.mode.cores, std::llround(r.mode.cpu_mhz * 1000), std::llround(r.mode.gpu_mhz * 1e6),
+                          std::llround(r.mode.emc_mhz * 1e6)});
+  });
+  REQUIRE(corpus->rows.size() == wanted.size());
+  const std::string ref = (dir / "ref.csv").string();
+  {
+    std::ofstream out(ref);
+    analysis::write_corpus_csv(out, *corpus);
+  }
+  AdaptivePlanner planner({});
+  const auto figures = truth("agx-orin");
+  DuePlan due{5, 1, 0, plan_spec(ref, "agx-orin"), {}, std::nullopt};
+  const AdaptiveDecision first = planner.decide(due, 2);
+  REQUIRE_MESSAGE(first.kind == AdaptiveDecision::Kind::kRound, first.error);
+  CHECK(first.fit.at("reference").at("anchor").as_string() == "powertrain");
+  CHECK(first.fit.at("reference").at("network").as_string() == "trained");
+  int64_t run_id = 0;
+  for (const auto& m : first.modes) due.observations.push_back({m, ++run_id, "done", figures.at(m)});
+  due.rounds = 1;
+  const AdaptiveDecision second = planner.decide(due, 2);   // the next round: the networks are not trained again
+  REQUIRE_MESSAGE(second.kind == AdaptiveDecision::Kind::kRound, second.error);
+  CHECK(second.fit.at("reference").at("network").as_string() == "kept");
+  CHECK(second.fit.at("time_ms").as_array().size() == due.spec.candidates.size());
+
+  due.spec = plan_spec(ref, "agx-orin", ", anchor: measured");
+  const AdaptiveDecision measured = planner.decide(due, 2);
+  REQUIRE_MESSAGE(measured.kind == AdaptiveDecision::Kind::kRound, measured.error);
+  CHECK(measured.fit.at("reference").at("anchor").as_string() == "measured");
+  CHECK_FALSE(measured.fit.at("reference").as_object().contains("network"));
+  CHECK(measured.fit.at("time_ms") != second.fit.at("time_ms"));   // another predictor from the same observations
 }
 
 TEST_CASE("adaptive planner: stopped while a reference network trains, the decision is cancelled and nothing kept") {

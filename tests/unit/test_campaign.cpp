@@ -172,7 +172,7 @@ TEST_CASE("generated power modes: every k-th value, core subsets, seeded uniform
   CHECK(error_of(std::string("campaign: x\nmatrix:\n  dataset: mnist\n  model: lenet5\n  device: nano\n"
                              "  power_mode: {generate: grid, stride: 2}\n")) ==
         "bad.yaml:6:32: unknown power_mode generator key 'stride' (known: generate, every, count, seed, cores; with "
-        "generate: adaptive also budget, reference, reference_workload, strategy, power_budgets_w, cross_board)");
+        "generate: adaptive also budget, reference, reference_workload, strategy, anchor, power_budgets_w, cross_board)");
 }
 
 TEST_CASE("exclude, include and zip") {

@@ -25,7 +25,8 @@ TEST_CASE("adaptive plans: one per combination, the grid its candidates (exclusi
   const std::string head = "campaign: a\nmatrix:\n  dataset: mnist\n  epochs: 3\n  device: agx-xavier\n";
   auto c = parsed_plans(head + "  model: [lenet5, resnet18]\n  batch_size: 32\n"
                          "  power_mode: {generate: adaptive, budget: 12, reference: ref.csv, reference_workload: mobilenet_v3/cifar10,"
-                         " every: 2, cores: [4, 8], seed: 9, strategy: random, power_budgets_w: [10, 20.5], cross_board: true}\n"
+                         " every: 2, cores: [4, 8], seed: 9, strategy: random, anchor: measured, power_budgets_w: [10, 20.5], "
+                         "cross_board: true}\n"
                          "exclude:\n  - {model: resnet18, power_mode: {cores: 4, cpu_khz: 115200, gpu_hz: 114750000, "
                          "emc_hz: 204000000}}\n");
   CHECK(c.runs.empty());
@@ -42,6 +43,7 @@ TEST_CASE("adaptive plans: one per combination, the grid its candidates (exclusi
   CHECK(lenet.reference == "ref.csv");
   CHECK(lenet.reference_workload == "mobilenet_v3/cifar10");
   CHECK(lenet.strategy == "random");
+  CHECK(lenet.anchor == "measured");
   CHECK(lenet.seed == 9);
   CHECK(lenet.cross_board);
   CHECK(lenet.power_budgets_w == std::vector<double>{10, 20.5});
@@ -53,6 +55,20 @@ TEST_CASE("adaptive plans: one per combination, the grid its candidates (exclusi
   CHECK(back->base == lenet.base);
   CHECK(back->candidates == lenet.candidates);
   CHECK(bj::serialize(to_json(*back)) == bj::serialize(to_json(lenet)));
+  CHECK(back->anchor == "measured");
+  // The reference's networks anchor a plan unless it says otherwise; a plan stored before the key existed reads as it
+  // was planned (its reference's measured values where it measured every candidate); a stored value is checked.
+  const AdaptivePlanSpec plain =
+      parsed_plans(head + "  model: lenet5\n  power_mode: {generate: adaptive, budget: 8, reference: r.csv}\n")
+          .adaptive_plans.at(0);
+  CHECK(plain.anchor == "powertrain");
+  CHECK(adaptive_plan_from_json(to_json(plain), "plan")->anchor == "powertrain");
+  bj::object stored = to_json(plain);
+  stored.erase("anchor");
+  CHECK(adaptive_plan_from_json(stored, "plan")->anchor == "measured");
+  stored["anchor"] = "nearest";
+  CHECK(adaptive_plan_from_json(stored, "adaptive plan 4").status().message() ==
+        "adaptive plan 4 field 'anchor': 'nearest' is not powertrain or measured");
 
   const std::string one = head + "  model: lenet5\n";
   CHECK(plan_error(one + "  power_mode: {generate: adaptive, budget: 5, reference: r.csv}\n") ==
@@ -64,6 +80,8 @@ TEST_CASE("adaptive plans: one per combination, the grid its candidates (exclusi
             .find("bad.yaml:7:15: 'power_mode: {generate: adaptive}' needs 'reference'") == 0);
   CHECK(plan_error(one + "  power_mode: {generate: adaptive, budget: 8, reference: r.csv, strategy: greedy}\n") ==
         "bad.yaml:7:75: 'power_mode.strategy' must be 'front' or 'random', not 'greedy'");
+  CHECK(plan_error(one + "  power_mode: {generate: adaptive, budget: 8, reference: r.csv, anchor: nearest}\n") ==
+        "bad.yaml:7:73: 'power_mode.anchor' must be 'powertrain' or 'measured', not 'nearest'");
   CHECK(plan_error(one + "  power_mode: {generate: adaptive, budget: 8, reference: r.csv, power_budgets_w: [10, -1]}\n") ==
         "bad.yaml:7:87: 'power_mode.power_budgets_w' must be watts in (0, 10000]");
   CHECK(plan_error(one + "  power_mode: {generate: grid, budget: 8}\n") ==
