@@ -438,7 +438,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
   if (opt.json) {
     boost::json::array a;
     for (const auto& r : rows)
-      a.push_back({{"corpus", r.corpus}, {"target", r.target}, {"strategy", r.strategy}, {"seeds", r.time.size()},
+      a.push_back({{"corpus", r.corpus}, {"target", r.target}, {"strategy", r.strategy},
+                   {"anchor", r.strategy.rfind("adaptive", 0) == 0 ? boost::json::value(opt.anchor) : nullptr},
+                   {"seeds", r.time.size()},
                    {"time_mape_median", median(r.time)}, {"time_mape_worst", *std::max_element(r.time.begin(), r.time.end())},
                    {"power_mape_median", median(r.power)}, {"energy_mape_median", median(r.energy)},
                    {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},

@@ -64,8 +64,9 @@ bool AdaptivePlanner::plan(boost::asio::any_io_executor ex, DuePlan due, size_t 
 }
 
 Result<std::shared_ptr<const AdaptivePlanner::Reference>> AdaptivePlanner::reference(const AdaptivePlanSpec& spec) {
+  // The plan's own workload too: without reference_workload, the reference is the one workload besides it.
   const std::string key = spec.reference + "\n" + spec.reference_workload + "\n" + spec.base.device + "\n" +
-                          (spec.cross_board ? "x" : "");
+                          (spec.cross_board ? "x" : "") + "\n" + spec.workload();
   {
     std::lock_guard lock(mu_);
     if (auto it = references_.find(key); it != references_.end()) return it->second;
@@ -160,6 +161,8 @@ Result<AdaptivePlanner::Anchor> AdaptivePlanner::anchor_of(const Reference& ref,
     Anchor a;
     a.kind = "measured";
     if (measured_values(ref.measured, modes, a.time_ms, a.power_mw)) return a;
+    JS_LOG_INFO << spec.where << ": 'anchor: measured' but the reference did not measure every candidate: its "
+                << "networks anchor the plan";
   }
   std::shared_ptr<const an::ReferenceModels> networks;
   {

@@ -1,5 +1,5 @@
 // AdaptivePlanner: chooses the rounds of a campaign's adaptive-profiling plans (issue 33; analysis/adaptive.hpp).
-// Owns one worker thread, where every reference is loaded and every fit runs (never on the I/O thread), and the
+// Owns one worker thread, where references are loaded and every fit runs (never on the I/O thread), and the
 // references it loaded (by reference, workload and board class). plan() and check() may be called from any
 // thread: plan() queues the decision on the worker and posts its completion to the caller's executor; check() runs
 // on the calling thread (the CampaignWorker's, at submission). start()/stop() from the thread that owns it.

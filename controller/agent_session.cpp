@@ -256,8 +256,20 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
     return;
   }
   if (!(std::abs(offset) <= proto::kMaxClockOffsetSeconds)) {
+    // The boot clock does not depend on the wall clock: the boot offset of a probe not taken under load (the bound
+    // below) is remembered for its boot, whose runs are then placed by it whatever the board's wall clock said
+    // (Store::record_boot_offset).
+    const bool boot_kept =
+        boot && rtt <= std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): clock probe refused: offset " << offset
-                << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s";
+                << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s"
+                << (boot_kept ? "; its boot clock's offset is kept for boot " + boot->boot_id : std::string());
+    if (boot_kept)
+      controller_->ingest_db(agent_id_).post<Status>(
+          controller_->executor(), [a = agent_id_, b = *boot](Store& s) { return s.record_boot_offset(a, b); },
+          [a = agent_id_](Status st) {
+            if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its boot clock offset failed: " << st.to_string();
+          });
     return;
   }
   // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network. A link

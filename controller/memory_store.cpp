@@ -93,8 +93,28 @@ std::optional<double> MemoryStore::agent_clock_offset(int64_t agent_id) const {
 
 std::optional<double> MemoryStore::run_start_offset(const Agent& agent, const Run& run) {
   if (!run.agent_t0_unix_s) return agent.clock_offset_s;
-  return controller::run_start_offset(agent.clock_offset_s, agent.boot, *run.agent_t0_unix_s, run.agent_boot_id,
+  std::optional<BootClockOffset> boot;
+  if (auto it = agent.boot_offsets.find(run.agent_boot_id); it != agent.boot_offsets.end())
+    boot = BootClockOffset{it->first, it->second};
+  return controller::run_start_offset(agent.clock_offset_s, boot, *run.agent_t0_unix_s, run.agent_boot_id,
                                       run.agent_t0_boot_s);
+}
+
+void MemoryStore::keep_boot_offset(Agent& agent, const BootClockOffset& boot, bool replace) {
+  const auto [it, first] = agent.boot_offsets.emplace(boot.boot_id, boot.offset_s);
+  if (first) {
+    for (auto& [id, run] : runs_)
+      if (run.agent_id == agent.id && run.agent_boot_id == boot.boot_id && run.agent_t0_boot_s && run.agent_t0_unix_s)
+        run.clock_offset_s = *run.agent_t0_unix_s - (*run.agent_t0_boot_s - boot.offset_s);
+  } else if (replace) {
+    it->second = boot.offset_s;
+  }
+}
+
+Status MemoryStore::record_boot_offset(int64_t agent_id, const BootClockOffset& boot) {
+  std::lock_guard lock(mu_);
+  if (Agent* a = find_agent(agent_id)) keep_boot_offset(*a, boot, false);
+  return Status::ok();
 }
 
 double MemoryStore::run_clock_offset(const Run& run) const {
@@ -246,11 +266,13 @@ Status MemoryStore::record_clock(int64_t agent_id, double offset_s, double rtt_s
     a->clock_rtt_s = rtt_s;
     a->clock_measured_at = now();
     a->boot = boot;
+    if (boot) keep_boot_offset(*a, *boot, true);
     for (auto& [id, run] : runs_)   // started before any estimate: this one is theirs (as PgStore)
       if (run.agent_id == agent_id && run.agent_t0_unix_s && !run.clock_offset_s)
         run.clock_offset_s = run_start_offset(*a, run);
   } else if (boot && (!a->boot || a->boot->boot_id != boot->boot_id)) {
     a->boot = boot;   // the board rebooted
+    keep_boot_offset(*a, *boot, true);
   }
   return Status::ok();
 }

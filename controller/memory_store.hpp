@@ -30,6 +30,7 @@ class MemoryStore final : public Store {
     double first_seen = 0, last_seen = 0;
     std::optional<double> clock_offset_s, clock_rtt_s, clock_measured_at;
     std::optional<BootClockOffset> boot;   // agents.boot_id, boot_offset_s
+    std::map<std::string, double> boot_offsets;   // agent_boot_offsets: boot_id -> offset_s
     std::optional<std::string> credential_sha256;   // agent_credentials
     std::optional<double> away_until;   // rebooting its board (record_reboot) until then; cleared at registration
   };
@@ -106,6 +107,7 @@ class MemoryStore final : public Store {
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
                       const std::optional<BootClockOffset>& boot) override;
+  Status record_boot_offset(int64_t agent_id, const BootClockOffset& boot) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;
   Result<std::optional<Assignment>> claim_run(int64_t agent_id, const std::string& device_class,
                                               const std::string& claim_key) override;
@@ -161,8 +163,11 @@ class MemoryStore final : public Store {
   std::optional<double> agent_clock_offset(int64_t agent_id) const;
   double run_clock_offset(const Run& run) const;
   // The offset a run takes when its start is stored (or its agent's first estimate): by the boot clock when the run
-  // was stamped in the boot of the agent's kept estimate, else the agent's wall clock estimate (Store::record_clock).
+  // was stamped in a boot with a remembered offset, else the agent's wall clock estimate (Store::record_clock).
   static std::optional<double> run_start_offset(const Agent& agent, const Run& run);
+  // Remembers `boot`'s offset for the agent (replacing one there when `replace`); a boot remembered for the first time
+  // places its runs again (as pg_store.cpp keep_boot_offset).
+  void keep_boot_offset(Agent& agent, const BootClockOffset& boot, bool replace);
   // register_agent and requeue_agent_runs with mu_ held (admit_agent does both under one lock).
   Result<AgentRegistration> register_locked(const proto::Register& reg, const AgentProof& proof);
   int64_t requeue_agent_runs_locked(int64_t agent_id, const std::vector<int64_t>& keep_runs, const std::string& why);

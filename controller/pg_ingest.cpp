@@ -179,16 +179,16 @@ Result<IngestOutcome> write_run_started(pqxx::transaction_base& w, int64_t agent
   auto applied = m.applied ? std::optional<std::string>(bj::serialize(proto::to_json(*m.applied))) : std::nullopt;
   auto workload = m.workload ? std::optional<std::string>(bj::serialize(proto::to_json(*m.workload))) : std::nullopt;
   // A resend changes nothing: no row updated. The agent's clock offset now is the run's from here on (runs.clock_offset_s,
-  // sql/028): a later clock step on the board moves its later runs only. A run stamped on the boot clock of the boot
-  // the agent's estimate was taken in is placed by the boot clock (sql/030), so a step of the wall clock since that
-  // probe moves nothing either.
+  // sql/028): a later clock step on the board moves its later runs only. A run stamped on the boot clock of a boot
+  // whose offset a probe measured (the kept one, or an earlier boot's: sql/030, sql/031) is placed by the boot clock,
+  // so a step of the wall clock since that probe moves nothing either.
   const std::optional<std::string> boot_id = m.boot_id.empty() ? std::nullopt : std::optional<std::string>(m.boot_id);
   auto changed = w.exec_params(
       "UPDATE runs SET applied = $3::jsonb, reference_state = $4, storage_device = $5, page_cache_dropped = $6, "
       "  agent_t0_unix_s = $7, compute_device = $8, workload = $9::jsonb, agent_boot_id = $10, agent_t0_boot_s = $11, "
-      "  clock_offset_s = (SELECT CASE WHEN a.boot_id = $10::text AND a.boot_offset_s IS NOT NULL "
-      "      AND $11::double precision IS NOT NULL THEN $7::double precision - ($11::double precision - a.boot_offset_s) "
-      "    ELSE a.clock_offset_s END FROM agents a WHERE a.id = $2) "
+      "  clock_offset_s = coalesce((SELECT $7::double precision - ($11::double precision - b.offset_s) "
+      "    FROM agent_boot_offsets b WHERE b.agent_id = $2 AND b.boot_id = $10::text), "
+      "    (SELECT a.clock_offset_s FROM agents a WHERE a.id = $2)) "
       "WHERE id = $1 AND agent_id = $2 AND status IN ('assigned', 'running') AND (applied, reference_state, "
       "  storage_device, page_cache_dropped, agent_t0_unix_s, compute_device, workload, agent_boot_id, "
       "  agent_t0_boot_s) IS DISTINCT FROM ($3::jsonb, $4::boolean, $5::text, $6::boolean, $7::double precision, "

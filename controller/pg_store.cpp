@@ -283,6 +283,36 @@ Status PgStore::set_agent_connected(int64_t agent_id, bool connected) {
 }
 
 
+namespace {
+
+// Keeps `boot`'s offset as the agent's row for that boot (sql/031): replacing one already there when `replace`. A boot
+// seen for the first time places again every run the agent stamped in it (read before it, so by the wall clock).
+void keep_boot_offset(pqxx::work& w, int64_t agent_id, const BootClockOffset& boot, bool replace) {
+  const bool first = !w.exec_params("INSERT INTO agent_boot_offsets (agent_id, boot_id, offset_s) VALUES ($1, $2, $3) "
+                                    "ON CONFLICT (agent_id, boot_id) DO NOTHING RETURNING 1",
+                                    agent_id, boot.boot_id, boot.offset_s)
+                          .empty();
+  if (first) {
+    w.exec_params("UPDATE runs SET clock_offset_s = agent_t0_unix_s - (agent_t0_boot_s - $3) "
+                  "WHERE agent_id = $1 AND agent_boot_id = $2 AND agent_t0_boot_s IS NOT NULL AND agent_t0_unix_s IS NOT NULL",
+                  agent_id, boot.boot_id, boot.offset_s);
+  } else if (replace) {
+    w.exec_params("UPDATE agent_boot_offsets SET offset_s = $3 WHERE agent_id = $1 AND boot_id = $2", agent_id,
+                  boot.boot_id, boot.offset_s);
+  }
+}
+
+}  // namespace
+
+Status PgStore::record_boot_offset(int64_t agent_id, const BootClockOffset& boot) {
+  return guarded("recording a boot clock offset", [&]() -> Status {
+    pqxx::work w(*conn_);
+    if (!w.exec_params("SELECT 1 FROM agents WHERE id = $1", agent_id).empty()) keep_boot_offset(w, agent_id, boot, false);
+    w.commit();
+    return Status::ok();
+  });
+}
+
 Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s, const std::optional<BootClockOffset>& boot) {
   return guarded("recording the clock offset", [&]() -> Status {
     pqxx::work w(*conn_);
@@ -296,18 +326,22 @@ Status PgStore::record_clock(int64_t agent_id, double offset_s, double rtt_s, co
         "  OR $3 <= clock_rtt_s OR clock_measured_at < now() - interval '10 minutes' "
         "  OR abs($2 - clock_offset_s) > ($3 + clock_rtt_s) / 2 + $4) RETURNING id",
         agent_id, offset_s, rtt_s, controller::kClockStepMarginS, boot_id, boot_offset);
-    if (kept.empty()) {
-      // The board rebooted: the new boot's offset is kept with the wall clock's kept estimate.
-      if (boot_id)
-        w.exec_params("UPDATE agents SET boot_id = $2, boot_offset_s = $3 WHERE id = $1 AND boot_id IS DISTINCT FROM $2",
-                      agent_id, boot_id, boot_offset);
-    } else {
+    // The board rebooted: the new boot's offset is kept with the wall clock's kept estimate.
+    const bool rebooted =
+        kept.empty() && boot_id &&
+        !w.exec_params("UPDATE agents SET boot_id = $2, boot_offset_s = $3 WHERE id = $1 AND boot_id IS DISTINCT FROM $2 "
+                       "RETURNING 1",
+                       agent_id, boot_id, boot_offset)
+             .empty();
+    // The kept boot's offset is also that boot's (sql/031).
+    if (boot && (!kept.empty() || rebooted)) keep_boot_offset(w, agent_id, *boot, true);
+    if (!kept.empty()) {
       // The offset of the agent's started runs that have none yet (started before any estimate): by the boot clock
-      // for a run of this boot, else the wall clock's.
-      w.exec_params("UPDATE runs SET clock_offset_s = CASE WHEN agent_boot_id = $4::text AND agent_t0_boot_s IS NOT NULL "
-                    "  THEN agent_t0_unix_s - (agent_t0_boot_s - $3::double precision) ELSE $2 END "
-                    "WHERE agent_id = $1 AND agent_t0_unix_s IS NOT NULL AND clock_offset_s IS NULL",
-                    agent_id, offset_s, boot_offset, boot_id);
+      // for a run of a boot with a known offset, else the wall clock's.
+      w.exec_params("UPDATE runs r SET clock_offset_s = coalesce((SELECT r.agent_t0_unix_s - (r.agent_t0_boot_s - "
+                    "  b.offset_s) FROM agent_boot_offsets b WHERE b.agent_id = r.agent_id AND b.boot_id = r.agent_boot_id), $2) "
+                    "WHERE r.agent_id = $1 AND r.agent_t0_unix_s IS NOT NULL AND r.clock_offset_s IS NULL",
+                    agent_id, offset_s);
     }
     w.commit();
     return Status::ok();

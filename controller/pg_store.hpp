@@ -38,6 +38,7 @@ class PgStore final : public Store {
   Result<int64_t> requeue_agent_runs(int64_t agent_id, const std::vector<int64_t>& keep_runs,
                                      const std::string& why) override;
   Result<int64_t> requeue_orphaned_runs(double lease_s) override;
+  Status record_boot_offset(int64_t agent_id, const BootClockOffset& boot) override;
   Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
                       const std::optional<BootClockOffset>& boot) override;
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override;

@@ -198,11 +198,17 @@ class Store {
   // board's clock was stepped (NTP setting it), and the new one is kept whatever its round trip. A kept estimate is
   // also the offset of the agent's started runs that have none (they started before any estimate).
   // `boot`, from the same probe (none from agents that do not send it), is kept with a kept estimate, and also when it
-  // is of another boot than the kept one (the board rebooted). A run started with a boot clock reading of the kept
-  // boot (RunStarted::t0_boot_s) is placed by it: its offset is t0_unix_s - (t0_boot_s - boot offset), the wall clock's
-  // offset at its start whatever steps the wall clock took since the probe; any other run takes the wall clock's.
+  // is of another boot than the kept one (the board rebooted); the kept boot's offset is also that boot's, remembered
+  // past the boot. A run started with a boot clock reading (RunStarted::t0_boot_s) of a boot with a remembered offset
+  // is placed by it: its offset is t0_unix_s - (t0_boot_s - boot offset), the wall clock's offset at its start
+  // whatever steps the wall clock took since the probe; any other run takes the wall clock's. A boot whose offset is
+  // remembered for the first time places again the runs stamped in it (read before its first probe).
   virtual Status record_clock(int64_t agent_id, double offset_s, double rtt_s,
                               const std::optional<BootClockOffset>& boot) = 0;
+  // A probe's boot clock offset whose wall clock offset was refused (a board more than kMaxClockOffsetSeconds off,
+  // before NTP): remembered for its boot if that boot has none yet (record_clock's rule then places its runs); the
+  // agent's kept estimates are left as they are. An unknown agent: nothing.
+  virtual Status record_boot_offset(int64_t agent_id, const BootClockOffset& boot) = 0;
   // active | paused | cancelled; cancelling also cancels the campaign's queued runs and asks for its
   // executing runs to be stopped (cancel_requested; see runs_to_stop).
   virtual Status set_campaign_state(int64_t campaign_id, const std::string& state) = 0;

@@ -390,6 +390,28 @@ TEST_CASE("a probe kept because the wall clock stepped keeps the faster probe's 
   CHECK(std::abs(a->boot->offset_s + 900.0) < 0.05);   // not -899, the slow probe's
 }
 
+TEST_CASE("a probe refused for its wall clock's offset (a board decades off) still gives its boot's offset") {
+  auto options = options_with(64, 1024);
+  options.max_clock_probe_rtt_s = 60;
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  // The board booted at 1970 (no RTC battery, no NTP yet): its wall clock reads 60 s; its boot clock (boot "b3") 30 s.
+  const double t0 = send_clock_probe(f, agent);
+  client->send(proto::TimeSyncReply{t0, 60.0, 60.0, "b3", 30.0, 30.0});
+  REQUIRE(f.round_trip(*client));
+  CHECK_FALSE(session->clock_offset_s());   // refused: beyond kMaxClockOffsetSeconds
+  const int64_t id = session->agent_id();
+  REQUIRE(f.drain_until([&] {
+    const auto a = f.store->agent(id);
+    return a && a->boot_offsets.count("b3") == 1;
+  }));
+  const auto a = f.store->agent(id);
+  CHECK(std::abs(a->boot_offsets.at("b3") - (30.0 - t0)) < 0.5);
+  CHECK_FALSE(a->clock_offset_s);
+  CHECK_FALSE(a->boot);   // the kept estimate (and its boot) still none
+}
+
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
   ControllerFixture f(options_with(8, 4));
   RegisteredSession agent(f);

@@ -344,8 +344,8 @@ TEST_CASE_TEMPLATE("clock estimates: a run stamped on the boot clock before any 
   CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
 }
 
-TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slower probe; a kept probe without one "
-                   "forgets it", B, JETSWEEP_STORES) {
+TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slower probe, and remembered after a kept "
+                   "probe without one", B, JETSWEEP_STORES) {
   StoreCase<B> f;
   f.c = f.campaign(kTwoRuns);
   f.host = f.agent("host-1");
@@ -359,12 +359,66 @@ TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slo
   start_with_epoch(f, *run, 1310.5, "b2", 1510.0);   // T = 1010 after a step of 300 s since the probe
   CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1010.0));
   REQUIRE(f.s().finish_run(f.host, {*run, "done", "", 2.0}).is_ok());
-  // A faster probe from an agent that sends no boot clock (replaced by an older binary): kept, and the boot with it.
+  // A faster probe from an agent that sends no boot clock (replaced by an older binary): kept without a boot; the
+  // offset of boot "b2" is still that boot's.
   REQUIRE(f.s().record_clock(f.host, 300.5, 0.001, std::nullopt).is_ok());
   const auto next = f.claim(f.host);
   REQUIRE(next);
-  start_with_epoch(f, *next, 1400.5, "b2", 1700.0);   // by the forgotten boot offset it would be 1200
-  CHECK(epoch_start_unix_s(f, *next) == std::optional<double>(1100.0));   // 1400.5 - 300.5
+  start_with_epoch(f, *next, 1400.5, "b2", 1700.0);   // by the wall clock's offset it would be 1100
+  CHECK(epoch_start_unix_s(f, *next) == std::optional<double>(1200.0));   // 1700 - 500
+  // A run without a boot clock reading takes the wall clock's.
+  REQUIRE(f.s().finish_run(f.host, {*next, "done", "", 2.0}).is_ok());
+}
+
+// A boot's offset is remembered past the boot (sql/031). Times: the controller's clock T. Boot "b1": wall T + 0.5,
+// boot clock T - 900. After a reboot, boot "b2": the board's wall clock came back 1000 s behind (no RTC battery), its
+// boot clock T + 500.
+TEST_CASE_TEMPLATE("clock estimates: a run of an earlier boot is placed by that boot's offset; one of a new boot read "
+                   "before its first probe is placed again by it", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kTwoRuns);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_clock(f.host, 0.5, 0.010, controller::BootClockOffset{"b1", -900.0}).is_ok());
+  // The board rebooted; its first run of boot "b2" is read before the new boot's first probe: by the wall clock's
+  // kept offset (boot "b1"'s wall clock), T = 9.5 instead of 1010.
+  const auto fresh = f.claim(f.host);
+  REQUIRE(fresh);
+  start_with_epoch(f, *fresh, 10.0, "b2", 1510.0);
+  CHECK(epoch_start_unix_s(f, *fresh) == std::optional<double>(9.5));
+  // The new boot's first probe (the wall clock stepped: kept at once) places it again by the boot clock.
+  REQUIRE(f.s().record_clock(f.host, -1000.0, 0.050, controller::BootClockOffset{"b2", 500.0}).is_ok());
+  CHECK(epoch_start_unix_s(f, *fresh) == std::optional<double>(1010.0));
+  REQUIRE(f.s().finish_run(f.host, {*fresh, "done", "", 2.0}).is_ok());
+  // A run of boot "b1" resent from the journal after the reboot (started at T = 1000): by boot "b1"'s offset, not by
+  // the wall clock's offset of boot "b2" (which would put it at 2000.5).
+  const auto replayed = f.claim(f.host);
+  REQUIRE(replayed);
+  start_with_epoch(f, *replayed, 1000.5, "b1", 100.0);
+  CHECK(epoch_start_unix_s(f, *replayed) == std::optional<double>(1000.0));
+  // Later probes of boot "b2" move neither.
+  REQUIRE(f.s().record_clock(f.host, -1000.0, 0.001, controller::BootClockOffset{"b2", 500.01}).is_ok());
+  CHECK(epoch_start_unix_s(f, *fresh) == std::optional<double>(1010.0));
+  CHECK(epoch_start_unix_s(f, *replayed) == std::optional<double>(1000.0));
+}
+
+// A board more than kMaxClockOffsetSeconds off (a Jetson that booted at 1970 before NTP): its probes' wall offsets are
+// refused, their boot offsets remembered (the first for each boot); its runs are placed by its boot clock.
+TEST_CASE_TEMPLATE("clock estimates: a boot offset of a probe refused for its wall offset places that boot's runs", B,
+                   JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.c = f.campaign(kOneRun);
+  f.host = f.agent("host-1");
+  REQUIRE(f.s().record_boot_offset(9999, controller::BootClockOffset{"b3", 1.0}).is_ok());   // an unknown agent
+  const auto run = f.claim(f.host);
+  REQUIRE(run);
+  // T = 1.8e9 at the run's start; the board's wall clock reads 60 s after the epoch, its boot clock 30 s after boot.
+  start_with_epoch(f, *run, 60.0, "b3", 30.0);
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(60.0));   // no estimate: the agent's clock as it is
+  REQUIRE(f.s().record_boot_offset(f.host, controller::BootClockOffset{"b3", 30.0 - 1.8e9}).is_ok());
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1.8e9));
+  // A later refused probe of the same boot changes nothing (the first is kept; a kept probe's would replace it).
+  REQUIRE(f.s().record_boot_offset(f.host, controller::BootClockOffset{"b3", 35.0 - 1.8e9}).is_ok());
+  CHECK(epoch_start_unix_s(f, *run) == std::optional<double>(1.8e9));
 }
 
 TEST_CASE_TEMPLATE("two agents of one board take one run at a time; status and agent lists count them", B,

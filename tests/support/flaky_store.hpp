@@ -96,6 +96,9 @@ class FlakyStore : public controller::Store {
                       const std::optional<controller::BootClockOffset>& boot) override {
     return call("record_clock", [&] { return inner_->record_clock(agent_id, offset_s, rtt_s, boot); });
   }
+  Status record_boot_offset(int64_t agent_id, const controller::BootClockOffset& boot) override {
+    return call("record_boot_offset", [&] { return inner_->record_boot_offset(agent_id, boot); });
+  }
   Status set_campaign_state(int64_t campaign_id, const std::string& state) override {
     return call("set_campaign_state", [&] { return inner_->set_campaign_state(campaign_id, state); });
   }
