@@ -306,6 +306,10 @@ void import_agents(pqxx::work& w, const ImportVisitor& v, ImportSummary& s) {
                                             "WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.name = s.name) "
                                             "ORDER BY s.id ON CONFLICT (name) DO NOTHING RETURNING name")))
     s.agents_created.push_back(r[0].c_str());
+  // A created agent's kept boot offset is also that boot's (sql/031's rule, as its backfill; the agents reused have
+  // theirs already).
+  w.exec("INSERT INTO agent_boot_offsets (agent_id, boot_id, offset_s) SELECT id, boot_id, boot_offset_s FROM agents "
+         "WHERE boot_id IS NOT NULL AND boot_offset_s IS NOT NULL ON CONFLICT DO NOTHING");
   w.exec("CREATE TEMP TABLE archive_agent_map ON COMMIT DROP AS "
          "SELECT s.id AS old_id, a.id AS new_id FROM archive_agents s JOIN agents a ON a.name = s.name");
 }

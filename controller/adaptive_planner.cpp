@@ -64,9 +64,10 @@ bool AdaptivePlanner::plan(boost::asio::any_io_executor ex, DuePlan due, size_t 
 }
 
 Result<std::shared_ptr<const AdaptivePlanner::Reference>> AdaptivePlanner::reference(const AdaptivePlanSpec& spec) {
-  // The plan's own workload too: without reference_workload, the reference is the one workload besides it.
+  // Without reference_workload, the reference is the one workload besides the plan's own: that one is in the key.
   const std::string key = spec.reference + "\n" + spec.reference_workload + "\n" + spec.base.device + "\n" +
-                          (spec.cross_board ? "x" : "") + "\n" + spec.workload();
+                          (spec.cross_board ? "x" : "") + "\n" +
+                          (spec.reference_workload.empty() ? spec.workload() : std::string());
   {
     std::lock_guard lock(mu_);
     if (auto it = references_.find(key); it != references_.end()) return it->second;

@@ -255,16 +255,22 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): implausible clock probe (round trip " << rtt << " s)";
     return;
   }
+  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network. A link
+  // slower than the bound is judged by the fastest round trip of its earlier probes (the best one is kept anyway).
+  const double bound = std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
+  if (!probe_under_load_) min_rtt_s_ = std::min(min_rtt_s_.value_or(rtt), rtt);
+  const bool under_load = probe_under_load_ || rtt > bound;
+  probe_under_load_ = false;
   if (!(std::abs(offset) <= proto::kMaxClockOffsetSeconds)) {
-    // The boot clock does not depend on the wall clock: the boot offset of a probe not taken under load (the bound
-    // below) is remembered for its boot, whose runs are then placed by it whatever the board's wall clock said
-    // (Store::record_boot_offset).
-    const bool boot_kept =
-        boot && rtt <= std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
+    // The boot clock does not depend on the wall clock: the boot offset of a probe not taken under load is offered
+    // for its boot (remembered if that boot has none), whose runs are then placed by it whatever the board's wall
+    // clock said (Store::record_boot_offset).
+    const bool boot_offered = boot && !under_load;
     JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): clock probe refused: offset " << offset
                 << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s"
-                << (boot_kept ? "; its boot clock's offset is kept for boot " + boot->boot_id : std::string());
-    if (boot_kept)
+                << (boot_offered ? "; its boot clock's offset is recorded for boot " + boot->boot_id + " if it has none"
+                                 : std::string());
+    if (boot_offered)
       controller_->ingest_db(agent_id_).post<Status>(
           controller_->executor(), [a = agent_id_, b = *boot](Store& s) { return s.record_boot_offset(a, b); },
           [a = agent_id_](Status st) {
@@ -272,12 +278,6 @@ void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
           });
     return;
   }
-  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network. A link
-  // slower than the bound is judged by the fastest round trip of its earlier probes (the best one is kept anyway).
-  const double bound = std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
-  if (!probe_under_load_) min_rtt_s_ = std::min(min_rtt_s_.value_or(rtt), rtt);
-  const bool under_load = probe_under_load_ || rtt > bound;
-  probe_under_load_ = false;
   // A probe that cannot agree with the kept one, however slow, shows the board's clock was stepped (NTP setting it):
   // it replaces the kept one at once (its error is still within half its round trip), and one taken under load is
   // followed by another at the next heartbeat for a tighter estimate.

@@ -35,8 +35,8 @@ struct BootClockOffset {
 };
 
 // The clock offset a run started at t0_unix_s (and t0_boot_s on the boot clock of boot run_boot_id) takes: by the
-// boot clock when the run was stamped in the boot of the agent's kept `boot` offset, else the wall clock's kept
-// estimate (none yet: none). PgStore states the same rule in SQL.
+// boot clock when the run was stamped in the boot of `boot` (the stores pass the run's own boot's remembered offset,
+// the session its kept one), else the wall clock's kept estimate (none yet: none). PgStore states the same rule in SQL.
 inline std::optional<double> run_start_offset(std::optional<double> wall_offset_s, const std::optional<BootClockOffset>& boot,
                                               double t0_unix_s, const std::string& run_boot_id,
                                               std::optional<double> t0_boot_s) {

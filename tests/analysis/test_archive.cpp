@@ -232,6 +232,9 @@ struct TwoDatabases {
 
 TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another database with every value intact") {
   const std::string path = file("alpha.jsa.gz");
+  // orin-a's kept boot clock offset, as a controller keeps it (the agent's row and that boot's, sql/031).
+  source.exec("UPDATE agents SET boot_id = 'b1', boot_offset_s = -900 WHERE name = 'orin-a'");
+  source.exec("INSERT INTO agent_boot_offsets SELECT id, 'b1', -900 FROM agents WHERE name = 'orin-a'");
   const bj::object a = json_out(archive_cli({"alpha ü", "--db", source.dsn(), "--out", path, "--json"}));
   CHECK(a.at("campaign").at("id").as_int64() == alpha);
   const bj::object& counts = a.at("counts").as_object();
@@ -258,6 +261,9 @@ TEST_CASE_FIXTURE(TwoDatabases, "an archived campaign imports into another datab
   CHECK(imp.at("campaign").at("name").as_string() == "alpha ü");
   CHECK(imp.at("agents").at("reused").as_array() == bj::array{"nx-b"});
   CHECK(imp.at("agents").at("created").as_array() == (bj::array{"orin-a", "other-c"}));
+  CHECK(target.count("SELECT count(*) FROM agent_boot_offsets b JOIN agents a ON a.id = b.agent_id AND "
+                     "a.boot_id = b.boot_id AND a.boot_offset_s = b.offset_s WHERE a.name = 'orin-a' AND "
+                     "b.boot_id = 'b1' AND b.offset_s = -900") == 1);
   CHECK(imp.at("model_files").at("imported").as_int64() == 1);
   CHECK(imp.at("model_files").at("missing").as_array().empty());
   const Snapshot want = snapshot(source.dsn(), alpha);

@@ -366,8 +366,6 @@ TEST_CASE_TEMPLATE("clock estimates: a new boot's offset is kept even from a slo
   REQUIRE(next);
   start_with_epoch(f, *next, 1400.5, "b2", 1700.0);   // by the wall clock's offset it would be 1100
   CHECK(epoch_start_unix_s(f, *next) == std::optional<double>(1200.0));   // 1700 - 500
-  // A run without a boot clock reading takes the wall clock's.
-  REQUIRE(f.s().finish_run(f.host, {*next, "done", "", 2.0}).is_ok());
 }
 
 // A boot's offset is remembered past the boot (sql/031). Times: the controller's clock T. Boot "b1": wall T + 0.5,
