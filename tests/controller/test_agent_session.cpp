@@ -80,6 +80,20 @@ controller::ControllerOptions options_with(size_t max_ingest_in_flight, size_t m
   return options;
 }
 
+// Sends `reply` behind two results while the database is held, so that the session reads it only after pausing its
+// reading for ingest (a session with max_ingest_in_flight 2); returns once both results are acknowledged.
+void reply_under_load(ControllerFixture& f, RegisteredSession& agent, const proto::TimeSyncReply& reply) {
+  auto& [client, session] = agent;
+  Gate gate;
+  gate.hold(*f.db, f.controller->executor());
+  std::vector<uint64_t> ids;
+  for (int64_t e = 0; e < 2; ++e) ids.push_back(client->send(epoch_of(4343, e)));
+  client->send(reply);
+  REQUIRE(f.drain_until([&] { return client->unsent() == 0 && !session->reading(); }));
+  gate.open();
+  REQUIRE(f.drain_until([&] { return client->acked(ids.back()); }));
+}
+
 }  // namespace
 
 TEST_SUITE("agent session") {
@@ -238,16 +252,11 @@ TEST_CASE("a clock probe whose reply waited behind paused reading is discarded; 
   REQUIRE(f.round_trip(*client));
   CHECK(session->probes_discarded() == before);
 
-  // Reading paused for ingest with the reply behind the results: its round trip measures the database.
-  const double t0 = probe();
-  Gate gate;
-  gate.hold(*f.db, f.controller->executor());
-  std::vector<uint64_t> ids;
-  for (int64_t e = 0; e < 2; ++e) ids.push_back(client->send(epoch_of(4343, e)));
-  reply(std::nextafter(t0, 2 * t0));   // its t0 an ulp off, as a JSON parser may give it back: still this probe
-  REQUIRE(f.drain_until([&] { return client->unsent() == 0 && !session->reading(); }));
-  gate.open();
-  REQUIRE(f.drain_until([&] { return client->acked(ids.back()) && session->probes_discarded() == before + 1; }));
+  // Reading paused for ingest with the reply behind the results: its round trip measures the database. Its t0 an ulp
+  // off, as a JSON parser may give it back: still this probe.
+  const double t0 = std::nextafter(probe(), 1e10);
+  reply_under_load(f, agent, proto::TimeSyncReply{t0, t0 + 0.0001, t0 + 0.0001, {}, {}, {}});
+  REQUIRE(f.drain_until([&] { return session->probes_discarded() == before + 1; }));
   CHECK(f.controller->metrics().clock_probes_discarded.value() >= 1);
 }
 
@@ -410,6 +419,30 @@ TEST_CASE("a probe refused for its wall clock's offset (a board decades off) sti
   CHECK(std::abs(a->boot_offsets.at("b3") - (30.0 - t0)) < 0.5);
   CHECK_FALSE(a->clock_offset_s);
   CHECK_FALSE(a->boot);   // the kept estimate (and its boot) still none
+}
+
+TEST_CASE("a refused probe taken under load gives no boot offset; the boot's first prompt one does") {
+  auto options = options_with(2, 1024);
+  options.max_clock_probe_rtt_s = 60;   // only the paused reading decides here, never this machine's speed
+  ControllerFixture f(options);
+  RegisteredSession agent(f);
+  auto& [client, session] = agent;
+  REQUIRE(f.drain_until([&] { return session->queued_frames() == 0; }));
+  const int64_t id = session->agent_id();
+  // A board at 1970 (wall clock 60 s): its reply waits behind results while reading is paused for ingest. Its boot
+  // clock reads 100 s in this reply, so its boot offset, were it taken, would be about 100 - t0.
+  const double loaded_t0 = send_clock_probe(f, agent);
+  reply_under_load(f, agent, proto::TimeSyncReply{loaded_t0, 60.0, 60.0, "b3", 100.0, 100.0});
+  REQUIRE(f.round_trip(*client));
+  // A prompt reply of the same boot (boot clock 30 s): the first offered for "b3", so the one remembered.
+  const double t0 = send_clock_probe(f, agent);
+  client->send(proto::TimeSyncReply{t0, 60.0, 60.0, "b3", 30.0, 30.0});
+  REQUIRE(f.round_trip(*client));
+  REQUIRE(f.drain_until([&] {
+    const auto a = f.store->agent(id);
+    return a && a->boot_offsets.count("b3") == 1;
+  }));
+  CHECK(std::abs(f.store->agent(id)->boot_offsets.at("b3") - (30.0 - t0)) < 5.0);   // not about 100 - loaded_t0
 }
 
 TEST_CASE("a connection whose write queue reaches max_queued_frames is closed") {
