@@ -110,31 +110,21 @@ std::vector<api::Unrunnable> MemoryStore::unrunnable(int64_t campaign_id) const 
   std::vector<api::Unrunnable> out;
   for (const auto& [need, n] : order) {
     const auto& [device, storage, min_mem, unfit, mode] = need;
-    bool is_one = false, has_storage = false, has_memory = false, fits = false, reachable = false;
+    UnrunnableGroup g{n, device, storage, min_mem, mode};
     for (const Agent* a : enrolled) {
       if (device != "any" && device != a->facts.device_class && device != a->name) continue;
-      is_one = true;
+      g.device_fits = true;
       const auto& media = a->facts.storage;
       if (storage && std::find(media.begin(), media.end(), *storage) == media.end()) continue;
-      has_storage = true;
+      g.storage_fits = true;
       if (a->facts.mem_bytes < min_mem) continue;
-      has_memory = true;
+      g.mem_fits = true;
       if (std::find(unfit.begin(), unfit.end(), a->facts.device_class) != unfit.end()) continue;
-      fits = true;
+      g.model_fits = true;
       const auto& live = a->facts.live_modes;
-      reachable |= mode.empty() || a->facts.may_reboot || live.empty() || std::find(live.begin(), live.end(), mode) != live.end();
+      g.runnable |= mode.empty() || a->facts.may_reboot || live.empty() || std::find(live.begin(), live.end(), mode) != live.end();
     }
-    if (reachable) continue;
-    const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
-    const std::string of_device = device == "any" ? std::string() : " of '" + device + "'";
-    std::string reason;
-    if (!is_one) reason = runs + "device '" + device + "'; no enrolled agent is one";
-    else if (!has_storage)
-      reason = runs + "storage @" + *storage + "; no agent" + of_device + " offers it (agent --storage " + *storage + "=DIR)";
-    else if (!has_memory) reason = runs + std::to_string(min_mem >> 20) + " MiB of RAM; no agent" + of_device + " has that much";
-    else if (!fits) reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
-    else reason = gating_unrunnable_reason(runs, device, mode);
-    out.push_back({n, reason});
+    if (auto u = unrunnable_of(g)) out.push_back(std::move(*u));
   }
   return out;
 }

@@ -21,14 +21,6 @@ Result<AdaptivePlanSpec> spec_of(const pqxx::field& f, int64_t plan_id) {
   return adaptive_plan_from_json(v, "adaptive plan " + std::to_string(plan_id));
 }
 
-std::optional<bj::object> object_of(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  boost::system::error_code ec;
-  bj::value v = json::parse_exact(f.c_str(), ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return std::move(v.get_object());
-}
-
 }  // namespace
 
 void pg_insert_adaptive_plans(pqxx::work& w, int64_t campaign_id, const Campaign& c) {
@@ -51,12 +43,12 @@ Result<std::vector<api::AdaptivePlanStatus>> pg_adaptive_plan_statuses(pqxx::wor
     const int64_t id = row["id"].as<int64_t>();
     JS_ASSIGN_OR_RETURN(AdaptivePlanSpec spec, spec_of(row["spec"], id));
     out.push_back(adaptive_plan_status(id, row["state"].c_str(), row["rounds"].as<int64_t>(), spec,
-                                       row["profiled"].as<int64_t>(), row["error"].c_str(), object_of(row["fit"]),
+                                       row["profiled"].as<int64_t>(), row["error"].c_str(), pg::opt_object(row["fit"]),
                                        with_fit));
     for (const auto& r : w.exec_params("SELECT round, runs, fit->'summary' AS summary FROM adaptive_rounds "
                                        "WHERE plan_id = $1 ORDER BY round",
                                        id)) {
-      const std::optional<bj::object> summary = object_of(r["summary"]);
+      const std::optional<bj::object> summary = pg::opt_object(r["summary"]);
       const bj::object fit = summary ? bj::object{{"summary", *summary}} : bj::object{};
       out.back().history.push_back(adaptive_round_status(r["round"].as<int64_t>(), r["runs"].as<int64_t>(), &fit));
     }
@@ -79,7 +71,7 @@ Result<std::vector<DuePlan>> PgStore::adaptive_plans_due() {
       d.campaign_id = row["campaign_id"].as<int64_t>();
       d.rounds = row["rounds"].as<int64_t>();
       JS_ASSIGN_OR_RETURN(d.spec, spec_of(row["spec"], d.plan_id));
-      d.fit = object_of(row["fit"]);
+      d.fit = pg::opt_object(row["fit"]);
       index[d.plan_id] = out.size();
       out.push_back(std::move(d));
     }

@@ -84,29 +84,8 @@ std::vector<api::Unrunnable> unrunnable(pqxx::work& w, int64_t campaign_id) {
       "FROM g ORDER BY g.n DESC, g.device",
       campaign_id);
   std::vector<api::Unrunnable> out;
-  for (const auto& group : r) {
-    const pg::Row row(group);
-    if (row.boolean("runnable")) continue;
-    const int64_t n = row.integer("n");
-    const std::string device = row.text("device");
-    const std::string runs = std::to_string(n) + (n == 1 ? " run needs " : " runs need ");
-    std::string reason;
-    if (!row.boolean("device_fits")) {
-      reason = runs + "device '" + device + "'; no enrolled agent is one";
-    } else if (!row.boolean("storage_fits")) {
-      reason = runs + "storage @" + row.text("storage") + "; no agent" +
-               (device == "any" ? std::string() : " of '" + device + "'") + " offers it (agent --storage " +
-               row.text("storage") + "=DIR)";
-    } else if (!row.boolean("mem_fits")) {
-      reason = runs + std::to_string(row.integer("min_mem_bytes") >> 20) + " MiB of RAM; no agent" +
-               (device == "any" ? std::string() : " of '" + device + "'") + " has that much";
-    } else if (!row.boolean("model_fits")) {
-      reason = runs + "a board their model fits on; the enrolled boards of '" + device + "' run out of memory";
-    } else {
-      reason = gating_unrunnable_reason(runs, device, row.text("mode"));
-    }
-    out.push_back({n, reason});
-  }
+  for (const UnrunnableGroup& g : pg::read_rows<UnrunnableGroup>(r))
+    if (auto u = unrunnable_of(g)) out.push_back(std::move(*u));
   return out;
 }
 

@@ -9,10 +9,27 @@
 
 namespace jetsweep::controller {
 
-std::string gating_unrunnable_reason(const std::string& runs, const std::string& device, const std::string& mode) {
-  return runs + "nvpmodel mode " + mode + "; the enrolled boards" + (device == "any" ? "" : " of '" + device + "'") +
-         " booted with other GPU masks and no agent may reboot into it (start one with --allow-reboot; "
-         "docs/DEPLOY.md \"Reboots\")";
+std::optional<api::Unrunnable> unrunnable_of(const UnrunnableGroup& g) {
+  if (g.runnable) return std::nullopt;
+  const std::string runs = std::to_string(g.n) + (g.n == 1 ? " run needs " : " runs need ");
+  const std::string of_device = g.device == "any" ? std::string() : " of '" + g.device + "'";
+  const std::string storage = g.storage.value_or("");
+  std::string reason;
+  if (!g.device_fits) {
+    reason = runs + "device '" + g.device + "'; no enrolled agent is one";
+  } else if (!g.storage_fits) {
+    reason = runs + "storage @" + storage + "; no agent" + of_device + " offers it (agent --storage " + storage + "=DIR)";
+  } else if (!g.mem_fits) {
+    reason = runs + std::to_string(g.min_mem_bytes >> 20) + " MiB of RAM; no agent" + of_device + " has that much";
+  } else if (!g.model_fits) {
+    reason = runs + "a board their model fits on; the enrolled boards" + of_device + " run out of memory";
+  } else {
+    // Every agent that could otherwise take them booted its board with other GPU masks, and none may reboot.
+    reason = runs + "nvpmodel mode " + g.mode + "; the enrolled boards" + of_device +
+             " booted with other GPU masks and no agent may reboot into it (start one with --allow-reboot; "
+             "docs/DEPLOY.md \"Reboots\")";
+  }
+  return api::Unrunnable{g.n, reason};
 }
 
 const char* outcome_name(IngestOutcome o) {

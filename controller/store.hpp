@@ -156,9 +156,26 @@ api::AdaptiveRoundStatus adaptive_round_status(int64_t round, int64_t modes, con
 // A campaign with a plan still profiling is not finished (unless it was cancelled): its next round is to come.
 void adaptive_unfinished(api::CampaignStatus& s);
 
-// Why queued runs of nvpmodel mode `mode` wait (both stores' unrunnable()): every enrolled agent of `device`
-// that could otherwise take them booted its board with other GPU masks and none may reboot. `runs` = "N runs need ".
-std::string gating_unrunnable_reason(const std::string& runs, const std::string& device, const std::string& mode);
+// Queued runs of one campaign that need the same things, and how far the enrolled agents (connected, or seen in the
+// last 24 hours) go towards taking them; each check holds for an agent that also passed the ones before it. Both
+// stores' unrunnable() fill it (PgStore reads it from its grouping query's columns), unrunnable_of() says why.
+struct UnrunnableGroup {
+  int64_t n = 0;                        // queued runs in the group
+  std::string device;                   // "any", a board class or an agent's name
+  std::optional<std::string> storage;   // the medium the runs read from (agent --storage), none for the default
+  int64_t min_mem_bytes = 0;            // the model's RAM need
+  std::string mode;                     // the nvpmodel mode whose GPU mask the runs need; empty: any
+  bool device_fits = false;             // an enrolled agent is `device`
+  bool storage_fits = false;            // ... and offers `storage`
+  bool mem_fits = false;                // ... and has min_mem_bytes of RAM
+  bool model_fits = false;              // ... and is of a class the model fits on
+  bool runnable = false;                // ... and runs `mode` or may reboot into it
+};
+BOOST_DESCRIBE_STRUCT(UnrunnableGroup, (),
+                      (n, device, storage, min_mem_bytes, mode, device_fits, storage_fits, mem_fits, model_fits, runnable))
+
+// Why the group's runs wait, naming the first check no agent passed; nullopt when an agent can take them.
+std::optional<api::Unrunnable> unrunnable_of(const UnrunnableGroup& g);
 
 class Store {
  public:

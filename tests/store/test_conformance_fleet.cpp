@@ -33,6 +33,44 @@ TEST_CASE_TEMPLATE("claims follow priority, then campaign age, then run id; only
   CHECK(f.s().resolve_campaign("nope").status().code() == Code::kNotFound);
 }
 
+TEST_CASE_TEMPLATE("queued runs no enrolled agent can take are reported by the first need none meets, largest group "
+                   "first", B, JETSWEEP_STORES) {
+  StoreCase<B> f;
+  f.agent("nano-1", "nano");   // 8 GiB, no storage media
+  const auto unrunnable = [&](int64_t campaign) {
+    auto s = f.s().campaign_status(campaign);
+    REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+    std::vector<std::string> reasons;
+    int64_t runs = 0;
+    for (const auto& u : s->unrunnable) {
+      reasons.push_back(u.reason);
+      runs += u.runs;
+    }
+    CHECK(runs == s->unrunnable_runs);
+    return reasons;
+  };
+  const int64_t two = f.campaign(
+      "campaign: two\nmatrix: {model: lenet5, dataset: mnist, device: [xavier-nx, nano], data: \"@ssd\", "
+      "batch_size: [8, 16]}\n");
+  const int64_t more = f.campaign(
+      "campaign: more\nmatrix: {model: lenet5, dataset: mnist, device: [nano, xavier-nx], batch_size: [8, 16, 32]}\n");
+  CHECK(unrunnable(two) == std::vector<std::string>{
+                               "2 runs need storage @ssd; no agent of 'nano' offers it (agent --storage ssd=DIR)",
+                               "2 runs need device 'xavier-nx'; no enrolled agent is one"});
+  CHECK(unrunnable(more) == std::vector<std::string>{"3 runs need device 'xavier-nx'; no enrolled agent is one"});
+  const int64_t memory =
+      f.campaign("campaign: memory\nmatrix: {model: lenet5, dataset: mnist, device: any, min_memory_mb: 65536}\n");
+  CHECK(unrunnable(memory) ==
+        std::vector<std::string>{"1 run needs 65536 MiB of RAM; no agent has that much"});
+  const int64_t model = f.campaign("campaign: model\nmatrix: {model: resnet18, dataset: cifar10, device: any}\n");
+  CHECK(unrunnable(model) ==
+        std::vector<std::string>{"1 run needs a board their model fits on; the enrolled boards run out of memory"});
+  // An agent that meets every need takes them off the list; a group some agent can take was never on it.
+  f.agent("host-1", "host", 'b');
+  CHECK(unrunnable(model).empty());
+  CHECK(unrunnable(memory).size() == 1);
+}
+
 TEST_CASE_TEMPLATE("a paused campaign hands out nothing; cancelling it cancels queued runs and stops executing ones", B,
                    JETSWEEP_STORES) {
   StoreCase<B> f;
