@@ -87,11 +87,16 @@ const boost::json::value* FieldReader::find(const char* name, bool required) {
   return &it->value();
 }
 
+bool FieldReader::present(const char* name, const char* kind) {
+  auto it = obj_.find(name);
+  if (it == obj_.end()) fail(name, "missing");
+  else if (it->value().is_null()) fail(name, std::string("expected ") + kind + ", got null");
+  else return true;
+  return false;
+}
+
 int64_t FieldReader::integer(const char* name) {
-  auto v = opt_integer(name);
-  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
-  if (!v && obj_.find(name) != obj_.end() && obj_.at(name).is_null()) fail(name, "expected an integer, got null");
-  return v.value_or(0);
+  return present(name, "an integer") ? opt_integer(name).value_or(0) : 0;
 }
 
 std::optional<int64_t> FieldReader::opt_integer(const char* name) {
@@ -102,12 +107,7 @@ std::optional<int64_t> FieldReader::opt_integer(const char* name) {
   return i;
 }
 
-double FieldReader::number(const char* name) {
-  auto v = opt_number(name);
-  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
-  if (!v && obj_.find(name) != obj_.end() && obj_.at(name).is_null()) fail(name, "expected a number, got null");
-  return v.value_or(0.0);
-}
+double FieldReader::number(const char* name) { return present(name, "a number") ? opt_number(name).value_or(0.0) : 0.0; }
 
 std::optional<double> FieldReader::opt_number(const char* name) {
   const auto* v = find(name, false);
@@ -123,9 +123,7 @@ std::optional<double> FieldReader::opt_number(const char* name) {
 }
 
 std::string FieldReader::string(const char* name) {
-  auto v = opt_string(name);
-  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
-  return v.value_or(std::string());
+  return present(name, "a string") ? opt_string(name).value_or(std::string()) : std::string();
 }
 
 std::optional<std::string> FieldReader::opt_string(const char* name) {
@@ -138,11 +136,7 @@ std::optional<std::string> FieldReader::opt_string(const char* name) {
   return nul_replaced(v->get_string());   // stored as text, which cannot hold a NUL
 }
 
-bool FieldReader::boolean(const char* name) {
-  auto v = opt_boolean(name);
-  if (!v && obj_.find(name) == obj_.end()) fail(name, "missing");
-  return v.value_or(false);
-}
+bool FieldReader::boolean(const char* name) { return present(name, "a boolean") && opt_boolean(name).value_or(false); }
 
 std::optional<bool> FieldReader::opt_boolean(const char* name) {
   const auto* v = find(name, false);

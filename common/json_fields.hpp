@@ -54,6 +54,8 @@ class FieldReader {
 
  private:
   const boost::json::value* find(const char* name, bool required);
+  // Whether a required field is there and not null; fails naming it otherwise ("missing", "expected <kind>, got null").
+  bool present(const char* name, const char* kind);
 
   const boost::json::object& obj_;
   const FieldReader* parent_ = nullptr;

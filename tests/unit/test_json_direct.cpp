@@ -185,6 +185,21 @@ void check_agree_outer(const std::string& text, Agreement& tally) {
 
 }  // namespace
 
+TEST_CASE("a required member given as null is refused as its kind by both paths, not read as false or \"\"") {
+  using direct_test::Outer;
+  const auto tree_refusal = [](const std::string& text) {
+    Outer out;
+    const Status s = json::described_from_json(boost::json::parse(text), "outer", out);
+    return s.is_ok() ? std::string() : s.message();
+  };
+  const std::string inner = R"("inner":{"n":1})";
+  CHECK(tree_refusal(R"({"on":null,)" + inner + "}") == "outer field 'on': expected a boolean, got null");
+  CHECK(tree_refusal(R"({"on":true,"inner":{"n":null}})") == "outer field 'inner', field 'n': expected an integer, got null");
+  CHECK(tree_refusal(R"({"on":false,)" + inner + "}").empty());
+  Outer direct;
+  CHECK_FALSE(json::read_direct(R"({"on":null,)" + inner + "}", {{json::direct::record_table<Outer>(), &direct}}));
+}
+
 TEST_CASE("a record of every member kind the reader takes: every value and key changed, escaped keys, long strings") {
   const std::string doc =
       R"({"on":true,"ids":[1,2],"inner":{"n":5,"x":1.5,"flag":false},"more":[{"n":1,"x":2},{"n":2,"x":-0.0,"flag":null}],)"

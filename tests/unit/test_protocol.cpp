@@ -164,6 +164,11 @@ TEST_CASE("bad frames are rejected with a message naming type and field") {
         "message 'ack': unsupported protocol version 2 (this build speaks 1)");
   CHECK(rejection("{\"type\":\"epoch_result\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":\"zero\"}") ==
         "message 'epoch_result' field 'epoch': expected an integer, got string");
+  // A required member given as null is refused as its kind, never read as "" or false (a string read "" before).
+  CHECK(rejection("{\"type\":\"heartbeat\",\"version\":1,\"id\":1,\"state\":null}") ==
+        "message 'heartbeat' field 'state': expected a string, got null");
+  CHECK(rejection("{\"type\":\"run_finished\",\"version\":1,\"id\":1,\"run_id\":null,\"status\":\"done\"}") ==
+        "message 'run_finished' field 'run_id': expected an integer, got null");
   CHECK(rejection("{\"type\":\"minibatches\",\"version\":1,\"id\":1,\"run_id\":1,\"epoch\":0,\"first_index\":0,"
                   "\"stall_s\":[1,2],\"compute_s\":[1]}") ==
         "message 'minibatches' field 'compute_s': has 1 values but stall_s has 2");
