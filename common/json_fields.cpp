@@ -150,14 +150,10 @@ std::optional<bool> FieldReader::opt_boolean(const char* name) {
 
 std::vector<double> FieldReader::number_array(const char* name) {
   std::vector<double> out;
-  const auto* v = find(name, true);
-  if (!v) return out;
-  if (!v->is_array()) {
-    fail(name, std::string("expected an array, got ") + kind_name(*v));
-    return out;
-  }
-  out.reserve(v->get_array().size());
-  for (const auto& e : v->get_array()) {
+  const boost::json::array* a = array(name);
+  if (!a) return out;
+  out.reserve(a->size());
+  for (const auto& e : *a) {
     auto d = as_number(e);
     if (!d) {
       fail(name, std::string("expected an array of numbers, found ") + kind_name(e));
@@ -174,14 +170,10 @@ std::vector<double> FieldReader::number_array(const char* name) {
 
 std::vector<int64_t> FieldReader::integer_array(const char* name) {
   std::vector<int64_t> out;
-  const auto* v = find(name, true);
-  if (!v) return out;
-  if (!v->is_array()) {
-    fail(name, std::string("expected an array, got ") + kind_name(*v));
-    return out;
-  }
-  out.reserve(v->get_array().size());
-  for (const auto& e : v->get_array()) {
+  const boost::json::array* a = array(name);
+  if (!a) return out;
+  out.reserve(a->size());
+  for (const auto& e : *a) {
     auto i = as_integer(e);
     if (!i) {
       fail(name, e.is_number() ? std::string("expected an array of integers, found ") + boost::json::serialize(e)
