@@ -64,7 +64,7 @@ void AgentSession::read_next() {
   if (over_count || !controller_->ingest_budget().may_read(in_flight_bytes_)) {
     // Backpressure: reading resumes on ingest_done (ours, or, for the budget, any connection's). Frames behind
     // (heartbeats, probe replies) wait in the socket, so the outstanding probe's round trip now measures the database.
-    probe_under_load_ = true;
+    clock_.reading_paused();
     if (!over_count && !queued_for_budget_) {
       queued_for_budget_ = true;   // one place in the queue at a time
       std::weak_ptr<AgentSession> weak = shared_from_this();
@@ -238,89 +238,48 @@ void AgentSession::on_fetch_model(const proto::FetchModel& m) {
 }
 
 void AgentSession::on_time_sync_reply(const proto::TimeSyncReply& m) {
-  const double t3 = proto::unix_now_s();
-  // Not the probe outstanding (one at a time): stale. t0 came back through JSON, whose parser (Boost 1.81) may
-  // be off by an ulp (~0.2 us at today's Unix time); probes are at least a heartbeat apart.
-  if (!probe_t0_ || std::abs(m.t0 - *probe_t0_) > 1e-5) return;
-  probe_t0_.reset();
-  const double rtt = (t3 - m.t0) - (m.t2 - m.t1);
-  const double offset = ((m.t1 - m.t0) + (m.t2 - t3)) / 2.0;
-  // The boot clock's offset by the same formula (it counts from boot, so no bound on it but finite).
-  std::optional<BootClockOffset> boot;
-  if (!m.boot_id.empty() && m.t1_boot && m.t2_boot) {
-    const double boot_offset = ((*m.t1_boot - m.t0) + (*m.t2_boot - t3)) / 2.0;
-    if (std::isfinite(boot_offset)) boot = BootClockOffset{m.boot_id, boot_offset};
+  using Kind = AgentClock::Verdict::Kind;
+  const AgentClock::Verdict v = clock_.on_reply(m, proto::unix_now_s(), controller_->options().max_clock_probe_rtt_s);
+  const auto who = [&] { return "agent " + std::to_string(agent_id_) + " (" + name_ + "): "; };
+  switch (v.kind) {
+    case Kind::kStale:
+    case Kind::kNotBetter: return;
+    case Kind::kImplausible:
+      JS_LOG_WARN << who() << "implausible clock probe (round trip " << v.rtt_s << " s)";
+      return;
+    case Kind::kRefused:
+      JS_LOG_WARN << who() << "clock probe refused: offset " << v.offset_s << " s is beyond the bound of "
+                  << proto::kMaxClockOffsetSeconds << " s"
+                  << (v.boot ? "; its boot clock's offset is recorded for boot " + v.boot->boot_id + " if it has none"
+                             : std::string());
+      if (v.boot)
+        controller_->ingest_db(agent_id_).post<Status>(
+            controller_->executor(), [a = agent_id_, b = *v.boot](Store& s) { return s.record_boot_offset(a, b); },
+            [a = agent_id_](Status st) {
+              if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its boot clock offset failed: " << st.to_string();
+            });
+      return;
+    case Kind::kDiscarded:
+      controller_->metrics().clock_probes_discarded.inc();
+      JS_LOG_DEBUG << who() << "clock probe discarded (round trip " << v.rtt_s << " s, taken under load)";
+      return;
+    case Kind::kKept: break;
   }
-  if (!(rtt >= 0 && rtt <= proto::kMaxClockRttSeconds)) {
-    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): implausible clock probe (round trip " << rtt << " s)";
-    return;
-  }
-  // Taken under load: the reply waited behind results (in the socket or in our reading), not on the network. A link
-  // slower than the bound is judged by the fastest round trip of its earlier probes (the best one is kept anyway).
-  const double bound = std::max(controller_->options().max_clock_probe_rtt_s, 2 * min_rtt_s_.value_or(0));
-  if (!probe_under_load_) min_rtt_s_ = std::min(min_rtt_s_.value_or(rtt), rtt);
-  const bool under_load = probe_under_load_ || rtt > bound;
-  probe_under_load_ = false;
-  if (!(std::abs(offset) <= proto::kMaxClockOffsetSeconds)) {
-    // The boot clock does not depend on the wall clock: the boot offset of a probe not taken under load is offered
-    // for its boot (remembered if that boot has none), whose runs are then placed by it whatever the board's wall
-    // clock said (Store::record_boot_offset).
-    const bool boot_offered = boot && !under_load;
-    JS_LOG_WARN << "agent " << agent_id_ << " (" << name_ << "): clock probe refused: offset " << offset
-                << " s is beyond the bound of " << proto::kMaxClockOffsetSeconds << " s"
-                << (boot_offered ? "; its boot clock's offset is recorded for boot " + boot->boot_id + " if it has none"
-                                 : std::string());
-    if (boot_offered)
-      controller_->ingest_db(agent_id_).post<Status>(
-          controller_->executor(), [a = agent_id_, b = *boot](Store& s) { return s.record_boot_offset(a, b); },
-          [a = agent_id_](Status st) {
-            if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its boot clock offset failed: " << st.to_string();
-          });
-    return;
-  }
-  // A probe that cannot agree with the kept one, however slow, shows the board's clock was stepped (NTP setting it):
-  // it replaces the kept one at once (its error is still within half its round trip), and one taken under load is
-  // followed by another at the next heartbeat for a tighter estimate.
-  const bool stepped = clock_offset_s_ && best_rtt_s_ && clock_stepped(*clock_offset_s_, *best_rtt_s_, offset, rtt);
-  if (under_load && !stepped) {
-    retry_probe_ = !clock_offset_s_;   // none kept yet: another at the next heartbeat
-    ++probes_discarded_;
-    controller_->metrics().clock_probes_discarded.inc();
-    JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock probe discarded (round trip " << rtt
-                 << " s, taken under load)";
-    return;
-  }
-  if (stepped) {
-    JS_LOG_INFO << "agent " << agent_id_ << " (" << name_ << "): its clock was stepped: offset " << *clock_offset_s_
-                << " s -> " << offset << " s (round trip " << rtt << " s)";
-    retry_probe_ = under_load;
-  } else if (best_rtt_s_ && rtt >= *best_rtt_s_) {
-    return;
-  }
-  // The boot clock does not step: a probe kept only because the wall clock stepped, slower than the kept one, keeps
-  // the kept probe's boot clock offset of the same boot (the closer estimate).
-  if (stepped && best_rtt_s_ && rtt > *best_rtt_s_ && boot && boot_offset_ && boot_offset_->boot_id == boot->boot_id)
-    boot = boot_offset_;
-  best_rtt_s_ = rtt;
-  clock_offset_s_ = offset;
-  boot_offset_ = boot;
-  for (auto& [run, clock] : run_clock_offsets_)   // as the store does: runs started before any offset take it
-    if (!clock.offset_s)
-      clock.offset_s = run_start_offset(offset, boot, clock.t0_unix_s, clock.boot_id, clock.t0_boot_s);
-  JS_LOG_DEBUG << "agent " << agent_id_ << " (" << name_ << "): clock offset " << offset << " s (round trip " << rtt << " s)";
+  if (v.stepped_from_s)
+    JS_LOG_INFO << who() << "its clock was stepped: offset " << *v.stepped_from_s << " s -> " << v.offset_s
+                << " s (round trip " << v.rtt_s << " s)";
+  JS_LOG_DEBUG << who() << "clock offset " << v.offset_s << " s (round trip " << v.rtt_s << " s)";
   // Through the agent's ingest worker, in order with its results: a run_started read after this reply is stored with
   // this offset (runs.clock_offset_s), whichever worker is busier.
   controller_->ingest_db(agent_id_).post<Status>(
-      controller_->executor(), [a = agent_id_, offset, rtt, boot](Store& s) { return s.record_clock(a, offset, rtt, boot); },
+      controller_->executor(),
+      [a = agent_id_, offset = v.offset_s, rtt = v.rtt_s, boot = v.boot](Store& s) { return s.record_clock(a, offset, rtt, boot); },
       [a = agent_id_](Status st) {
         if (!st.is_ok()) JS_LOG_WARN << "agent " << a << ": recording its clock offset failed: " << st.to_string();
       });
 }
 
-std::optional<double> AgentSession::run_clock_offset_s(int64_t run_id) const {
-  auto it = run_clock_offsets_.find(run_id);
-  return it != run_clock_offsets_.end() && it->second.offset_s ? it->second.offset_s : clock_offset_s_;
-}
+std::optional<double> AgentSession::run_clock_offset_s(int64_t run_id) const { return clock_.run_offset_s(run_id); }
 
 void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
   ++in_flight_;
@@ -330,13 +289,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
   const auto received = std::chrono::steady_clock::now();
   size_t rows = 0;   // the rows it carries (minibatch and sample chunks), for the ingest counters of /metrics
   if (const auto* m = std::get_if<proto::MinibatchChunk>(&body)) rows = m->stall_s.size();
-  if (const auto* started = std::get_if<proto::RunStarted>(&body)) {
-    if (run_clock_offsets_.size() >= kMaxRunOffsets && !run_clock_offsets_.count(started->run_id))
-      run_clock_offsets_.erase(run_clock_offsets_.begin());
-    run_clock_offsets_[started->run_id] =
-        RunClock{run_start_offset(clock_offset_s_, boot_offset_, started->t0_unix_s, started->boot_id, started->t0_boot_s),
-                 started->t0_unix_s, started->boot_id, started->t0_boot_s};
-  }
+  if (const auto* started = std::get_if<proto::RunStarted>(&body)) clock_.run_started(*started);
   if (const auto* c = std::get_if<proto::SampleChunk>(&body)) {
     rows = c->samples.size();
     controller_->fleet_telemetry().add_samples(agent_id_, *c, run_clock_offset_s(c->run_id), proto::unix_now_s());
@@ -346,7 +299,7 @@ void AgentSession::ingest(uint64_t id, proto::Body body, size_t bytes) {
   std::optional<int64_t> finished;
   if (const auto* f = std::get_if<proto::RunFinished>(&body)) {
     finished = f->run_id;
-    run_clock_offsets_.erase(f->run_id);   // nothing of it follows its end
+    clock_.run_finished(f->run_id);   // nothing of it follows its end
   }
   controller_->ingest_db(agent).post_ingest(
       controller_->executor(), agent, std::move(body),
@@ -451,29 +404,22 @@ void AgentSession::start_heartbeat() {
     self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});
     const auto& o = self->controller_->options();
     ++self->heartbeats_;
-    // One probe outstanding at a time (a reply lost with a dropped frame is given up after 30 s); while none was
-    // kept and the last was discarded as taken under load (e.g. a journal replaying), another at each heartbeat.
-    const double now = proto::unix_now_s();
-    if (self->probe_t0_ && now - *self->probe_t0_ > 30) self->probe_t0_.reset();
-    if (!self->probe_t0_ && (self->heartbeats_ <= o.time_sync_probes ||
-                             self->heartbeats_ % o.time_sync_every_heartbeats == 0 || self->retry_probe_)) {
-      self->retry_probe_ = false;
+    // One probe outstanding at a time; while none was kept and the last was discarded as taken under load (e.g. a
+    // journal replaying), another at each heartbeat (AgentClock::probe_due).
+    if (self->clock_.probe_due(proto::unix_now_s(), self->heartbeats_, o.time_sync_probes, o.time_sync_every_heartbeats))
       self->send_clock_probe();
-    }
     self->start_heartbeat();
   });
 }
 
 void AgentSession::probe_clock_before_run() {
   check_io_thread("AgentSession::probe_clock_before_run");
-  if (!probe_t0_) send_clock_probe();
+  if (!clock_.probe_outstanding()) send_clock_probe();
 }
 
 void AgentSession::send_clock_probe() {
   check_io_thread("AgentSession::send_clock_probe");
-  probe_under_load_ = !reading_;   // paused for ingest right now
-  probe_t0_ = proto::unix_now_s();
-  send(proto::TimeSync{*probe_t0_});
+  send(proto::TimeSync{clock_.start_probe(proto::unix_now_s(), !reading_)});   // !reading_: paused for ingest now
 }
 
 void AgentSession::close(const std::string& why) {

@@ -2,11 +2,10 @@
 // queue, ingest flow control (reading pauses while too many of its results, or too many bytes of every agent's,
 // wait for the database: max_ingest_in_flight, the controller's IngestBudget), the ack
 // sequence (acks are cumulative: one pending ack, raised as ingests complete, never a queue of them), the
-// heartbeat watchdog and clock probes (a probe whose reply waited while reading was paused for ingest, or slower
-// than ControllerOptions::max_clock_probe_rtt_s and 2x the link's fastest earlier round trip, is discarded: its round trip
-// measures a backlog, not the clock; one probe is outstanding at a time, and until one is kept a discarded probe is
-// followed by another at the next heartbeat). Io thread only: every method and handler runs on the one I/O thread,
-// database completions included (the threading rule: README.md, "Threading"; checked by io_thread.hpp).
+// heartbeat watchdog, and the clock probes it sends (which reply is kept, discarded as taken under load or refused
+// is AgentClock's decision; the session logs it and records it in the Store). Io thread only: every method and
+// handler runs on the one I/O thread, database completions included (the threading rule: README.md, "Threading";
+// checked by io_thread.hpp).
 #pragma once
 
 #include <boost/asio.hpp>
@@ -21,6 +20,7 @@
 
 #include "common/log.hpp"
 #include "common/protocol.hpp"
+#include "controller/agent_clock.hpp"
 #include "controller/controller.hpp"
 #include "net/ws_stream.hpp"
 
@@ -59,8 +59,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // The ack waiting to be written (the highest committed message id not yet acked), if any.
   std::optional<uint64_t> pending_ack() const { return pending_ack_; }
   // Clock probes discarded because they were taken under load (see above).
-  int64_t probes_discarded() const { return probes_discarded_; }
-  std::optional<double> clock_offset_s() const { return clock_offset_s_; }
+  int64_t probes_discarded() const { return clock_.probes_discarded(); }
+  std::optional<double> clock_offset_s() const { return clock_.offset_s(); }
   // The offset run `run_id`'s live telemetry is placed with: the one it started under, else the current one.
   std::optional<double> run_clock_offset_s(int64_t run_id) const;
   // Dispatch bookkeeping (owned by the Controller, io thread).
@@ -114,26 +114,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   int bad_frames_ = 0;   // rejected frames on this connection, in all
   log::RateLimit rejections_logged_{5, std::chrono::minutes(1)};   // rejections logged: 5 a minute, the rest counted
   int heartbeats_ = 0;
-  std::optional<double> probe_t0_;   // the probe outstanding (its t0), if any
-  bool retry_probe_ = false;         // the last probe was discarded and none is kept yet
-  bool probe_under_load_ = false;   // reading paused for ingest since the outstanding probe was sent
-  std::optional<double> min_rtt_s_;  // the fastest round trip of any probe not taken under load
-  int64_t probes_discarded_ = 0;
-  std::optional<double> best_rtt_s_;
-  std::optional<double> clock_offset_s_;   // agent minus controller, from the probe with best_rtt_s_
-  std::optional<BootClockOffset> boot_offset_;   // the agent's boot clock minus controller, from the same probe
-  // The offset each run started under (as runs.clock_offset_s stores it: by the boot clock for a run stamped in the
-  // kept probe's boot, else the one kept when its run_started was read; unset until a probe is kept), for its live
-  // telemetry: a step of the board's clock mid-run does not shift the run's samples, stamped from its t0_unix_s on
-  // the clock before the step. Runs started on this connection; at most kMaxRunOffsets (the oldest forgotten).
-  struct RunClock {
-    std::optional<double> offset_s;
-    double t0_unix_s = 0;   // its run_started's stamps, for an offset kept after it started
-    std::string boot_id;
-    std::optional<double> t0_boot_s;
-  };
-  std::map<int64_t, RunClock> run_clock_offsets_;
-  static constexpr size_t kMaxRunOffsets = 64;
+  AgentClock clock_;   // the agent's clocks against ours: probes, the kept estimate, each run's offset
   int64_t agent_id_ = 0;
   std::string name_;
   std::string device_class_;
