@@ -5,6 +5,7 @@
 // AgentSession; the I/O thread only, as its session.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -24,7 +25,7 @@ class AgentClock {
       kImplausible,   // a round trip outside [0, kMaxClockRttSeconds]
       kRefused,       // a wall offset beyond kMaxClockOffsetSeconds (a board years off before NTP)
       kDiscarded,     // taken under load, and no clock step: its round trip measures a backlog, not the clock
-      kNotBetter,     // slower than the kept probe, and no clock step
+      kNotBetter,     // no faster than the kept probe (an equal round trip too), and no clock step
       kKept,          // the new estimate (record it: Store::record_clock)
     };
     Kind kind = Kind::kStale;
@@ -32,8 +33,8 @@ class AgentClock {
     // kKept: the boot clock's offset kept with it. kRefused: the boot offset to offer for its boot
     // (Store::record_boot_offset), set only for a probe not taken under load.
     std::optional<BootClockOffset> boot;
-    // kKept: the probe disagrees with the kept one beyond their round trips: the board's clock was stepped, and this
-    // was the offset before the step.
+    // kKept: the probe disagrees with the kept one by more than half their round trips together plus kClockStepMarginS
+    // (clock_stepped): the board's clock was stepped, and this was the offset before the step.
     std::optional<double> stepped_from_s;
   };
 
@@ -42,16 +43,17 @@ class AgentClock {
   // Reading paused for ingest: the reply of the probe outstanding will wait behind results.
   void reading_paused() { probe_under_load_ = true; }
   bool probe_outstanding() const { return probe_t0_.has_value(); }
-  // At a heartbeat (the `heartbeat`th of the connection, from 1): whether to send a probe. A reply lost with a
-  // dropped frame is given up after 30 s; the first `first_probes` heartbeats and every `every_heartbeats`th send one,
-  // and while none is kept and the last was discarded, every heartbeat does.
+  // At a heartbeat (the `heartbeat`th of the connection, from 1): whether to send a probe, which the caller then must
+  // (start_probe). A reply lost with a dropped frame is given up here after 30 s; the first `first_probes` heartbeats
+  // and every `every_heartbeats`th send one, and so does the next heartbeat after a probe discarded while none was kept
+  // or a clock step kept from a probe taken under load (for a tighter estimate). Returning true clears that request.
   bool probe_due(double now_s, int heartbeat, int first_probes, int every_heartbeats);
   // The reply to a probe, read at `t3_s`; `max_rtt_s`: the round trip above which a probe counts as taken under load
   // (raised to twice the link's fastest earlier round trip, for a slow link).
   Verdict on_reply(const proto::TimeSyncReply& m, double t3_s, double max_rtt_s);
 
   // A run_started read on this connection: the offset its live telemetry is placed with (as runs.clock_offset_s
-  // stores it), kept for the last kMaxRunOffsets runs.
+  // stores it). At most kMaxRunOffsets runs are held: past that the lowest run id is forgotten.
   void run_started(const proto::RunStarted& m);
   // Its run_finished read: nothing of the run follows.
   void run_finished(int64_t run_id) { runs_.erase(run_id); }

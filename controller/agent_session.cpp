@@ -404,8 +404,8 @@ void AgentSession::start_heartbeat() {
     self->send(proto::Heartbeat{"controller", std::nullopt, {}, {}});
     const auto& o = self->controller_->options();
     ++self->heartbeats_;
-    // One probe outstanding at a time; while none was kept and the last was discarded as taken under load (e.g. a
-    // journal replaying), another at each heartbeat (AgentClock::probe_due).
+    // One probe outstanding at a time, as AgentClock::probe_due says (e.g. another at each heartbeat while a
+    // replaying journal has every probe discarded and none is kept).
     if (self->clock_.probe_due(proto::unix_now_s(), self->heartbeats_, o.time_sync_probes, o.time_sync_every_heartbeats))
       self->send_clock_probe();
     self->start_heartbeat();

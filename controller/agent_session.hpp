@@ -12,7 +12,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -58,7 +57,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   size_t queued_frames() const { return write_queue_.size() + (writing_ ? 1 : 0); }
   // The ack waiting to be written (the highest committed message id not yet acked), if any.
   std::optional<uint64_t> pending_ack() const { return pending_ack_; }
-  // Clock probes discarded because they were taken under load (see above).
+  // Clock probes discarded because they were taken under load (AgentClock).
   int64_t probes_discarded() const { return clock_.probes_discarded(); }
   std::optional<double> clock_offset_s() const { return clock_.offset_s(); }
   // The offset run `run_id`'s live telemetry is placed with: the one it started under, else the current one.

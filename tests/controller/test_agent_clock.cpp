@@ -119,3 +119,36 @@ TEST_CASE("agent clock: a run's live telemetry keeps the offset it started under
   c.run_finished(2);
   CHECK(*c.run_offset_s(2) == doctest::Approx(65.0));
 }
+
+TEST_CASE("agent clock: a slow link is judged by its own fastest round trip; once one is kept, a discarded probe asks "
+          "for no other") {
+  AgentClock c;
+  CHECK(probe(c, kT0, 1.0, 0.300).kind == Kind::kDiscarded);   // over the bound, nothing to judge the link by yet
+  CHECK(c.probe_due(kT0 + 10, 50, 3, 30));                      // none kept: another at the next heartbeat
+  CHECK(probe(c, kT0 + 10, 1.0, 0.310).kind == Kind::kKept);    // within twice the link's fastest (0.6 s)
+  CHECK(probe(c, kT0 + 20, 1.0, 0.700).kind == Kind::kDiscarded);   // beyond it
+  CHECK_FALSE(c.probe_due(kT0 + 30, 50, 3, 30));                // one is kept: no extra probe
+}
+
+TEST_CASE("agent clock: a run stamped in the kept probe's boot is placed by the boot clock; at most 64 runs are held") {
+  AgentClock c;
+  REQUIRE(probe(c, kT0, 2.0, 0.010, false, 100.0).kind == Kind::kKept);
+  // The board's wall clock stepped by 300 s after the probe; the run starts at kT0 + 10 on the controller's clock.
+  const auto started = [](int64_t run, const std::string& boot) {
+    proto::RunStarted r;
+    r.run_id = run;
+    r.t0_unix_s = kT0 + 10 + 302;
+    r.boot_id = boot;
+    r.t0_boot_s = kT0 + 10 + 100;
+    return r;
+  };
+  c.run_started(started(1, "b1"));
+  c.run_started(started(2, "b2"));   // another boot's stamps say nothing: the wall clock's kept offset
+  CHECK(*c.run_offset_s(1) == doctest::Approx(302.0));
+  CHECK(*c.run_offset_s(2) == doctest::Approx(2.0));
+  for (int64_t run = 3; run <= 64; ++run) c.run_started(started(run, "b1"));
+  CHECK(*c.run_offset_s(1) == doctest::Approx(302.0));   // 64 held
+  c.run_started(started(65, "b1"));
+  CHECK(*c.run_offset_s(1) == doctest::Approx(2.0));     // the lowest run id forgotten: the current offset
+  CHECK(*c.run_offset_s(65) == doctest::Approx(302.0));
+}
