@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +12,7 @@
 
 #include "agent/config.hpp"
 #include "agent/journal.hpp"
+#include "support/disk_usage.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace jetsweep;
@@ -57,9 +57,9 @@ std::string journal_file(const testing::TempDir& dir) { return (dir / "journal.b
 
 // The bytes the journal file occupies on disk (its blocks, not its length).
 uint64_t allocated_bytes(const testing::TempDir& dir) {
-  struct stat st {};
-  REQUIRE(::stat(journal_file(dir).c_str(), &st) == 0);
-  return static_cast<uint64_t>(st.st_blocks) * 512;
+  const auto bytes = testing::allocated_bytes(journal_file(dir));
+  REQUIRE(bytes);
+  return *bytes;
 }
 
 // Checks that `e` is a run_finished entry with message id `id` whose frame decodes to `expected`.

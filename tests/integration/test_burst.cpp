@@ -5,12 +5,11 @@
 // is below its run's results, so its run pauses until the controller is back. Fails on any requeue of a live agent, any agent
 // whose peak memory grew by more than its bound and a fixed allowance, a journal over its limit, a pause not
 // reported or not in its epoch's paused_before_s, and any row lost or doubled.
-#include <sys/stat.h>
-
 #include <cctype>
 #include <fstream>
 #include <thread>
 
+#include "support/disk_usage.hpp"
 #include "support/fault_campaign.hpp"
 
 using namespace jetsweep;
@@ -48,14 +47,10 @@ bool finished_a_run(const std::string& log, const std::string& name) {
   return false;
 }
 
-// The disk space a file occupies (its allocated blocks), 0 when absent. A journal gives back the space of its
-// acknowledged prefix by punching a hole (agent/journal.hpp disk_bytes()): its size keeps counting those bytes, so
-// size overstates what the agent's --journal-max-mb bounds by whatever was acknowledged before the outage.
-uint64_t disk_bytes_or_zero(const std::filesystem::path& p) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_blocks) * 512;
-}
+// The disk space a file occupies, 0 when absent. A journal gives back the space of its acknowledged prefix by
+// punching a hole (agent/journal.hpp disk_bytes()): its size keeps counting those bytes, so size overstates what the
+// agent's --journal-max-mb bounds by whatever was acknowledged before the outage.
+uint64_t disk_bytes_or_zero(const std::filesystem::path& p) { return testing::allocated_bytes(p).value_or(0); }
 
 }  // namespace
 
