@@ -9,7 +9,8 @@
 // Usage: jetsweep_analysis_bench [--reference-modes N (default 4368)] [--epochs N (default 100)]
 //                                [--budgets N (default 1000)] [--seed S] [--json]
 //                                [--accuracy [--targets A,B] [--train-modes 15,30,50] [--seeds N]]
-//                                [--adaptive [--targets A,B] [--seeds N] [--no-baselines] [--anchor measured]]
+//                                [--adaptive [--targets A,B] [--seeds N] [--no-baselines] [--anchor measured]
+//                                            [--round-size N] [--first-round N]]
 #include <CLI/CLI.hpp>
 
 #include <boost/json.hpp>
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <random>
 #include <string>
 
 #include "analysis/nn_predictor.hpp"
@@ -56,6 +58,8 @@ struct BenchOptions {
   double noise_pct = 2.0;  // the transfer corpus's noise per mode, time and power (uniform +-)
   std::string reference = "resnet";  // --accuracy, --adaptive: the synthetic corpus's reference workload
   std::string anchor = "powertrain"; // --adaptive: what the strategies correct (analysis/adaptive.hpp AdaptiveAnchor)
+  size_t round_size = 2;   // --adaptive: modes per round after the first (as `analyze adaptive --round-size`)
+  size_t first_round = 0;  // --adaptive: space-filling modes first, 0 = half the budget (`--first-round`)
 };
 
 // One (target, K, method) cell of the accuracy table, over seeds 1..N.
@@ -280,6 +284,27 @@ boost::json::value median_or_null(const std::vector<double>& v) {
   return median(v);
 }
 
+// How far the median over seeds could move with other seeds: the 5th and 95th percentiles of the median of 2,000
+// resamples of `v` (a bootstrap, fixed seed, so the same figures print the same interval). Two strategies whose
+// intervals overlap are not told apart by this many seeds.
+std::pair<double, double> median_interval(const std::vector<double>& v) {
+  if (v.size() < 2) return {median(v), median(v)};
+  std::mt19937_64 rng(20261205);
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> medians, sample(v.size());
+  for (int r = 0; r < 2000; ++r) {
+    for (double& x : sample) x = v[pick(rng)];
+    medians.push_back(median(sample));
+  }
+  return {quantile(medians, 0.05), quantile(medians, 0.95)};
+}
+
+boost::json::value interval_or_null(const std::vector<double>& v) {
+  if (v.empty()) return nullptr;
+  const auto [lo, hi] = median_interval(v);
+  return boost::json::array{lo, hi};
+}
+
 // One (corpus, target, strategy) row of the adaptive table: each figure per seed.
 struct AdaptiveRow {
   std::string corpus, target, strategy;
@@ -329,6 +354,8 @@ Status adaptive_rows(const Corpus& corpus, const Corpus& clean, const std::strin
         q.options.strategy = s;
         q.options.seed = static_cast<uint64_t>(seed);
         q.anchor = opt.anchor == "measured" ? AdaptiveAnchor::kMeasured : AdaptiveAnchor::kPowerTrain;
+        q.round_size = opt.round_size;
+        q.options.first_round = opt.first_round;
         q.baselines = opt.baselines && s == AdaptiveStrategy::kFrontImprovement;
         q.predict.nn.epochs = opt.epochs;
         q.predict.model_dir = tmpl;
@@ -440,32 +467,37 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     for (const auto& r : rows)
       a.push_back({{"corpus", r.corpus}, {"target", r.target}, {"strategy", r.strategy},
                    {"anchor", r.strategy.rfind("adaptive", 0) == 0 ? boost::json::value(opt.anchor) : nullptr},
+                   {"round_size", opt.round_size}, {"first_round", opt.first_round},
                    {"seeds", r.time.size()},
                    {"time_mape_median", median(r.time)}, {"time_mape_worst", *std::max_element(r.time.begin(), r.time.end())},
                    {"power_mape_median", median(r.power)}, {"energy_mape_median", median(r.energy)},
                    {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},
-                   {"time_penalty_median", median(r.penalty)}, {"over_budget_median", median(r.over)}, {"over_budget_plus1_median", median(r.over1)},
+                   {"time_penalty_median", median(r.penalty)}, {"time_penalty_median_90", interval_or_null(r.penalty)}, {"over_budget_median", median(r.over)}, {"over_budget_plus1_median", median(r.over1)},
                    {"abstained_median", median(r.abstained)},
                    {"time_penalty_true_power_median", median_or_null(r.penalty_true_power)},
                    {"time_penalty_true_time_median", median_or_null(r.penalty_true_time)},
                    {"time_penalty_vs_mean_median", median_or_null(r.penalty_vs_mean)},
+                   {"time_penalty_vs_mean_median_90", interval_or_null(r.penalty_vs_mean)},
                    {"seconds_median", median(r.seconds)}});
     std::cout << boost::json::serialize(a) << "\n";
     return;
   }
   std::cout << "Adaptive profiling replays (budget 15 unless the strategy says otherwise; " << opt.seeds
             << " seeds, medians; the adaptive strategies correct the reference's "
-            << (opt.anchor == "measured" ? "measured values" : "network predictions")
+            << (opt.anchor == "measured" ? "measured values" : "network predictions") << "; rounds of "
+            << opt.round_size << " after a first round of "
+            << (opt.first_round == 0 ? std::string("half the budget") : std::to_string(opt.first_round))
             << "; MAPE over the modes not profiled; penalty: median over 1 W budgets across the "
                "target's power of the pick's time against the true optimum; >B+1W: share of picks over budget by "
                "more than 1 W; no pick: budgets with an optimum where it chose nothing, left out of penalty and >B+1W; "
                "s: choosing and fitting per replay, the reference network's training excluded; pen true P / true t: "
                "the adaptive strategy's penalty with the true power / the true time of every mode; vs mean: its picks' penalty "
                "judged on every mode's mean, the corpus without its 2% noise; noise floor: the decision made with every "
-               "mode's mean, judged like the others)\n"
+               "mode's mean, judged like the others; 90%: where the median over seeds lies in 90% of 2,000 bootstrap resamples of "
+               "the seeds: strategies whose intervals overlap are not told apart by this many seeds)\n"
             << "| corpus | target | strategy | time MAPE | time worst | power MAPE | energy MAPE | front P | front R | "
-               "penalty % | >B+1W % | no pick | s | pen true P % | pen true t % | pen vs mean % |\n"
-            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "penalty % | penalty 90% | >B+1W % | no pick | s | pen true P % | pen true t % | pen vs mean % | vs mean 90% |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::cout.setf(std::ios::fixed);
   for (const auto& r : rows) {
     std::cout.precision(1);
@@ -475,13 +507,21 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     std::cout.precision(2);
     std::cout << median(r.precision) << " | " << median(r.recall) << " | ";
     std::cout.precision(1);
-    std::cout << median(r.penalty) << " | " << median(r.over1) << " | " << median(r.abstained) << " | ";
+    const auto [pen_lo, pen_hi] = median_interval(r.penalty);
+    std::cout << median(r.penalty) << " | " << pen_lo << "-" << pen_hi << " | " << median(r.over1) << " | "
+              << median(r.abstained) << " | ";
     std::cout.precision(2);
     std::cout << median(r.seconds) << " | ";
     std::cout.precision(1);
     for (const auto* v : {&r.penalty_true_power, &r.penalty_true_time, &r.penalty_vs_mean}) {
       if (v->empty()) std::cout << "- | ";
       else std::cout << median(*v) << " | ";
+    }
+    if (r.penalty_vs_mean.empty()) {
+      std::cout << "- | ";
+    } else {
+      const auto [lo, hi] = median_interval(r.penalty_vs_mean);
+      std::cout << lo << "-" << hi << " | ";
     }
     std::cout << "\n";
   }
@@ -507,6 +547,12 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-baselines", opt.baselines, "--adaptive: skip the PowerTrain baselines (the strategies only)");
   app.add_option("--anchor", opt.anchor, "--adaptive: powertrain | measured, what the strategies correct")
       ->check(CLI::IsMember({"powertrain", "measured"}))
+      ->capture_default_str();
+  app.add_option("--round-size", opt.round_size, "--adaptive: modes per round after the first")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--first-round", opt.first_round, "--adaptive: space-filling modes first (0 = half the budget)")
+      ->check(CLI::Range(size_t(0), size_t(15)))
       ->capture_default_str();
   app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();
