@@ -24,8 +24,15 @@ double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_
 
 }  // namespace
 
+// Time's two forms come in variants: [0] as described in create(), and one per entry of kLoaderCores, where the
+// CPU stage's cores saturate at that count (the loader's workers and the main process use no more; beyond it, more
+// cores add power, not speed). fit() keeps per form the variant with the lowest leave-one-out error.
+constexpr int kLoaderCores[] = {2, 3, 4, 5, 6, 8};
+
 struct AdaptiveProfiler::Designs {
-  Eigen::MatrixXd time_log, time_lin, power_log, power_lin;
+  std::vector<Eigen::MatrixXd> time_log, time_lin;  // [0] without saturation, then one per kLoaderCores entry
+  std::vector<int> saturation;                      // the cores each variant saturates at (0: none)
+  Eigen::MatrixXd power_log, power_lin;
 };
 
 Result<AdaptiveStrategy> parse_adaptive_strategy(const std::string& text) {
@@ -92,8 +99,29 @@ Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidate
   }
   auto designs = std::make_shared<Designs>();
   log_terms[0] = p.ref_log_time_;
-  designs->time_log = design(log_terms);
-  designs->time_lin = design(time_lin_terms);
+  designs->time_log.push_back(design(log_terms));
+  designs->time_lin.push_back(design(time_lin_terms));
+  designs->saturation.push_back(0);
+  // The saturating variants: log(min(cores, k)) in log space, and the CPU stage's work over min(cores, k) cores in
+  // milliseconds, beside the terms above. Only where the board has more cores than k (else the term adds nothing).
+  int max_cores = 0;
+  for (const auto& m : candidates) max_cores = std::max(max_cores, m.cores);
+  for (int k : kLoaderCores) {
+    if (k >= max_cores) continue;
+    auto with_log = log_terms;
+    auto with_lin = time_lin_terms;
+    std::vector<double> log_cores, cpu_work;
+    for (const auto& m : candidates) {
+      const double used = std::min(double(m.cores), double(k));
+      log_cores.push_back(std::log(used));
+      cpu_work.push_back(1.0 / (used * m.cpu_mhz));
+    }
+    with_log.push_back(std::move(log_cores));
+    with_lin.push_back(std::move(cpu_work));
+    designs->time_log.push_back(design(with_log));
+    designs->time_lin.push_back(design(with_lin));
+    designs->saturation.push_back(k);
+  }
   log_terms[0] = p.ref_log_power_;
   designs->power_log = design(log_terms);
   designs->power_lin = design(lin_terms);
@@ -150,10 +178,25 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   for (double v : p_y) p_obs.push_back(std::exp(v));
   // Time: both forms, blended in log space with weights by the inverse square of their leave-one-out errors (a
   // blend ranked near-front modes better than either form alone or the better one chosen per fit: docs/ANALYSIS.md);
-  // the spread is the mixture's, and the error reported is the blend's own leave-one-out error (its weights come
-  // from every observation, so it is slightly optimistic). A form without a finite error weighs nothing.
-  const FormFit tl = fit_form(designs_->time_log, ranks_, t_idx, t_obs, ref_time, true);
-  const FormFit tw = fit_form(designs_->time_lin, ranks_, t_idx, t_obs, ref_time, false);
+  // the spread is the mixture's, and the error reported is the blend's own leave-one-out error (its weights and
+  // each form's variant below come from every observation, so it is slightly optimistic). A form without a finite
+  // error weighs nothing.
+  // Each form's variant with the lowest leave-one-out error (the first, without saturation, on ties). Blending
+  // every variant by its error, or one saturation for both forms, did no better (docs/ANALYSIS.md).
+  auto best_variant = [&](const std::vector<Eigen::MatrixXd>& variants, bool log_form, int& saturation) {
+    FormFit best = fit_form(variants[0], ranks_, t_idx, t_obs, ref_time, log_form);
+    saturation = 0;
+    for (size_t v = 1; v < variants.size(); ++v) {
+      FormFit candidate = fit_form(variants[v], ranks_, t_idx, t_obs, ref_time, log_form);
+      if (candidate.loo_rel < best.loo_rel) {
+        best = std::move(candidate);
+        saturation = designs_->saturation[v];
+      }
+    }
+    return best;
+  };
+  const FormFit tl = best_variant(designs_->time_log, true, f.time_log_cores_saturation);
+  const FormFit tw = best_variant(designs_->time_lin, false, f.time_linear_cores_saturation);
   auto weight_of = [](double loo_rel) {
     return std::isfinite(loo_rel) ? 1.0 / std::max(loo_rel * loo_rel, 1e-12) : 0.0;
   };

@@ -2,8 +2,10 @@
 // time/power predictor from the modes profiled so far. The model is a transfer from a reference workload: the
 // target is the reference network's prediction corrected by a ridge regression on knob terms (time in log space and
 // in milliseconds, the two blended by their leave-one-out errors; power in log space or in watts, whichever predicts
-// better by leave-one-out), the penalty chosen by leave-one-out; each form's predictive spread comes from the ridge
-// posterior scaled by the leave-one-out error (time's: the two forms' mixture).
+// better by leave-one-out), the penalty chosen by leave-one-out; each time form also comes in variants whose CPU stage
+// stops gaining from cores past a count (the data loader's saturation), the variant chosen by leave-one-out; each
+// form's predictive spread comes from the ridge posterior scaled by the leave-one-out error (time's: the two forms'
+// mixture).
 // The strategies: a space-filling first round (Latin hypercube over the knobs' value ranks), then rounds that pick
 // the modes of largest constrained expected improvement of the optimum under the power budgets (summed over the
 // budgets, batch by kriging believer), or for comparison uniformly at random. Deterministic for a seed.
@@ -62,6 +64,8 @@ struct AdaptiveFit {
   double time_loo_pct = 0, power_loo_pct = 0;     // leave-one-out MAPE over the observations
   bool power_linear = false;                      // power corrected in watts rather than in log space
   double time_linear_weight = 0;                  // the share of time's form corrected in milliseconds (rest: log)
+  int time_log_cores_saturation = 0;              // the cores each time form's CPU stage saturates at (0: none),
+  int time_linear_cores_saturation = 0;           // chosen by leave-one-out
   size_t observations = 0;
 };
 

@@ -22,7 +22,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <random>
 #include <string>
 
 #include "analysis/nn_predictor.hpp"
@@ -284,24 +283,9 @@ boost::json::value median_or_null(const std::vector<double>& v) {
   return median(v);
 }
 
-// How far the median over seeds could move with other seeds: the 5th and 95th percentiles of the median of 2,000
-// resamples of `v` (a bootstrap, fixed seed, so the same figures print the same interval). Two strategies whose
-// intervals overlap are not told apart by this many seeds.
-std::pair<double, double> median_interval(const std::vector<double>& v) {
-  if (v.size() < 2) return {median(v), median(v)};
-  std::mt19937_64 rng(20261205);
-  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
-  std::vector<double> medians, sample(v.size());
-  for (int r = 0; r < 2000; ++r) {
-    for (double& x : sample) x = v[pick(rng)];
-    medians.push_back(median(sample));
-  }
-  return {quantile(medians, 0.05), quantile(medians, 0.95)};
-}
-
 boost::json::value interval_or_null(const std::vector<double>& v) {
   if (v.empty()) return nullptr;
-  const auto [lo, hi] = median_interval(v);
+  const auto [lo, hi] = bootstrap_median_interval(v);  // 90 %: two strategies whose intervals overlap are not told apart
   return boost::json::array{lo, hi};
 }
 
@@ -472,7 +456,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                    {"time_mape_median", median(r.time)}, {"time_mape_worst", *std::max_element(r.time.begin(), r.time.end())},
                    {"power_mape_median", median(r.power)}, {"energy_mape_median", median(r.energy)},
                    {"front_precision_median", median(r.precision)}, {"front_recall_median", median(r.recall)},
-                   {"time_penalty_median", median(r.penalty)}, {"time_penalty_median_90", interval_or_null(r.penalty)}, {"over_budget_median", median(r.over)}, {"over_budget_plus1_median", median(r.over1)},
+                   {"time_penalty_median", median(r.penalty)}, {"time_penalty_median_90", interval_or_null(r.penalty)},
+                   {"time_penalty_mean", mean(r.penalty)},
+                   {"time_penalty_worst", *std::max_element(r.penalty.begin(), r.penalty.end())}, {"over_budget_median", median(r.over)}, {"over_budget_plus1_median", median(r.over1)},
                    {"abstained_median", median(r.abstained)},
                    {"time_penalty_true_power_median", median_or_null(r.penalty_true_power)},
                    {"time_penalty_true_time_median", median_or_null(r.penalty_true_time)},
@@ -494,10 +480,11 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                "the adaptive strategy's penalty with the true power / the true time of every mode; vs mean: its picks' penalty "
                "judged on every mode's mean, the corpus without its 2% noise; noise floor: the decision made with every "
                "mode's mean, judged like the others; 90%: where the median over seeds lies in 90% of 2,000 bootstrap resamples of "
-               "the seeds: strategies whose intervals overlap are not told apart by this many seeds)\n"
+               "the seeds: strategies whose intervals overlap are not told apart by this many seeds; pen mean / worst: the "
+               "penalty's mean over the seeds and its worst seed)\n"
             << "| corpus | target | strategy | time MAPE | time worst | power MAPE | energy MAPE | front P | front R | "
-               "penalty % | penalty 90% | >B+1W % | no pick | s | pen true P % | pen true t % | pen vs mean % | vs mean 90% |\n"
-            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "penalty % | penalty 90% | pen mean % | pen worst % | >B+1W % | no pick | s | pen true P % | pen true t % | pen vs mean % | vs mean 90% |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::cout.setf(std::ios::fixed);
   for (const auto& r : rows) {
     std::cout.precision(1);
@@ -507,8 +494,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     std::cout.precision(2);
     std::cout << median(r.precision) << " | " << median(r.recall) << " | ";
     std::cout.precision(1);
-    const auto [pen_lo, pen_hi] = median_interval(r.penalty);
-    std::cout << median(r.penalty) << " | " << pen_lo << "-" << pen_hi << " | " << median(r.over1) << " | "
+    const auto [pen_lo, pen_hi] = bootstrap_median_interval(r.penalty);
+    std::cout << median(r.penalty) << " | " << pen_lo << "-" << pen_hi << " | " << mean(r.penalty) << " | "
+              << *std::max_element(r.penalty.begin(), r.penalty.end()) << " | " << median(r.over1) << " | "
               << median(r.abstained) << " | ";
     std::cout.precision(2);
     std::cout << median(r.seconds) << " | ";
@@ -520,7 +508,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     if (r.penalty_vs_mean.empty()) {
       std::cout << "- | ";
     } else {
-      const auto [lo, hi] = median_interval(r.penalty_vs_mean);
+      const auto [lo, hi] = bootstrap_median_interval(r.penalty_vs_mean);
       std::cout << lo << "-" << hi << " | ";
     }
     std::cout << "\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace jetsweep::analysis {
 
@@ -22,6 +23,19 @@ double quantile(std::vector<double> v, double q) {
 }
 
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+std::pair<double, double> bootstrap_median_interval(const std::vector<double>& v, double level, int resamples,
+                                                    uint64_t seed) {
+  if (v.size() < 2 || resamples < 1) return {median(v), median(v)};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> medians, sample(v.size());
+  for (int r = 0; r < resamples; ++r) {
+    for (double& x : sample) x = v[pick(rng)];
+    medians.push_back(median(sample));
+  }
+  return {quantile(medians, (1 - level) / 2), quantile(medians, (1 + level) / 2)};
+}
 
 double sample_stddev(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
