@@ -24,13 +24,14 @@ double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_
 
 }  // namespace
 
-// Time's two forms come in variants: [0] as described in create(), and one per entry of kLoaderCores, where the
-// CPU stage's cores saturate at that count (the loader's workers and the main process use no more; beyond it, more
-// cores add power, not speed). fit() keeps per form the variant with the lowest leave-one-out error.
+// Time's two forms come in variants: [0] as described in create(), and one per entry k of kLoaderCores strictly
+// between the candidates' fewest and most cores, where the CPU stage's cores saturate at k (the loader's workers and
+// the main process use no more; beyond it, more cores add power, not speed). fit() keeps per form the variant with the
+// lowest leave-one-out error.
 constexpr int kLoaderCores[] = {2, 3, 4, 5, 6, 8};
 
 struct AdaptiveProfiler::Designs {
-  std::vector<Eigen::MatrixXd> time_log, time_lin;  // [0] without saturation, then one per kLoaderCores entry
+  std::vector<Eigen::MatrixXd> time_log, time_lin;  // [0] without saturation, then one per kLoaderCores entry used
   std::vector<int> saturation;                      // the cores each variant saturates at (0: none)
   Eigen::MatrixXd power_log, power_lin;
 };
@@ -103,11 +104,15 @@ Result<AdaptiveProfiler> AdaptiveProfiler::create(std::vector<ModeKey> candidate
   designs->time_lin.push_back(design(time_lin_terms));
   designs->saturation.push_back(0);
   // The saturating variants: log(min(cores, k)) in log space, and the CPU stage's work over min(cores, k) cores in
-  // milliseconds, beside the terms above. Only where the board has more cores than k (else the term adds nothing).
-  int max_cores = 0;
-  for (const auto& m : candidates) max_cores = std::max(max_cores, m.cores);
+  // milliseconds, beside the terms above. Only for k strictly between the candidates' fewest and most cores: outside
+  // that, min(cores, k) is the cores themselves or a constant, and the term repeats one already there.
+  int min_cores = std::numeric_limits<int>::max(), max_cores = 0;
+  for (const auto& m : candidates) {
+    min_cores = std::min(min_cores, m.cores);
+    max_cores = std::max(max_cores, m.cores);
+  }
   for (int k : kLoaderCores) {
-    if (k >= max_cores) continue;
+    if (k <= min_cores || k >= max_cores) continue;
     auto with_log = log_terms;
     auto with_lin = time_lin_terms;
     std::vector<double> log_cores, cpu_work;
@@ -181,14 +186,14 @@ Result<AdaptiveFit> AdaptiveProfiler::fit(const std::vector<Observation>& observ
   // the spread is the mixture's, and the error reported is the blend's own leave-one-out error (its weights and
   // each form's variant below come from every observation, so it is slightly optimistic). A form without a finite
   // error weighs nothing.
-  // Each form's variant with the lowest leave-one-out error (the first, without saturation, on ties). Blending
+  // Each form's variant with the lowest finite leave-one-out error (the first, without saturation, on ties). Blending
   // every variant by its error, or one saturation for both forms, did no better (docs/ANALYSIS.md).
   auto best_variant = [&](const std::vector<Eigen::MatrixXd>& variants, bool log_form, int& saturation) {
     FormFit best = fit_form(variants[0], ranks_, t_idx, t_obs, ref_time, log_form);
     saturation = 0;
     for (size_t v = 1; v < variants.size(); ++v) {
       FormFit candidate = fit_form(variants[v], ranks_, t_idx, t_obs, ref_time, log_form);
-      if (candidate.loo_rel < best.loo_rel) {
+      if (std::isfinite(candidate.loo_rel) && !(best.loo_rel <= candidate.loo_rel)) {  // also past a NaN best
         best = std::move(candidate);
         saturation = designs_->saturation[v];
       }

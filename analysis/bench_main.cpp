@@ -495,7 +495,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
     std::cout << median(r.precision) << " | " << median(r.recall) << " | ";
     std::cout.precision(1);
     const auto [pen_lo, pen_hi] = bootstrap_median_interval(r.penalty);
-    std::cout << median(r.penalty) << " | " << pen_lo << "-" << pen_hi << " | " << mean(r.penalty) << " | "
+    std::cout << median(r.penalty) << " | " << pen_lo << ".." << pen_hi << " | " << mean(r.penalty) << " | "
               << *std::max_element(r.penalty.begin(), r.penalty.end()) << " | " << median(r.over1) << " | "
               << median(r.abstained) << " | ";
     std::cout.precision(2);
@@ -509,7 +509,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
       std::cout << "- | ";
     } else {
       const auto [lo, hi] = bootstrap_median_interval(r.penalty_vs_mean);
-      std::cout << lo << "-" << hi << " | ";
+      std::cout << lo << ".." << hi << " | ";
     }
     std::cout << "\n";
   }
@@ -540,7 +540,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--first-round", opt.first_round, "--adaptive: space-filling modes first (0 = half the budget)")
-      ->check(CLI::Range(size_t(0), size_t(15)))
+      ->check(CLI::IsMember(std::vector<size_t>{0}) | CLI::Range(kAdaptiveMinBudget, size_t(15)))
       ->capture_default_str();
   app.add_option("--targets", opt.targets, "--accuracy, --adaptive: target workloads")->delimiter(',')->capture_default_str();
   app.add_option("--train-modes", opt.train_modes, "--accuracy: target modes K")->delimiter(',')->capture_default_str();

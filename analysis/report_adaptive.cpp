@@ -117,6 +117,15 @@ void attribute_penalty(AdaptiveFigures& f, const AdaptiveProfiler& profiler, con
   f.penalty_true_time_pct = penalty_with(true_time);
 }
 
+// Where the final fit's CPU stage stops gaining from cores (AdaptiveFit's saturation per time form), if anywhere.
+std::optional<std::string> saturation_note(const AdaptiveFit& fit) {
+  if (fit.time_log_cores_saturation == 0 && fit.time_linear_cores_saturation == 0) return std::nullopt;
+  auto cores = [](int k) { return k > 0 ? std::to_string(k) + " cores" : std::string("none"); };
+  return "the time fit's CPU stage stops gaining from cores past a count (chosen by leave-one-out): " +
+         cores(fit.time_log_cores_saturation) + " in log space, " + cores(fit.time_linear_cores_saturation) +
+         " in milliseconds";
+}
+
 // PowerTrain transfer from k random modes (as `analyze optimize --method powertrain` picks: the fastest predicted
 // mode within the budget, every mode predicted).
 Result<AdaptiveFigures> powertrain_baseline(const Corpus& corpus, const AdaptiveQuery& q, const Oracle& o, size_t k,
@@ -234,6 +243,7 @@ Result<AdaptiveReport> adaptive_report(const Corpus& corpus, const AdaptiveQuery
   };
   JS_ASSIGN_OR_RETURN(std::vector<Observation> observed, profiler.replay(oracle, q.round_size, on_round));
   JS_ASSIGN_OR_RETURN(AdaptiveFit fit, profiler.fit(observed));
+  if (auto note = saturation_note(fit)) r.notes.push_back(std::move(*note));
   r.picks = profiler.choose(fit, observed, r.budgets_w);
   std::vector<double> power_w;
   for (double p : fit.power_mw) power_w.push_back(p / 1000.0);

@@ -27,6 +27,7 @@ double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 std::pair<double, double> bootstrap_median_interval(const std::vector<double>& v, double level, int resamples,
                                                     uint64_t seed) {
   if (v.size() < 2 || resamples < 1) return {median(v), median(v)};
+  level = std::clamp(level, 0.0, 1.0);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
   std::vector<double> medians, sample(v.size());

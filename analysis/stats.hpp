@@ -12,7 +12,8 @@ double median(std::vector<double> v);                 // 0 for an empty vector
 double quantile(std::vector<double> v, double q);     // linear interpolation (numpy's default)
 double sample_stddev(const std::vector<double>& v);   // n-1 denominator; 0 below two values
 // Where the median of v could lie with other samples: the (1-level)/2 and (1+level)/2 quantiles of the medians of
-// `resamples` bootstrap resamples (seeded, so the same v gives the same interval); the median twice below 2 values.
+// `resamples` bootstrap resamples (seeded, so the same v gives the same interval); level is clamped to [0, 1]; the
+// median twice below 2 values.
 std::pair<double, double> bootstrap_median_interval(const std::vector<double>& v, double level = 0.9,
                                                     int resamples = 2000, uint64_t seed = 20261205);
 double coefficient_of_variation_pct(const std::vector<double>& v);  // 100 * stddev / mean

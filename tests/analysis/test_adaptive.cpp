@@ -206,6 +206,25 @@ TEST_CASE("adaptive: the fit finds where a CPU stage stops gaining from more cor
   CHECK(mape_pct(target.time_ms, fit->time_ms) < 8.0);
 }
 
+TEST_CASE("adaptive: a board whose modes all have the same cores gets no saturating variant") {
+  // min(cores, k) is then a constant or the cores themselves: a saturating term would only repeat one already there
+  // (in milliseconds, exactly the 1/CPU clock term), and the fit must not report a saturation the data cannot show.
+  const Truth all = truth_of(orin_corpus(), "resnet");
+  Truth ref;
+  for (size_t i = 0; i < all.modes.size(); ++i)
+    if (all.modes[i].cores == 8) {
+      ref.modes.push_back(all.modes[i]);
+      ref.time_ms.push_back(all.time_ms[i]);
+      ref.power_mw.push_back(all.power_mw[i]);
+    }
+  REQUIRE(ref.modes.size() == all.modes.size() / 12);
+  const Truth target = plus_cpu_stage(ref, 0.3, 8);
+  const auto fit = fit_after_random_replay(ref, target, 15);
+  REQUIRE(fit.is_ok());
+  CHECK(fit->time_log_cores_saturation == 0);
+  CHECK(fit->time_linear_cores_saturation == 0);
+}
+
 TEST_CASE("adaptive: choosing where the optimum can move beats choosing at random (budgets across the power range)") {
   // Twenty seeds per target; a strategy that picks at random loses on the time penalty against the true optimum,
   // judged by its mean over the seeds and its worst seed: random picks leave some seeds far from the front. (Not by
