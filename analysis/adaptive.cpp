@@ -481,6 +481,15 @@ std::vector<BudgetPick> AdaptiveProfiler::choose(const AdaptiveFit& fit, const s
           pick.power_w = fit.power_mw[i] / 1000.0;
         }
       }
+      for (size_t i = 0; i < candidates_.size(); ++i) {
+        if (measured[i] || (pick.candidate && (i == *pick.candidate || fit.time_ms[i] >= pick.time_ms))) continue;
+        if (std::log(fit.power_mw[i]) - kPowerBound * fit.log_power_sd[i] > log_b) continue;
+        if (!pick.contender || fit.time_ms[i] < pick.contender_time_ms) {
+          pick.contender = i;
+          pick.contender_time_ms = fit.time_ms[i];
+          pick.contender_power_w = fit.power_mw[i] / 1000.0;
+        }
+      }
     }
     out.push_back(pick);
   }

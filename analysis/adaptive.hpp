@@ -75,7 +75,16 @@ struct BudgetPick {
   std::optional<size_t> candidate;  // index into candidates(); nullopt = nothing expected to fit
   bool measured = false;            // the pick was profiled (its values are observations, not predictions)
   double time_ms = 0, power_w = 0;  // the values the decision used
+  // The fastest unprofiled mode predicted faster than the pick that may still fit: its power at the other side of
+  // the bound (one-sided 25 %) is within the budget. Profiling it decides between the two; nullopt = none.
+  std::optional<size_t> contender;
+  double contender_time_ms = 0, contender_power_w = 0;  // its predicted values
 };
+
+// How much faster the contender is predicted than the pick, in percent; 0 without both.
+inline double contender_gain_pct(const BudgetPick& p) {
+  return p.contender && p.candidate && p.contender_time_ms > 0 ? 100.0 * (p.time_ms / p.contender_time_ms - 1.0) : 0.0;
+}
 
 class AdaptiveProfiler {
  public:
@@ -92,7 +101,7 @@ class AdaptiveProfiler {
   // The predictor from the observations (at least 2 with time; power modelled when at least 2 have power).
   Result<AdaptiveFit> fit(const std::vector<Observation>& observed) const;
   // Per budget: the fastest profiled mode within it, or an unprofiled one whose predicted power, raised to its
-  // one-sided 75% predictive bound, fits and whose predicted time beats it.
+  // one-sided 75% predictive bound, fits and whose predicted time beats it; and the contender (BudgetPick).
   std::vector<BudgetPick> choose(const AdaptiveFit& fit, const std::vector<Observation>& observed,
                                  const std::vector<double>& budgets_w) const;
   // The budgets the strategy aims at: the options' or twelve across the fit's predicted power range (1st-99th pct).

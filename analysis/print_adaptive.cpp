@@ -95,6 +95,15 @@ bj::object report_json(const AdaptiveReport& r) {
       x["predicted_time_ms"] = jnum(p.time_ms);
       x["predicted_power_w"] = jnum(p.power_w);
     }
+    if (p.contender) {
+      bj::object c = pick_json(r, *p.contender);
+      c["predicted_time_ms"] = jnum(p.contender_time_ms);
+      c["predicted_power_w"] = jnum(p.contender_power_w);
+      c["predicted_gain_pct"] = p.candidate ? jnum(contender_gain_pct(p), 5) : bj::value(nullptr);
+      x["contender"] = std::move(c);
+    } else {
+      x["contender"] = nullptr;
+    }
     const BudgetOutcome* oc = outcome_of(r, p.budget_w);
     x["optimal"] = oc && oc->optimal ? bj::value(pick_json(r, *oc->optimal)) : bj::value(nullptr);
     x["time_penalty_pct"] = oc ? jnum(oc->time_penalty_pct, 5) : bj::value(nullptr);
@@ -146,7 +155,9 @@ void print_text(std::ostream& out, const AdaptiveReport& r) {
   for (const auto& p : r.picks) {
     out << "  " << pad_left(fixed(p.budget_w, 1), 6) << " W: ";
     if (!p.candidate) {
-      out << "no mode expected to fit\n";
+      out << "no mode expected to fit";
+      if (p.contender) out << "; " << r.oracle.modes[*p.contender].label() << " may fit";
+      out << "\n";
       continue;
     }
     const size_t c = *p.candidate;
@@ -158,6 +169,9 @@ void print_text(std::ostream& out, const AdaptiveReport& r) {
           << " ms, penalty " << fixed(oc->time_penalty_pct, 1) << "%";
       if (oc->excess_power_w > 0) out << ", over by " << fixed(oc->excess_power_w, 2) << " W";
     }
+    if (p.contender)
+      out << "; may fit and predicted " << fixed(contender_gain_pct(p), 1) << "% faster: "
+          << r.oracle.modes[*p.contender].label();
     out << "\n";
   }
   for (const auto& n : r.notes) out << "note: " << n << "\n";

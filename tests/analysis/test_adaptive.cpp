@@ -56,15 +56,30 @@ struct Judged {
   size_t profiled = 0;
 };
 
-Judged replay_and_judge(const Truth& ref, const Truth& target, AdaptiveStrategy s, uint64_t seed) {
-  AdaptiveOptions o;
-  o.strategy = s;
-  o.seed = seed;
-  const AdaptiveProfiler p = profiler_for(ref, o);
+// A replay of `target` from `ref` (rounds of 2 after the first) and the fit on what it profiled.
+struct Replayed {
+  AdaptiveProfiler profiler;
+  std::vector<Observation> observed;
+  AdaptiveFit fit;
+};
+
+Replayed replay_and_fit(const Truth& ref, const Truth& target, const AdaptiveOptions& o) {
+  AdaptiveProfiler p = profiler_for(ref, o);
   auto observed = p.replay(target.oracle(), 2);
   REQUIRE(observed.is_ok());
   auto fit = p.fit(*observed);
   REQUIRE(fit.is_ok());
+  return {std::move(p), std::move(*observed), std::move(*fit)};
+}
+
+Judged replay_and_judge(const Truth& ref, const Truth& target, AdaptiveStrategy s, uint64_t seed) {
+  AdaptiveOptions o;
+  o.strategy = s;
+  o.seed = seed;
+  const Replayed r = replay_and_fit(ref, target, o);
+  const AdaptiveProfiler& p = r.profiler;
+  const auto* observed = &r.observed;
+  const auto* fit = &r.fit;
   std::vector<double> true_w;
   for (double mw : target.power_mw) true_w.push_back(mw / 1000.0);
   const auto budgets = budget_range(std::ceil(*std::min_element(true_w.begin(), true_w.end())),
@@ -256,6 +271,48 @@ TEST_CASE("adaptive: choosing where the optimum can move beats choosing at rando
     CHECK(front_worst < random_worst);
     CHECK(median(front_over) <= 5.0);
   }
+}
+
+TEST_CASE("adaptive: each budget's contender is the fastest unprofiled mode that may fit and beats the choice") {
+  // The contender flags a choice that could be far from the optimum: a mode whose predicted power, lowered to its
+  // one-sided 25 % bound, fits the budget and whose predicted time beats the choice's. Checked against every mode.
+  const Truth ref = truth_of(orin_corpus(), "resnet"), target = truth_of(orin_corpus(), "lenet");
+  AdaptiveOptions o;
+  o.seed = 3;
+  const Replayed r = replay_and_fit(ref, target, o);
+  const AdaptiveProfiler& p = r.profiler;
+  const auto* observed = &r.observed;
+  const auto* fit = &r.fit;
+  std::set<size_t> profiled;
+  for (const auto& ob : *observed) profiled.insert(*p.index_of(ob.mode));
+  const auto budgets = budget_range(4, 40, 1.0);
+  const auto picks = p.choose(*fit, *observed, budgets);
+  REQUIRE(picks.size() == budgets.size());
+  constexpr double kLowerBound = 0.6744897501960817;   // the other side of the choice's 75 % bound
+  size_t with_contender = 0;
+  for (const auto& pick : picks) {
+    CAPTURE(pick.budget_w);
+    const double log_b = std::log(pick.budget_w * 1000.0);
+    auto may_fit_and_beat = [&](size_t i) {
+      return !profiled.count(i) && (!pick.candidate || (i != *pick.candidate && fit->time_ms[i] < pick.time_ms)) &&
+             std::log(fit->power_mw[i]) - kLowerBound * fit->log_power_sd[i] <= log_b;
+    };
+    std::optional<size_t> fastest;
+    for (size_t i = 0; i < p.candidates().size(); ++i)
+      if (may_fit_and_beat(i) && (!fastest || fit->time_ms[i] < fit->time_ms[*fastest])) fastest = i;
+    REQUIRE(fastest.has_value() == pick.contender.has_value());
+    if (!pick.contender) continue;
+    ++with_contender;
+    CHECK(fit->time_ms[*pick.contender] == fit->time_ms[*fastest]);
+    CHECK(may_fit_and_beat(*pick.contender));
+    CHECK(pick.contender_time_ms == fit->time_ms[*pick.contender]);
+    CHECK(pick.contender_power_w == doctest::Approx(fit->power_mw[*pick.contender] / 1000.0));
+    if (pick.candidate) CHECK(contender_gain_pct(pick) > 0);
+  }
+  // LeNet's front is steep at low power, where 2 % of power buys far more than 2 % of time: some choices there
+  // have a contender, and the budget above every mode's power has none (its choice is the fastest mode predicted).
+  CHECK(with_contender > 0);
+  CHECK_FALSE(picks.back().contender.has_value());
 }
 
 TEST_CASE("adaptive: bad plans are refused naming the flag") {

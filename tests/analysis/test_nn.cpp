@@ -319,10 +319,24 @@ TEST_CASE("adaptive: `analyze adaptive` replays through the reference network be
   }
   const auto& picks = o.at("picks").as_array();
   REQUIRE_FALSE(picks.empty());
-  for (const auto& p : picks) CHECK(p.as_object().contains("time_penalty_pct"));
+  bool any_contender = false;   // with a chosen mode: the text report names it on that budget's line
+  for (const auto& p : picks) {
+    const auto& x = p.as_object();
+    CHECK(x.contains("time_penalty_pct"));
+    // The contender: null, or a mode predicted faster than the choice (its true values beside its predictions).
+    REQUIRE(x.contains("contender"));
+    if (x.at("contender").is_null()) continue;
+    const auto& c = x.at("contender").as_object();
+    CHECK(c.at("time_ms").is_number());
+    CHECK(c.at("predicted_time_ms").to_number<double>() > 0);
+    if (x.at("chosen").is_null()) continue;
+    any_contender = true;
+    CHECK(c.at("predicted_gain_pct").to_number<double>() > 0);
+  }
   const Run t = analyze(args);
   REQUIRE_MESSAGE(t.rc == 0, t.err);
   CHECK(t.out.find("adaptive pick per power budget") != std::string::npos);
+  CHECK((t.out.find("; may fit and predicted ") != std::string::npos) == any_contender);
   CHECK(t.out.find("powertrain 50 random") != std::string::npos);
   CHECK(t.out.find("adaptive (front): median penalty ") != std::string::npos);
   CHECK(t.out.find("% with the true power of every mode") != std::string::npos);
