@@ -274,6 +274,13 @@ void adaptive_plan_section(std::ostream& out, const api::AdaptivePlanStatus& p) 
          << std::setw(15) << num(json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value()), 2)
          << std::setw(9) << num(json::as_number(o.contains("power_w") ? o.at("power_w") : bj::value()), 2)
          << (o.contains("measured") && o.at("measured").is_bool() && o.at("measured").as_bool() ? "measured" : "predicted");
+    // A mode that may also fit and is predicted faster: the choice is uncertain there (docs/ANALYSIS.md).
+    const int64_t k2 = o.contains("contender") ? json::as_integer(o.at("contender")).value_or(-1) : -1;
+    const auto t2 = json::as_number(o.contains("contender_time_ms") ? o.at("contender_time_ms") : bj::value());
+    const auto t1 = json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value());
+    if (k2 >= 0 && static_cast<size_t>(k2) < cands->as_array().size() && t1 && t2 && *t2 > 0)
+      line << "; may fit and predicted " << num(100.0 * (*t1 / *t2 - 1.0), 1) << "% faster: "
+           << bj::serialize(cands->as_array()[static_cast<size_t>(k2)]);
     out << line.str() << "\n";
   }
 }

@@ -281,6 +281,12 @@ void describe_fit(const an::AdaptiveProfiler& profiler, const an::AdaptiveFit& f
       o["time_ms"] = p.time_ms;
       o["power_w"] = p.power_w;
     }
+    o["contender"] = nullptr;   // the fastest unprofiled mode that may fit and is predicted faster (BudgetPick)
+    if (p.contender) {
+      o["contender"] = plan_index[*p.contender];
+      o["contender_time_ms"] = p.contender_time_ms;
+      o["contender_power_w"] = p.contender_power_w;
+    }
     picks.push_back(std::move(o));
   }
   out["budgets"] = std::move(picks);

@@ -12,7 +12,9 @@
 //    "time_ms": [...], "power_w": [...],                                  (per candidate: measured or predicted;
 //    "measured": [bool, ...],                                              null for a mode whose run failed)
 //    "front": [candidate index, ...],                                     (time-power Pareto front, fastest first)
-//    "budgets": [{"budget_w", "candidate" (index or null), "measured", "time_ms", "power_w"}, ...]}
+//    "budgets": [{"budget_w", "candidate" (index or null), "measured", "time_ms", "power_w",
+//                 "contender" (index or null: an unprofiled mode that may fit, predicted faster than the choice),
+//                 "contender_time_ms", "contender_power_w" (its predictions, with a contender)}, ...]}
 // "summary" alone before two modes are profiled.
 #pragma once
 

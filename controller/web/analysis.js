@@ -6,6 +6,16 @@
 
   // ---- Analysis ----
 
+  // An adaptive plan's budget row: the unprofiled mode that may also fit and is predicted faster than the choice
+  // (the choice is uncertain there: docs/ANALYSIS.md), or "—".
+  function contenderText(f, b) {
+    const k = b.contender;
+    if (k === null || k === undefined || !f.candidates[k]) return "—";
+    const mode = f.candidates[k].join(" / ");
+    if (!isNum(b.time_ms) || !isNum(b.contender_time_ms) || b.contender_time_ms <= 0) return mode;
+    return mode + " (" + (100 * (b.time_ms / b.contender_time_ms - 1)).toFixed(1) + " % faster)";
+  }
+
   async function campaignPicker(what, target) {
     const campaigns = await snapshotPart("campaigns", "/api/campaigns");
     return { node: el("div", null, el("h1", { text: what }), el("p", { text: "Pick a campaign:" }),
@@ -65,7 +75,8 @@
           td(el("span", { testid: "adaptive-mode-" + id + "-" + i, text: has ? f.candidates[c].join(" / ") : "nothing expected to fit" })),
           td(num("adaptive-time-" + id + "-" + i, has ? b.time_ms : null, 2, "ms"), "num"),
           td(num("adaptive-power-" + id + "-" + i, has ? b.power_w : null, 2, "W"), "num"),
-          td(el("span", { testid: "adaptive-from-" + id + "-" + i, text: has ? (b.measured ? "measured" : "predicted") : "—" })));
+          td(el("span", { testid: "adaptive-from-" + id + "-" + i, text: has ? (b.measured ? "measured" : "predicted") : "—" })),
+          td(el("span", { testid: "adaptive-contender-" + id + "-" + i, text: contenderText(f, b) })));
       });
       // How the predictor and its front moved, round by round (leave-one-out errors absent before two modes).
       const historyRows = (p.history || []).map((h, i) => {
@@ -86,7 +97,7 @@
           num("adaptive-candidates-" + id, f.candidates.length, 0), " candidate modes, the others predicted; front of ",
           num("adaptive-front-" + id, (f.front || []).length, 0), " modes"),
         box.box,
-        el("table", null, el("thead", null, el("tr", null, ...["Budget", "Mode (cores / CPU kHz / GPU Hz / EMC Hz)", "ms / minibatch", "Power", "From"].map((h) => el("th", { text: h })))),
+        el("table", null, el("thead", null, el("tr", null, ...["Budget", "Mode (cores / CPU kHz / GPU Hz / EMC Hz)", "ms / minibatch", "Power", "From", "May also fit, predicted faster"].map((h) => el("th", { text: h })))),
           el("tbody", null, ...rows)),
         historyRows.length ? el("h3", { text: "Rounds" }) : null,
         historyRows.length ? el("table", { testid: "adaptive-history-" + id },

@@ -112,6 +112,20 @@ TEST_CASE("adaptive planner: rounds until the budget, each mode once, determinis
   CHECK(measured == 9);
   CHECK(last.fit.at("front").as_array().size() == static_cast<size_t>(summary.at("front_size").as_int64()));
   CHECK(last.fit.at("budgets").as_array().size() == 12);
+  // Each budget names its contender (null or an unprofiled candidate predicted faster than the choice).
+  for (const auto& v : last.fit.at("budgets").as_array()) {
+    const auto& b = v.as_object();
+    REQUIRE(b.contains("contender"));
+    if (b.at("contender").is_null()) continue;
+    const size_t k = b.at("contender").to_number<size_t>();
+    REQUIRE(k < spec.candidates.size());
+    CHECK_FALSE(last.fit.at("measured").as_array()[k].as_bool());
+    CHECK(b.at("contender_time_ms").to_number<double>() == last.fit.at("time_ms").as_array()[k].to_number<double>());
+    if (!b.at("candidate").is_null()) {
+      CHECK(b.at("candidate") != b.at("contender"));
+      CHECK(b.at("contender_time_ms").to_number<double>() < b.at("time_ms").to_number<double>());
+    }
+  }
   CHECK(last.fit.at("reference").at("anchor").as_string() == "measured");
 }
 

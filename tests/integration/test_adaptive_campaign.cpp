@@ -50,6 +50,26 @@ void check_plans_exactly_once(const TestDatabase& db) {
                  "AND jsonb_array_length(fit->'time_ms') = jsonb_array_length(spec->'candidates')") == 2);
 }
 
+// The report of campaign `campaign`: the plan's fit, a mode per power budget, measured and predicted apart, and a
+// line's contender wherever the stored fit has one for a chosen mode.
+void check_report(const std::string& report, const TestDatabase& db, int64_t campaign) {
+  CHECK_MESSAGE(report.find("Adaptive plan") != std::string::npos, report);
+  CHECK_MESSAGE(report.find("predicted time-power front") != std::string::npos, report);
+  CHECK_MESSAGE((report.find(" measured") != std::string::npos || report.find(" predicted") != std::string::npos),
+                report);
+  // A budget whose choice has a contender (a mode that may also fit, predicted faster) says so: one line each.
+  const int64_t contended = db.count(
+      "SELECT count(*) FROM adaptive_plans p, jsonb_array_elements(p.fit->'budgets') b WHERE p.campaign_id = " +
+      std::to_string(campaign) + " AND jsonb_typeof(b->'contender') = 'number' AND jsonb_typeof(b->'candidate') = 'number'");
+  int64_t said = 0;
+  for (size_t at = report.find("; may fit and predicted "); at != std::string::npos;
+       at = report.find("; may fit and predicted ", at + 1))
+    ++said;
+  MESSAGE(said << " budget lines of the report name a contender");
+  CHECK_MESSAGE(said == contended, report);
+  CHECK(contended > 0);   // 9 of 12 on 2026-12-05: the lines were checked, not absent
+}
+
 }  // namespace
 
 TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled in rounds; a controller killed mid-round "
@@ -123,12 +143,7 @@ TEST_CASE("adaptive campaign: simulated AGX Orin and Orin Nano fleets profiled i
   CHECK_MESSAGE(status.find("decided from 0 profiled") != std::string::npos, status);
   CHECK_MESSAGE(status.find("; leave-one-out time ") != std::string::npos, status);
 
-  // The report: the plan's fit, a mode per power budget, measured and predicted apart.
-  const std::string report = fleet.cli({"report", std::to_string(orin)});
-  CHECK_MESSAGE(report.find("Adaptive plan") != std::string::npos, report);
-  CHECK_MESSAGE(report.find("predicted time-power front") != std::string::npos, report);
-  CHECK_MESSAGE((report.find(" measured\n") != std::string::npos || report.find(" predicted\n") != std::string::npos),
-                report);
+  check_report(fleet.cli({"report", std::to_string(orin)}), db, orin);
 
   // `analyze optimize --method adaptive` chooses from the campaign's fit: the profiled modes measured, the others
   // predicted, every candidate of the plan.
