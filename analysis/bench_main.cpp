@@ -192,8 +192,6 @@ void print_text(const BenchOptions& opt, const TransferResult& tr, const Optimis
             << "  picks agree on " << o.agree << "/" << o.budgets << " budgets (checksum " << o.checksum << ")\n";
 }
 
-
-
 // Transfer accuracy over seeds: each method's reference models are trained once (cached in a scratch
 // directory) and every seed re-samples the K target modes and re-fine-tunes.
 Result<std::vector<AccuracyCell>> run_accuracy(const BenchOptions& opt) {

@@ -264,21 +264,24 @@ void adaptive_plan_section(std::ostream& out, const api::AdaptivePlanStatus& p) 
     const auto w = json::as_number(o.contains("budget_w") ? o.at("budget_w") : bj::value());
     std::ostringstream line;
     line << "  " << std::left << std::setw(10) << num(w, 1);
-    const auto c = o.contains("candidate") ? json::as_integer(o.at("candidate")) : std::nullopt;
-    if (!c || *c < 0 || static_cast<size_t>(*c) >= cands->as_array().size()) {
-      out << line.str() << "nothing expected to fit\n";
+    const int64_t c = o.contains("candidate") ? json::as_integer(o.at("candidate")).value_or(-1) : -1;
+    // A mode that may also fit and is predicted faster: the choice is uncertain there (docs/ANALYSIS.md).
+    const int64_t k2 = o.contains("contender") ? json::as_integer(o.at("contender")).value_or(-1) : -1;
+    const bool has_contender = k2 >= 0 && static_cast<size_t>(k2) < cands->as_array().size();
+    if (c < 0 || static_cast<size_t>(c) >= cands->as_array().size()) {
+      line << "nothing expected to fit";
+      if (has_contender) line << "; " << bj::serialize(cands->as_array()[static_cast<size_t>(k2)]) << " may fit";
+      out << line.str() << "\n";
       continue;
     }
-    const auto& k = cands->as_array()[static_cast<size_t>(*c)];
+    const auto& k = cands->as_array()[static_cast<size_t>(c)];
     line << std::setw(44) << bj::serialize(k)
          << std::setw(15) << num(json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value()), 2)
          << std::setw(9) << num(json::as_number(o.contains("power_w") ? o.at("power_w") : bj::value()), 2)
          << (o.contains("measured") && o.at("measured").is_bool() && o.at("measured").as_bool() ? "measured" : "predicted");
-    // A mode that may also fit and is predicted faster: the choice is uncertain there (docs/ANALYSIS.md).
-    const int64_t k2 = o.contains("contender") ? json::as_integer(o.at("contender")).value_or(-1) : -1;
     const auto t2 = json::as_number(o.contains("contender_time_ms") ? o.at("contender_time_ms") : bj::value());
     const auto t1 = json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value());
-    if (k2 >= 0 && static_cast<size_t>(k2) < cands->as_array().size() && t1 && t2 && *t2 > 0)
+    if (has_contender && t1 && t2 && *t2 > 0)
       line << "; may fit and predicted " << num(100.0 * (*t1 / *t2 - 1.0), 1) << "% faster: "
            << bj::serialize(cands->as_array()[static_cast<size_t>(k2)]);
     out << line.str() << "\n";

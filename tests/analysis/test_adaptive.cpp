@@ -308,6 +308,10 @@ TEST_CASE("adaptive: each budget's contender is the fastest unprofiled mode that
     CHECK(pick.contender_time_ms == fit->time_ms[*pick.contender]);
     CHECK(pick.contender_power_w == doctest::Approx(fit->power_mw[*pick.contender] / 1000.0));
     if (pick.candidate) CHECK(contender_gain_pct(pick) > 0);
+    // Else the choice would have been the contender: an unprofiled mode faster than the choice whose power at the
+    // 75 % bound fits is chosen, so a contender fits only on the bound's other side.
+    const size_t k = *pick.contender;
+    CHECK(std::log(fit->power_mw[k]) + kLowerBound * fit->log_power_sd[k] > log_b);
   }
   // LeNet's front is steep at low power, where 2 % of power buys far more than 2 % of time: some choices there
   // have a contender, and the budget above every mode's power has none (its choice is the fastest mode predicted).
