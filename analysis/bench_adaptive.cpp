@@ -32,6 +32,11 @@ boost::json::value share_over_or_null(const std::vector<double>& v, double limit
   return 100.0 * double(std::count_if(v.begin(), v.end(), [&](double x) { return x > limit; })) / double(v.size());
 }
 
+boost::json::value share_of(size_t part, size_t whole) {   // percent; null of nothing
+  if (whole == 0) return nullptr;
+  return 100.0 * double(part) / double(whole);
+}
+
 boost::json::value interval_or_null(const std::vector<double>& v) {
   if (v.empty()) return nullptr;
   const auto [lo, hi] = bootstrap_median_interval(v);  // 90 %: two strategies whose intervals overlap are not told apart
@@ -50,6 +55,9 @@ struct AdaptiveRow {
   // The adaptive strategy's picks pooled over the seeds, each budget's penalty, apart by whether a contender is
   // predicted at least kFlagGainPct faster (BudgetPick): does the flag tell the uncertain choices?
   std::vector<double> flagged_penalty, other_penalty;
+  // Of the flagged picks: how many contenders truly fit the budget, and how many of those are truly faster than the
+  // pick (the corpus's rows): would profiling the contender have found a better mode?
+  size_t flagged_contender_fits = 0, flagged_contender_better = 0;
   Status add(const AdaptiveFigures& f) {
     if (!f.time_mape_pct || !f.power_mape_pct || !f.energy_mape_pct)
       return jetsweep::internal_error(f.strategy + ": no modes left unprofiled to score");
@@ -123,13 +131,19 @@ Status adaptive_rows(const Corpus& corpus, const Corpus& clean, const std::strin
             row.penalty_vs_mean.push_back(vs_mean.time_penalty_median_pct);
         }
         AdaptiveRow& front_row = by_strategy[r->figures.front().strategy];   // the adaptive strategy's
+        const ModeValues& truth = r->oracle;
         for (const auto& p : r->picks) {   // its contender flag against each pick's penalty
           if (!p.candidate) continue;
-          for (const auto& oc : r->figures.front().sweep.outcomes)
-            if (oc.budget_w == p.budget_w && oc.optimal && oc.chosen)
-              (contender_gain_pct(p) >= kFlagGainPct ? front_row.flagged_penalty
-                                                      : front_row.other_penalty)
-                  .push_back(oc.time_penalty_pct);
+          const bool flagged = contender_gain_pct(p) >= kFlagGainPct;
+          for (const auto& oc : r->figures.front().sweep.outcomes) {
+            if (oc.budget_w != p.budget_w || !oc.optimal || !oc.chosen) continue;
+            (flagged ? front_row.flagged_penalty : front_row.other_penalty).push_back(oc.time_penalty_pct);
+            if (!flagged) continue;
+            const size_t k = *p.contender;
+            if (truth.power_w[k] > p.budget_w) continue;
+            ++front_row.flagged_contender_fits;
+            if (truth.time_ms[k] < truth.time_ms[*p.candidate]) ++front_row.flagged_contender_better;
+          }
         }
       }
     }
@@ -233,7 +247,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                    {"flagged_penalty_median", median_or_null(r.flagged_penalty)},
                    {"other_penalty_median", median_or_null(r.other_penalty)},
                    {"flagged_penalty_over5_pct", share_over_or_null(r.flagged_penalty, 5.0)},
-                   {"other_penalty_over5_pct", share_over_or_null(r.other_penalty, 5.0)}});
+                   {"other_penalty_over5_pct", share_over_or_null(r.other_penalty, 5.0)},
+                   {"flagged_contender_fits", r.flagged_contender_fits},
+                   {"flagged_contender_better", r.flagged_contender_better}});
     std::cout << boost::json::serialize(a) << "\n";
     return;
   }
@@ -286,7 +302,7 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
                "flagged: an unprofiled mode that may fit is predicted at least "
             << kFlagGainPct << "% faster than the pick)\n"
             << "| corpus | target | strategy | picks | flagged % | pen flagged % | pen others % | flagged > 5% | "
-               "others > 5% |\n|---|---|---|---|---|---|---|---|---|\n";
+               "others > 5% | flagged: contender fits % | fits and faster % |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (r.flagged_penalty.empty() && r.other_penalty.empty()) continue;
     const size_t n = r.flagged_penalty.size() + r.other_penalty.size();
@@ -302,7 +318,9 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
               << 100.0 * double(r.flagged_penalty.size()) / double(n) << " | "
               << cell(median_or_null(r.flagged_penalty)) << " | " << cell(median_or_null(r.other_penalty)) << " | "
               << cell(share_over_or_null(r.flagged_penalty, 5.0)) << " | "
-              << cell(share_over_or_null(r.other_penalty, 5.0)) << " |\n";
+              << cell(share_over_or_null(r.other_penalty, 5.0)) << " | "
+              << cell(share_of(r.flagged_contender_fits, r.flagged_penalty.size())) << " | "
+              << cell(share_of(r.flagged_contender_better, r.flagged_penalty.size())) << " |\n";
   }
 }
 
