@@ -303,19 +303,19 @@ void print_adaptive(const BenchOptions& opt, const std::vector<AdaptiveRow>& row
             << kFlagGainPct << "% faster than the pick)\n"
             << "| corpus | target | strategy | picks | flagged % | pen flagged % | pen others % | flagged > 5% | "
                "others > 5% | flagged: contender fits % | fits and faster % |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  auto cell = [](const boost::json::value& v) {   // one decimal, "-" for null
+    std::ostringstream c;
+    c.setf(std::ios::fixed);
+    c.precision(1);
+    if (v.is_null()) c << "-";
+    else c << v.to_number<double>();
+    return c.str();
+  };
   for (const auto& r : rows) {
     if (r.flagged_penalty.empty() && r.other_penalty.empty()) continue;
     const size_t n = r.flagged_penalty.size() + r.other_penalty.size();
-    auto cell = [](const boost::json::value& v) {
-      std::ostringstream c;
-      c.setf(std::ios::fixed);
-      c.precision(1);
-      if (v.is_null()) c << "-";
-      else c << v.to_number<double>();
-      return c.str();
-    };
     std::cout << "| " << r.corpus << " | " << r.target << " | " << r.strategy << " | " << n << " | "
-              << 100.0 * double(r.flagged_penalty.size()) / double(n) << " | "
+              << cell(share_of(r.flagged_penalty.size(), n)) << " | "
               << cell(median_or_null(r.flagged_penalty)) << " | " << cell(median_or_null(r.other_penalty)) << " | "
               << cell(share_over_or_null(r.flagged_penalty, 5.0)) << " | "
               << cell(share_over_or_null(r.other_penalty, 5.0)) << " | "

@@ -261,29 +261,31 @@ void adaptive_plan_section(std::ostream& out, const api::AdaptivePlanStatus& p) 
   for (const auto& b : budgets->as_array()) {
     if (!b.is_object()) continue;
     const auto& o = b.as_object();
-    const auto w = json::as_number(o.contains("budget_w") ? o.at("budget_w") : bj::value());
+    auto number = [&](const char* name) { return json::as_number(o.contains(name) ? o.at(name) : bj::value()); };
+    auto candidate = [&](const char* name) -> const bj::value* {   // the candidate a field indexes, if any
+      const int64_t i = o.contains(name) ? json::as_integer(o.at(name)).value_or(-1) : -1;
+      return i >= 0 && static_cast<size_t>(i) < cands->as_array().size() ? &cands->as_array()[static_cast<size_t>(i)]
+                                                                        : nullptr;
+    };
     std::ostringstream line;
-    line << "  " << std::left << std::setw(10) << num(w, 1);
-    const int64_t c = o.contains("candidate") ? json::as_integer(o.at("candidate")).value_or(-1) : -1;
+    line << "  " << std::left << std::setw(10) << num(number("budget_w"), 1);
     // A mode that may also fit and is predicted faster: the choice is uncertain there (docs/ANALYSIS.md).
-    const int64_t k2 = o.contains("contender") ? json::as_integer(o.at("contender")).value_or(-1) : -1;
-    const bool has_contender = k2 >= 0 && static_cast<size_t>(k2) < cands->as_array().size();
-    if (c < 0 || static_cast<size_t>(c) >= cands->as_array().size()) {
+    const bj::value* contender = candidate("contender");
+    const bj::value* chosen = candidate("candidate");
+    if (!chosen) {
       line << "nothing expected to fit";
-      if (has_contender) line << "; " << bj::serialize(cands->as_array()[static_cast<size_t>(k2)]) << " may fit";
+      if (contender) line << "; " << bj::serialize(*contender) << " may fit";
       out << line.str() << "\n";
       continue;
     }
-    const auto& k = cands->as_array()[static_cast<size_t>(c)];
-    line << std::setw(44) << bj::serialize(k)
-         << std::setw(15) << num(json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value()), 2)
-         << std::setw(9) << num(json::as_number(o.contains("power_w") ? o.at("power_w") : bj::value()), 2)
+    const auto time_ms = number("time_ms");
+    line << std::setw(44) << bj::serialize(*chosen) << std::setw(15) << num(time_ms, 2) << std::setw(9)
+         << num(number("power_w"), 2)
          << (o.contains("measured") && o.at("measured").is_bool() && o.at("measured").as_bool() ? "measured" : "predicted");
-    const auto t2 = json::as_number(o.contains("contender_time_ms") ? o.at("contender_time_ms") : bj::value());
-    const auto t1 = json::as_number(o.contains("time_ms") ? o.at("time_ms") : bj::value());
-    if (has_contender && t1 && t2 && *t2 > 0)
-      line << "; may fit and predicted " << num(100.0 * (*t1 / *t2 - 1.0), 1) << "% faster: "
-           << bj::serialize(cands->as_array()[static_cast<size_t>(k2)]);
+    const auto contender_ms = number("contender_time_ms");
+    if (contender && time_ms && contender_ms && *contender_ms > 0)
+      line << "; may fit and predicted " << num(100.0 * (*time_ms / *contender_ms - 1.0), 1) << "% faster: "
+           << bj::serialize(*contender);
     out << line.str() << "\n";
   }
 }
